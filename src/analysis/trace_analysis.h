@@ -1,0 +1,176 @@
+#pragma once
+// The result of analysing one trace: plain data, filled by the analyses in this folder
+// (one per file, each with its definition in its header comment), read by diagnose/ and report/.
+// All times are nanoseconds, all percentages 0-100.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "trace/event_store.h"
+
+namespace ts::analysis {
+
+// Step-time classes, by priority (TensorBoard plugin's definition): every ns of a step in exactly one.
+struct Breakdown {
+  int64_t kernel = 0, memcpy = 0, memset = 0, communication = 0, runtime = 0, dataloader = 0,
+          cpu_exec = 0, other = 0;
+  int64_t total() const {
+    return kernel + memcpy + memset + communication + runtime + dataloader + cpu_exec + other;
+  }
+  Breakdown& operator+=(const Breakdown& o);
+};
+inline constexpr const char* kBreakdownClasses[] = {"kernel",  "memcpy",     "memset",
+                                                    "communication", "runtime", "dataloader",
+                                                    "cpu_exec", "other"};
+
+struct Step {
+  int64_t number = -1;      // N of ProfilerStep#N
+  int64_t start_ns = 0;
+  int64_t host_end_ns = 0;  // end of the ProfilerStep event on the CPU
+  int64_t end_ns = 0;       // extended to the end of the GPU work launched inside it
+  Breakdown breakdown;
+  int64_t kernels = 0;
+  int64_t gpu_busy_ns = 0;  // union of GPU activity inside the step
+  int64_t syncs = 0;
+  int64_t mem_allocated_end = -1;  // bytes allocated (CUDA) at the step's end, -1 unknown
+  int64_t duration() const { return end_ns - start_ns; }
+};
+
+struct StepSummary {
+  std::vector<Step> steps;
+  int64_t dropped_tail_steps = 0;  // incomplete tail steps removed
+  bool synthetic = false;          // no ProfilerStep#: the whole trace is one pseudo-step
+  Breakdown total;
+  int64_t total_ns = 0;
+  int64_t median_step_ns = 0, mean_step_ns = 0, p90_step_ns = 0;
+  double pct(int64_t part) const { return total_ns > 0 ? 100.0 * part / total_ns : 0.0; }
+};
+
+struct GpuTime {
+  bool present = false;  // any GPU event at all
+  int devices = 0;
+  int64_t span_ns = 0, busy_ns = 0, idle_ns = 0, compute_ns = 0, non_compute_ns = 0;
+  double idle_pct = 0, compute_pct = 0, non_compute_pct = 0;
+  // HTA idle attribution (per stream, summed): host wait / kernel wait (gap < 30 µs) / other.
+  int64_t idle_host_wait_ns = 0, idle_kernel_wait_ns = 0, idle_other_ns = 0;
+  double utilization_pct = 0;  // union of kernels inside steps / step time (TB plugin)
+  double est_sm_efficiency_pct = -1, est_occupancy_pct = -1;
+};
+
+struct KernelRow {
+  std::string name;
+  int64_t count = 0, total_ns = 0, median_ns = 0;
+  double share_pct = 0;  // of all kernel time
+};
+
+struct LaunchStats {
+  int64_t launches = 0;  // runtime calls linked to a GPU event
+  int64_t median_launch_delay_ns = 0;
+  int64_t short_kernels = 0;        // kernel.dur < runtime.dur and runtime.dur <= 50 µs
+  int64_t runtime_outliers = 0;     // runtime.dur > 50 µs
+  int64_t launch_delay_outliers = 0;  // delay > 100 µs
+  int64_t median_runtime_ns = 0;
+};
+
+struct KernelStats {
+  int64_t count = 0;
+  double per_step = 0;
+  int64_t total_ns = 0, median_ns = 0;
+  double under_10us_pct = 0;  // share of kernels (by count) shorter than 10 µs
+  std::vector<KernelRow> top;
+  LaunchStats launch;
+  int64_t triton_kernels = 0;
+};
+
+struct CopyRow {
+  std::string direction;  // HtoD, DtoH, DtoD, PtoP, Memset, other
+  std::string kind;       // pageable, pinned, device, host (AMD: cannot tell), unknown
+  int64_t count = 0, bytes = 0, time_ns = 0;
+  double bandwidth_gbps = 0;
+};
+struct CopyStats {
+  std::vector<CopyRow> rows;
+  int64_t pageable_count = 0, pageable_bytes = 0, pageable_time_ns = 0;
+  int64_t blocking_memcpy_calls = 0;  // synchronous cudaMemcpy (not Async)
+  double per_step = 0;
+};
+
+struct SyncRow {
+  std::string kind;  // cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize,
+                     // cudaMemcpy, aten::item, aten::_local_scalar_dense, Stream Sync, ...
+  int64_t count = 0, time_ns = 0;
+};
+struct SyncStats {
+  std::vector<SyncRow> rows;
+  int64_t count = 0, time_ns = 0;
+  double per_step = 0, time_per_step_ns = 0;
+  double pct_of_step = 0;
+  int64_t item_calls = 0;  // aten::item / _local_scalar_dense: the .item() signature
+};
+
+struct MemoryStats {
+  bool present = false;  // [memory] events seen
+  std::vector<int64_t> allocated_at_step_end;
+  double slope_bytes_per_step = 0;  // least-squares slope of allocated_at_step_end
+  int64_t peak_allocated = 0, peak_reserved = 0;
+  int64_t device_total = 0;  // from deviceProperties, 0 unknown
+  double peak_reserved_pct_of_device = 0;
+};
+
+struct PrecisionStats {
+  int64_t gemm_kernels = 0, gemm_time_ns = 0;
+  std::map<std::string, int64_t> time_by_class_ns;  // fp32, tf32, bf16, fp16, fp8, int8, unknown
+  double tensor_core_share_pct = 0;  // of GEMM/conv time
+  double fp32_share_pct = 0;
+  int compute_capability = 0;  // major*10+minor of device 0, 0 unknown
+  struct ShapeIssue {
+    std::string op, dims;
+    int64_t count = 0;
+  };
+  std::vector<ShapeIssue> misaligned;  // half-precision GEMMs with dims not multiples of 8
+  int64_t misaligned_calls = 0;
+};
+
+struct ParallelStats {
+  std::string optimizer;      // e.g. "AdamW", "" unknown
+  std::string optimizer_impl; // single_tensor | foreach | fused | unknown
+  int64_t optimizer_kernels_per_step = 0;
+  bool data_parallel = false;  // torch.nn.DataParallel
+  bool ddp = false;            // DistributedDataParallel
+  bool compiled = false;       // torch.compile: Triton kernels / compiled regions
+  int64_t comm_kernels = 0, comm_time_ns = 0;
+  double comm_pct_of_gpu = 0;
+  double comm_overlap_pct = 0;  // |compute ∩ comm| / |comm|
+  int rank = -1, world_size = -1;
+  std::string backend;
+};
+
+struct TraceAnalysis {
+  std::string path;
+  trace::TraceFormat format = trace::TraceFormat::Kineto;
+  uint64_t events = 0;
+  uint64_t bytes = 0;
+  double read_seconds = 0, analyse_seconds = 0;
+  std::string device_name;
+  std::vector<std::string> warnings;
+
+  StepSummary steps;
+  GpuTime gpu;
+  KernelStats kernels;
+  CopyStats copies;
+  SyncStats syncs;
+  MemoryStats memory;
+  PrecisionStats precision;
+  ParallelStats parallel;
+};
+
+struct AnalyseOptions {
+  int64_t first_step = -1, last_step = -1;  // --steps RANGE (inclusive), -1 = all
+  int top = 10;
+};
+
+// Runs every analysis on one trace.
+TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt = {});
+
+}  // namespace ts::analysis

@@ -1,0 +1,115 @@
+#pragma once
+// Evidence: everything the rules may look at, one struct, every part optional.
+// Each source fills its own part (trace analysis, hardware samples, the agent's step records
+// and settings, experiment results); a rule asks for the parts it needs and stays silent
+// when they are missing. Plain data only, so the sources need not know the rules.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/trace_analysis.h"
+
+namespace ts::diagnose {
+
+// Summary of the hardware samples taken during a run or a watch (filled by the run layer).
+struct SamplesEvidence {
+  double duration_s = 0;
+  int gpus = 0;
+  bool nvml = false;  // false: no NVIDIA driver, GPU fields unknown
+  double gpu_util_mean_pct = -1, gpu_util_p10_pct = -1, gpu_util_p90_pct = -1;
+  double sm_active_mean_pct = -1, tensor_active_mean_pct = -1;  // GPM, -1 if absent
+  std::string gpu_pattern;  // idle | sawtooth | steady-high | steady-low | unknown
+  double sawtooth_period_ms = 0, sawtooth_duty_pct = 0;
+  double gpu_mem_used_max_bytes = -1, gpu_mem_total_bytes = -1;
+  double temp_max_c = -1, power_mean_w = -1;
+  uint64_t throttle_reasons_seen = 0;  // OR of NVML clock-event reason bits (idle bit excluded)
+  double throttled_pct = 0;           // share of samples with a thermal/power reason
+  int cpu_cores = 0;        // usable cores (affinity and cgroup)
+  double cpu_budget_cores = 0;
+  double host_cpu_mean_pct = -1;       // all cores, 0-100
+  double process_tree_cpu_mean_pct = -1;  // the job's processes, 100 = one core
+  double process_tree_cpu_max_pct = -1;
+  int process_count = 0;
+  double nonvoluntary_switches_per_s = 0;
+  int threads_total = 0;
+  double shm_total_bytes = -1, shm_used_max_bytes = -1;
+};
+
+// What the in-process agent saw (filled by the run layer from the agent's records).
+struct AgentEvidence {
+  // Settings, recorded once.
+  std::string torch_version, cuda_version, python_version;
+  bool cuda_available = false;
+  std::string device_name;          // torch.cuda.get_device_name
+  int device_capability = 0;        // major*10+minor, 0 unknown
+  std::string param_device;         // "cuda:0" / "cpu"
+  std::string param_dtype;          // "torch.float32"
+  std::string autocast_dtype;       // "" when no autocast seen during forward
+  bool compiled = false;
+  bool data_parallel = false, ddp = false;
+  int torch_threads = 0;
+  std::string optimizer;            // class name
+  std::string optimizer_impl;       // single_tensor | foreach | fused | unknown
+  bool optimizer_has_fused = false, optimizer_has_foreach = false;
+  struct Loader {
+    std::string dataset;
+    int64_t batch_size = -1;
+    int num_workers = -1;
+    bool pin_memory = false;
+    int prefetch_factor = -1;
+    bool persistent_workers = false;
+  };
+  std::vector<Loader> loaders;
+  int world_size = 1, rank = 0;
+
+  // Per-step measurements, summarised (medians over the steps after warm-up).
+  int64_t steps = 0;
+  double step_ms = 0, data_wait_ms = 0, h2d_ms = 0, compute_ms = 0, gpu_ms = -1;
+  double optimizer_ms = 0, io_ms = 0;  // io: torch.save and file writes in the loop
+  double data_wait_pct = 0, io_pct = 0, h2d_pct = 0;
+  int64_t h2d_copies = 0, h2d_pageable = 0, h2d_blocking = 0;
+  int64_t h2d_bytes_per_step = 0;
+  double sample_getitem_ms = -1, collate_ms = -1;  // per sample / per batch, from workers
+  int64_t item_calls_per_step = -1;  // .item() etc., when counted
+  std::vector<double> mem_allocated_per_step;  // bytes (CUDA) or RSS (CPU)
+  double mem_slope_bytes_per_step = 0;
+  double mem_peak_bytes = -1, mem_reserved_bytes = -1, device_mem_total_bytes = -1;
+  int64_t nonfinite_losses = 0;
+  bool profiler_window = false;
+  std::vector<std::string> agent_errors;  // the agent's own failures, reported once
+};
+
+struct LabEvidence {
+  struct Config {
+    std::string name;  // fp32, bf16, bf16+compile, ...
+    bool skipped = false;
+    std::string skip_reason;
+    double samples_per_s = 0, spread_pct = 0, peak_mem_bytes = 0;
+  };
+  std::vector<Config> configs;
+};
+
+struct LoaderSweepEvidence {
+  struct Point {
+    int num_workers = 0;
+    bool pin_memory = false;
+    int prefetch_factor = -1;
+    bool persistent_workers = false;
+    double batches_per_s = 0, first_batch_ms = 0;
+  };
+  std::vector<Point> points;
+  double getitem_ms = 0, collate_ms = 0;
+  int recommended_workers = -1;
+  double gpu_step_ms = -1;
+};
+
+struct Evidence {
+  std::optional<analysis::TraceAnalysis> trace;
+  std::optional<SamplesEvidence> samples;
+  std::optional<AgentEvidence> agent;
+  std::optional<LabEvidence> lab;
+  std::optional<LoaderSweepEvidence> loader;
+};
+
+}  // namespace ts::diagnose

@@ -1,0 +1,57 @@
+#pragma once
+// A finding: one diagnosed problem (or the healthy verdict), with the numbers that show it,
+// what it costs and the change that fixes it. Ids are stable and documented in docs/FINDINGS.md.
+#include <string>
+#include <vector>
+
+namespace ts::diagnose {
+
+enum class Severity { Info = 0, Low = 1, Medium = 2, High = 3, Critical = 4 };
+const char* severity_name(Severity s);
+
+// Seed 003's table, plus "not on the GPU" and "unknown".
+enum class Scenario {
+  Unknown,
+  NotOnGpu,                 // CUDA available, work on the CPU
+  SmallModelSimpleData,     // 1: low CPU, low steady GPU
+  SmallModelComplexData,    // 2: CPU busy loading, GPU short peaks and long idle
+  LargeModelSimpleData,     // 3: GPU high and stable: compute-bound
+  LargeModelComplexData,    // 4: both stressed
+};
+const char* scenario_id(Scenario s);     // kebab-case id
+const char* scenario_title(Scenario s);  // one line for people
+
+// The bottleneck a finding belongs to.
+enum class Bottleneck { DataPipeline, HostCpu, HostSync, Transfer, Launch, Compute, Memory, Communication, Io, Config, Health, None };
+const char* bottleneck_name(Bottleneck b);
+
+struct EvidenceValue {
+  std::string name;   // snake_case, e.g. "dataloader_pct"
+  double value = 0;
+  std::string unit;   // "%", "ms", "bytes", "count", ...
+};
+
+struct Finding {
+  std::string id;  // stable kebab-case id, e.g. "dataloader-starvation"
+  Severity severity = Severity::Info;
+  double confidence = 1.0;  // 0-1
+  Bottleneck bottleneck = Bottleneck::None;
+  std::string title;        // one line
+  std::vector<EvidenceValue> evidence;
+  std::string source;       // which evidence: "trace", "agent", "samples", "lab", ...
+  std::string explanation;  // one paragraph
+  std::string fix;          // what to change, in words
+  std::string fix_code;     // the change as code or a setting
+  // Fraction of step time this finding could give back (0-1); ranks the findings.
+  double recoverable_fraction = 0;
+  std::string gain;  // e.g. "up to 1.6x"
+};
+
+struct Diagnosis {
+  std::vector<Finding> findings;  // ranked: most recoverable time first
+  Scenario scenario = Scenario::Unknown;
+  std::string scenario_reason;
+  std::string verdict;  // the report's first line
+};
+
+}  // namespace ts::diagnose

@@ -1,0 +1,169 @@
+#pragma once
+// The columnar event store: what the reader fills and every analysis reads.
+//
+// One row per trace event, one std::vector per field, so an analysis that looks at
+// timestamps and categories touches only those columns. Strings (names, thread names,
+// Input Dims) are interned once. Only the args the analyses need are kept; everything
+// else in a trace is skipped by the reader.
+//
+// Time: ts_ns/dur_ns are the trace's own microsecond values converted to integer
+// nanoseconds from their decimal text (16-digit epoch µs keep their ns fraction).
+// When the trace has baseTimeNanoseconds, ts is relative to it: absolute = base + ts.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/string_pool.h"
+
+namespace ts::trace {
+
+// Categories, matched case-insensitively; the 2021 names map onto the modern ones
+// (Operator -> CpuOp, Runtime -> CudaRuntime, Kernel, Memcpy, Memset).
+enum class Category : uint8_t {
+  Unknown = 0,
+  CpuOp,
+  UserAnnotation,
+  GpuUserAnnotation,
+  PythonFunction,
+  CudaRuntime,
+  CudaDriver,
+  Kernel,
+  GpuMemcpy,
+  GpuMemset,
+  CudaSync,
+  CpuInstantEvent,
+  Overhead,
+  Trace,
+  FlowLaunch,   // ac2g, async_cpu_to_gpu, async "launch"
+  FlowFwdBwd,   // fwdbwd
+  Memory,       // "[memory]" instant events (they carry no usable cat)
+  Other,
+};
+const char* category_name(Category c);
+Category parse_category(std::string_view cat);  // case-insensitive
+
+enum class Phase : uint8_t {
+  Complete,    // X
+  Instant,     // i / I
+  Begin,       // B
+  End,         // E
+  Counter,     // C
+  FlowStart,   // s
+  FlowStep,    // t
+  FlowEnd,     // f
+  Metadata,    // M
+  Other,
+};
+
+// Args kept for the few events that need them (kernels, copies, memsets, [memory]).
+struct EventArgs {
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  int32_t registers_per_thread = -1;
+  int32_t shared_memory = -1;
+  float blocks_per_sm = -1;
+  float warps_per_sm = -1;
+  float occupancy_pct = -1;      // "est. achieved occupancy %"
+  int64_t bytes = -1;            // memcpy/memset "bytes"; [memory] "Bytes" (negative on free)
+  int64_t total_allocated = -1;  // [memory] "Total Allocated"
+  int64_t total_reserved = -1;   // [memory] "Total Reserved"
+  int32_t device_type = -1;      // [memory] "Device Type" (1 = CUDA)
+  int32_t device_id = -1;        // [memory] "Device Id", kernel "device"
+  float bandwidth_gbps = -1;     // "memory bandwidth (GB/s)"
+};
+
+struct DeviceProperties {
+  int id = -1;
+  std::string name;
+  int64_t total_global_mem = 0;
+  int compute_major = 0, compute_minor = 0;
+  int num_sms = 0;
+  int max_threads_per_sm = 0;
+  int warp_size = 0;
+};
+
+struct DistributedInfo {
+  bool present = false;
+  std::string backend;
+  int rank = -1;
+  int world_size = -1;
+};
+
+enum class TraceFormat : uint8_t {
+  Kineto,      // {"traceEvents": [...]} with modern categories
+  Kineto2021,  // same envelope, cats Operator/Runtime/Kernel/Memcpy
+  BareArray,   // [ {...}, ... ] from PyTorch without Kineto (pid "CPU functions", no cat)
+};
+
+struct TraceMeta {
+  TraceFormat format = TraceFormat::Kineto;
+  int schema_version = -1;
+  int64_t base_time_ns = 0;  // baseTimeNanoseconds, 0 when absent
+  std::vector<DeviceProperties> devices;
+  DistributedInfo distributed;
+  bool record_shapes = false;
+  bool profile_memory = false;
+  std::string cuda_runtime_version, cuda_driver_version, cupti_version;
+  bool is_rocm = false;  // AMD/ROCm trace (hip* runtime names)
+  uint64_t input_bytes = 0;  // uncompressed JSON bytes read
+};
+
+inline constexpr int64_t kNone = -1;
+inline constexpr uint32_t kNoArgs = std::numeric_limits<uint32_t>::max();
+inline constexpr uint32_t kNoString = 0;  // string id 0 is the empty string
+
+// pid/tid: numbers as written (GPU events: pid = device, tid = stream). A non-numeric
+// pid/tid ("CPU functions", "stream 7 ") is interned and stored as -(1 + string id);
+// a numeric string ("25738") is stored as its number.
+class EventStore {
+ public:
+  // Columns (same length). Public for analyses that scan them; append only through add().
+  std::vector<uint32_t> name;
+  std::vector<Category> cat;
+  std::vector<Phase> ph;
+  std::vector<int64_t> pid;
+  std::vector<int64_t> tid;
+  std::vector<int64_t> ts_ns;
+  std::vector<int64_t> dur_ns;       // 0 for instants
+  std::vector<int64_t> correlation;  // kNone when absent (flows: the flow id)
+  std::vector<int64_t> external_id;  // "External id" / "external id", kNone when absent
+  std::vector<uint32_t> args;        // index into args_table or kNoArgs
+  std::vector<uint32_t> input_dims;  // interned raw JSON text of "Input Dims", kNoString if none
+  std::vector<uint32_t> input_types; // interned raw JSON text of "Input type", kNoString if none
+
+  std::vector<EventArgs> args_table;
+  StringPool strings;
+  TraceMeta meta;
+
+  size_t size() const { return name.size(); }
+  std::string_view name_of(size_t i) const { return strings.view(name[i]); }
+  const EventArgs* args_of(size_t i) const {
+    return args[i] == kNoArgs ? nullptr : &args_table[args[i]];
+  }
+  int64_t end_ns(size_t i) const { return ts_ns[i] + dur_ns[i]; }
+  static bool is_named_id(int64_t pid_or_tid) { return pid_or_tid < 0; }
+  std::string_view id_name(int64_t pid_or_tid) const {
+    return strings.view(static_cast<uint32_t>(-(pid_or_tid + 1)));
+  }
+
+  // Appends one event and returns its row.
+  size_t add(uint32_t name_id, Category c, Phase p, int64_t pid_v, int64_t tid_v, int64_t ts,
+             int64_t dur, int64_t corr = kNone, int64_t ext = kNone, uint32_t args_idx = kNoArgs,
+             uint32_t dims = kNoString, uint32_t types = kNoString);
+  uint32_t add_args(const EventArgs& a) {
+    args_table.push_back(a);
+    return static_cast<uint32_t>(args_table.size() - 1);
+  }
+  void reserve(size_t n);
+
+  // Process/thread names from ph:"M" metadata events.
+  struct NameEntry {
+    int64_t pid, tid;  // tid = kNone for process names
+    uint32_t name;
+  };
+  std::vector<NameEntry> process_names, thread_names;
+};
+
+}  // namespace ts::trace
