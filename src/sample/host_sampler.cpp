@@ -1,0 +1,136 @@
+#include "sample/host_sampler.h"
+
+#include <dirent.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "sample/procfs.h"
+#include "sample/process_tree.h"
+
+namespace ts::sample {
+
+HostSampler::HostSampler(std::string proc_root, std::string shm_path, pid_t root)
+    : proc_root_(std::move(proc_root)), shm_path_(std::move(shm_path)), root_(root) {
+  ticks_per_s_ = static_cast<double>(sysconf(_SC_CLK_TCK));
+  if (ticks_per_s_ <= 0) ticks_per_s_ = 100;
+  page_size_ = sysconf(_SC_PAGESIZE);
+}
+
+void HostSampler::read_cpu(HostReading& h) {
+  if (!procfs::read_text(proc_root_ + "/stat", buf_)) return;
+  auto cpus = procfs::parse_stat(buf_);
+  size_t slots = 1;
+  for (const auto& c : cpus) slots = std::max<size_t>(slots, static_cast<size_t>(c.core + 2));
+  if (prev_busy_.size() < slots) {
+    prev_busy_.resize(slots, 0);
+    prev_total_.resize(slots, 0);
+  }
+  h.core_busy_pct.clear();
+  for (const auto& c : cpus) {
+    size_t i = static_cast<size_t>(c.core + 1);
+    uint64_t db = c.busy - std::min(c.busy, prev_busy_[i]);
+    uint64_t dt = c.total - std::min(c.total, prev_total_[i]);
+    double pct = dt ? 100.0 * static_cast<double>(db) / static_cast<double>(dt) : 0.0;
+    prev_busy_[i] = c.busy;
+    prev_total_[i] = c.total;
+    if (c.core < 0) h.cpu_busy_pct = pct;
+    else h.core_busy_pct.push_back(pct);
+  }
+}
+
+void HostSampler::read_slow(HostReading& h) {
+  if (procfs::read_text(proc_root_ + "/meminfo", buf_)) {
+    auto m = procfs::parse_meminfo(buf_);
+    h.mem_total_bytes = m.total_bytes;
+    h.mem_available_bytes = m.available_bytes;
+  }
+  if (procfs::read_text(proc_root_ + "/pressure/cpu", buf_)) h.cpu_pressure = procfs::parse_pressure(buf_);
+  CpuBudget b = read_cpu_budget(root_, proc_root_);
+  h.cpu_cores_usable = b.cores_usable;
+  h.cpu_budget_cores = b.budget_cores;
+  struct statvfs sv;
+  if (!shm_path_.empty() && statvfs(shm_path_.c_str(), &sv) == 0) {
+    h.shm_total_bytes = static_cast<double>(sv.f_blocks) * sv.f_frsize;
+    h.shm_used_bytes = static_cast<double>(sv.f_blocks - sv.f_bfree) * sv.f_frsize;
+  }
+}
+
+bool HostSampler::read_process(pid_t pid, double t_s, bool thread_names, ProcessReading& p) {
+  const std::string base = proc_root_ + "/" + std::to_string(pid);
+  // stat first: if it is gone the process exited, and nothing else is read.
+  if (!procfs::read_text(base + "/stat", buf_)) return false;
+  auto st = procfs::parse_pid_stat(buf_);
+  if (!st) return false;
+  p = ProcessReading{};
+  p.pid = st->pid;
+  p.ppid = st->ppid;
+  p.comm = st->comm;
+  p.state = st->state;
+  p.threads = st->num_threads;
+  p.rss_bytes = static_cast<double>(st->rss_pages) * page_size_;
+  p.last_cpu = st->last_cpu;
+  // The later files may vanish if the process exits meanwhile: keep what was read.
+  if (procfs::read_text(base + "/status", buf_)) {
+    auto s = procfs::parse_pid_status(buf_);
+    p.voluntary_switches = s.voluntary_switches;
+    p.nonvoluntary_switches = s.nonvoluntary_switches;
+    if (s.threads > 0) p.threads = s.threads;
+  }
+  if (procfs::read_text(base + "/io", buf_)) {
+    auto io = procfs::parse_pid_io(buf_);
+    p.read_bytes = io.read_bytes;
+    p.write_bytes = io.write_bytes;
+  }
+  procfs::SchedStat ss;
+  if (procfs::read_text(base + "/schedstat", buf_)) ss = procfs::parse_schedstat(buf_);
+
+  const uint64_t ticks = st->utime + st->stime;
+  auto it = prev_.find(pid);
+  if (it != prev_.end() && it->second.starttime == st->starttime && t_s > it->second.t_s) {
+    const Prev& pr = it->second;
+    double dt = t_s - pr.t_s;
+    p.cpu_pct = 100.0 * static_cast<double>(ticks - std::min(ticks, pr.cpu_ticks)) / ticks_per_s_ / dt;
+    p.nonvoluntary_per_s =
+        static_cast<double>(p.nonvoluntary_switches - std::min(p.nonvoluntary_switches, pr.nonvol)) / dt;
+    if (ss.ok) p.run_delay_ms_per_s = static_cast<double>(ss.wait_ns - std::min(ss.wait_ns, pr.wait_ns)) / 1e6 / dt;
+  }
+  prev_[pid] = Prev{st->starttime, ticks, p.nonvoluntary_switches, ss.wait_ns, t_s};
+
+  if (thread_names) {
+    const std::string tdir = base + "/task";
+    if (DIR* d = opendir(tdir.c_str())) {
+      while (dirent* e = readdir(d)) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        if (!procfs::read_text(tdir + "/" + e->d_name + "/comm", buf_)) continue;
+        while (!buf_.empty() && buf_.back() == '\n') buf_.pop_back();
+        if (std::find(p.thread_names.begin(), p.thread_names.end(), buf_) == p.thread_names.end())
+          p.thread_names.push_back(buf_);
+      }
+      closedir(d);
+    }
+  }
+  return true;
+}
+
+std::vector<ProcessReading> HostSampler::read_tree(double t_s, bool thread_names) {
+  std::vector<ProcessReading> out;
+  if (root_ <= 0) return out;
+  auto pids = process_tree(root_, proc_root_);
+  out.reserve(pids.size());
+  for (pid_t pid : pids) {
+    ProcessReading p;
+    if (read_process(pid, t_s, thread_names, p)) out.push_back(std::move(p));
+  }
+  // Forget processes that are gone, so the map does not grow over a long run.
+  if (prev_.size() > 2 * out.size() + 64) {
+    std::unordered_map<pid_t, Prev> keep;
+    for (const auto& p : out) keep[p.pid] = prev_[p.pid];
+    prev_.swap(keep);
+  }
+  return out;
+}
+
+}  // namespace ts::sample

@@ -1,0 +1,46 @@
+#pragma once
+// The host side of a tick, from /proc: per-core busy (every tick), memory, CPU pressure,
+// CPU budget and /dev/shm (slow tier), and the process tree under a root PID (slow tier).
+// Rates (CPU %, context switches/s) are deltas against the previous reading of the same
+// process; a PID whose starttime changed is a new process and starts over.
+#include <sys/types.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sample/cpu_budget.h"
+#include "sample/readings.h"
+
+namespace ts::sample {
+
+class HostSampler {
+ public:
+  HostSampler(std::string proc_root = "/proc", std::string shm_path = "/dev/shm", pid_t root = 0);
+
+  // /proc/stat deltas since the previous call (first call: since boot).
+  void read_cpu(HostReading& h);
+  // Memory, pressure, budget, /dev/shm.
+  void read_slow(HostReading& h);
+  // The tree under the root (empty without a root or once it has exited).
+  std::vector<ProcessReading> read_tree(double t_s, bool thread_names = true);
+  // One process (nullopt-like: pid 0 when gone), for tests and snapshot.
+  bool read_process(pid_t pid, double t_s, bool thread_names, ProcessReading& out);
+
+  pid_t root() const { return root_; }
+
+ private:
+  struct Prev {
+    uint64_t starttime = 0, cpu_ticks = 0, nonvol = 0, wait_ns = 0;
+    double t_s = 0;
+  };
+  std::string proc_root_, shm_path_;
+  pid_t root_;
+  double ticks_per_s_;
+  long page_size_;
+  std::vector<uint64_t> prev_busy_, prev_total_;  // index 0: aggregate, then core+1
+  std::unordered_map<pid_t, Prev> prev_;
+  std::string buf_;
+};
+
+}  // namespace ts::sample
