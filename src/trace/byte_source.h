@@ -1,0 +1,31 @@
+#pragma once
+// Where the reader's bytes come from: a plain file, a gzip file inflated on the fly, or memory.
+// Each hands out the uncompressed JSON in pieces, so a trace is never held whole in memory.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace ts::trace {
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Fills up to `cap` bytes; returns 0 only at the end of the data. Throws ts::UserError on bad input.
+  virtual size_t read(char* dst, size_t cap) = 0;
+  // For progress: bytes taken from the underlying file so far, and its size (0 for memory).
+  virtual uint64_t raw_consumed() const = 0;
+  virtual uint64_t raw_size() const = 0;
+  // True when the data is inflated from gzip (errors then give uncompressed offsets).
+  virtual bool compressed() const { return false; }
+};
+
+// Opens `path` and detects gzip by its magic bytes (1f 8b), not by the extension.
+// Throws ts::UserError for a missing file, a directory, or an unreadable one.
+std::unique_ptr<ByteSource> open_byte_source(const std::string& path);
+
+// Serves bytes from memory (not copied; `data` must outlive the source).
+std::unique_ptr<ByteSource> memory_byte_source(std::string_view data);
+
+}  // namespace ts::trace
