@@ -34,6 +34,16 @@ struct SamplesEvidence {
   double nonvoluntary_switches_per_s = 0;
   int threads_total = 0;
   double shm_total_bytes = -1, shm_used_max_bytes = -1;
+  // Host libraries and CPU (for openblas-on-intel): vendor_id from /proc/cpuinfo ("GenuineIntel",
+  // "AuthenticAMD"), BLAS and OpenMP runtimes by library basename from /proc/PID/maps.
+  std::string cpu_vendor;
+  std::vector<std::string> blas_libs, openmp_libs;
+  // Time series for the HTML report's utilisation chart (empty when not recorded). All on one
+  // clock, seconds from the start of sampling; step_start_s on the same clock.
+  struct Series {
+    std::vector<double> t_s, gpu_util_pct, cpu_util_pct, gpu_mem_used_bytes;
+  } series;
+  std::vector<double> step_start_s;
 };
 
 // What the in-process agent saw (filled by the run layer from the agent's records).
@@ -76,8 +86,17 @@ struct AgentEvidence {
   double mem_slope_bytes_per_step = 0;
   double mem_peak_bytes = -1, mem_reserved_bytes = -1, device_mem_total_bytes = -1;
   int64_t nonfinite_losses = 0;
+  double model_flops_per_step = -1;  // for MFU, when the model's FLOPs are known (-1 unknown)
   bool profiler_window = false;
   std::vector<std::string> agent_errors;  // the agent's own failures, reported once
+  // Added by the run layer (docs/AGENT.md): how steps were cut, the other phases, where memory
+  // was read, and the main-process share of sample loading (num_workers=0 loads in the loop).
+  std::string step_source;          // "optimizer" | "dataloader" | "" (no steps seen)
+  double forward_ms = 0, backward_ms = 0, item_ms = 0;  // medians; item: host time in .item()
+  std::string mem_source;           // "cuda" (allocated) | "rss" (process RSS, CPU runs)
+  double main_process_loading_ms = 0;  // __getitem__+collate run inside the loop, per step
+  int64_t dropped_records = 0;      // records the agent could not deliver (channel full)
+  std::vector<std::string> notes;   // facts worth a line: no torch, agent not loaded, ...
 };
 
 struct LabEvidence {

@@ -1,0 +1,48 @@
+// communication-bound: collective communication (NCCL all-reduce/all-gather) that compute does
+// not hide takes a large share of the step (TB plugin: communication > 10% of step ->
+// gradient accumulation / larger batch; HTA comm/comp overlap).
+// Evidence: the trace's breakdown class "communication" (comm with no kernel running) >= 10%.
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/rules/rule.h"
+
+namespace ts::diagnose::rules {
+
+std::optional<Finding> communication_bound(const Evidence& ev) {
+  const auto* t = trace_with_steps(ev);
+  if (!t) return std::nullopt;
+  double pct = t->steps.pct(t->steps.total.communication);
+  if (pct < th::kCommPct) return std::nullopt;
+  const auto& p = t->parallel;
+  Finding f = make("communication-bound", Bottleneck::Communication, "trace");
+  add(f, "communication_pct_of_step", pct, "%");
+  add(f, "comm_pct_of_gpu", p.comm_pct_of_gpu, "%");
+  add(f, "comm_overlap_pct", p.comm_overlap_pct, "%");
+  if (p.world_size > 0) add(f, "world_size", p.world_size, "count");
+  f.recoverable_fraction = std::clamp(pct / 100, 0.0, 0.9);
+  f.severity = severity_for(f.recoverable_fraction);
+  f.confidence = 0.85;
+  f.title = fmt::format("Communication-bound: exposed collectives take {:.0f}% of each step ({:.0f}% overlapped)", pct,
+                        p.comm_overlap_pct);
+  f.gain = fmt::format("communication not hidden by compute: overlapping or amortising it gives {}",
+                       gain_text(f.recoverable_fraction));
+  f.explanation =
+      "The GPUs wait for gradient all-reduce (or all-gather) with no compute running alongside. "
+      "Fewer synchronisations per sample (gradient accumulation with no_sync, a larger batch), "
+      "better overlap (DDP bucket sizes, gradient_as_bucket_view) or less data per sync (bf16 "
+      "gradients) reduce the exposed time.";
+  f.fix = "Accumulate gradients over K micro-batches with model.no_sync() (one all-reduce per K), "
+          "or raise the batch; tune DDP bucket_cap_mb; compress gradients to bf16.";
+  f.fix_code =
+      "for i, (xb, yb) in enumerate(loader):\n"
+      "    ctx = model.no_sync() if (i + 1) % K else contextlib.nullcontext()\n"
+      "    with ctx:\n"
+      "        (loss_fn(model(xb), yb) / K).backward()\n"
+      "    if (i + 1) % K == 0:\n"
+      "        opt.step(); opt.zero_grad(set_to_none=True)";
+  return f;
+}
+
+}  // namespace ts::diagnose::rules

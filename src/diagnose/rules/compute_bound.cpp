@@ -1,0 +1,59 @@
+// compute-bound: the healthy verdict. The GPU is busy >= 80% of step time (seed 000: below 80%
+// performance is left on the table; seed 003: sustained > 90% means the GPU is the bottleneck)
+// and the data pipeline is not waiting (data wait < 5% when known, CPU not saturated). What is
+// left (seed 003): a faster GPU, more GPUs, or doing less work per sample; MFU when the agent
+// knows the model's FLOPs and the device's peak is known.
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "diagnose/device_peaks.h"
+#include "diagnose/diagnose.h"
+#include "diagnose/rules/rule.h"
+
+namespace ts::diagnose::rules {
+
+std::optional<Finding> compute_bound(const Evidence& ev) {
+  Util util = gpu_util(ev);
+  if (util.pct < th::kComputeBoundUtilPct) return std::nullopt;
+  double wait = data_wait_pct(ev);
+  if (wait >= th::kDataWaitPct || cpu_saturated(ev)) return std::nullopt;
+  Finding f = make("compute-bound", Bottleneck::Compute, util.source);
+  add(f, "gpu_util_pct", util.pct, "%");
+  if (wait >= 0) add(f, "data_wait_pct", wait, "%");
+  if (ev.samples && ev.samples->sm_active_mean_pct >= 0) add(f, "sm_active_pct", ev.samples->sm_active_mean_pct, "%");
+  if (ev.samples && ev.samples->tensor_active_mean_pct >= 0)
+    add(f, "tensor_active_pct", ev.samples->tensor_active_mean_pct, "%");
+  if (ev.trace && ev.trace->gpu.est_sm_efficiency_pct >= 0)
+    add(f, "est_sm_efficiency_pct", ev.trace->gpu.est_sm_efficiency_pct, "%");
+  std::string mfu_text;
+  if (ev.agent && ev.agent->model_flops_per_step > 0 && ev.agent->step_ms > 0) {
+    DevicePeak peak = device_peak(device_name(ev));
+    bool half = !ev.agent->autocast_dtype.empty();
+    double peak_tflops = half ? peak.half : (compute_capability(ev) >= 80 && peak.tf32 > 0 ? peak.tf32 : peak.fp32);
+    if (peak_tflops > 0) {
+      double achieved = ev.agent->model_flops_per_step / (ev.agent->step_ms / 1e3) / 1e12;
+      double mfu = 100 * achieved / peak_tflops;
+      add(f, "achieved_tflops", achieved, "TFLOP/s");
+      add(f, "mfu_pct", mfu, "%");
+      mfu_text = fmt::format(" Model FLOPs utilisation is {:.0f}% ({:.0f} of {:.0f} TFLOP/s peak).", mfu, achieved, peak_tflops);
+    }
+  }
+  f.severity = Severity::Info;
+  f.confidence = util.source == "trace" ? 0.85 : 0.6;
+  f.recoverable_fraction = 0;
+  f.title = fmt::format("Compute-bound: the GPU is busy {:.0f}% of the time", util.pct);
+  f.gain = "the GPU is the bottleneck: the rest of the pipeline keeps up";
+  f.explanation =
+      "The GPU runs kernels nearly all the time and the input pipeline keeps up: this is the healthy "
+      "state (seed 003, scenario 3). \"Busy\" still only means a kernel was running; the findings "
+      "below say whether those kernels use the hardware well (precision, shapes, fusion)." + mfu_text;
+  f.fix = "To go faster: make each kernel cheaper (bf16 autocast, torch.compile, fused attention), "
+          "or add hardware: a faster GPU, or more GPUs with DistributedDataParallel.";
+  f.fix_code =
+      "# more GPUs: torchrun --nproc_per_node=NGPU train.py  (DistributedDataParallel)\n"
+      "with torch.autocast(\"cuda\", dtype=torch.bfloat16):\n"
+      "    loss = loss_fn(model(xb), yb)";
+  return f;
+}
+
+}  // namespace ts::diagnose::rules

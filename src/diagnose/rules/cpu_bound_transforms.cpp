@@ -1,0 +1,56 @@
+// cpu-bound-transforms: the GPU waits for data and every usable CPU core is already busy, so
+// more DataLoader workers cannot help: the preprocessing itself is too expensive (seed 003
+// step 2 "High CPU usage (~100% * core_count): your CPU is the bottleneck"; seed 002 section 2).
+// Evidence: sampled CPU >= 85% of the usable cores, plus a data wait (agent or trace) >= 5% of
+// the step or a GPU mean below 80%.
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/rules/rule.h"
+
+namespace ts::diagnose::rules {
+
+std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
+  if (!cpu_saturated(ev)) return std::nullopt;
+  double wait = data_wait_pct(ev);
+  Util gpu = gpu_util(ev);
+  double recoverable = 0;
+  if (wait >= th::kDataWaitPct) {
+    recoverable = wait / 100.0;
+  } else if (wait < 0 && gpu.pct >= 0 && gpu.pct < th::kSawtoothGpuMeanPct) {
+    recoverable = (th::kSawtoothGpuMeanPct - gpu.pct) / 100.0;
+  } else {
+    return std::nullopt;
+  }
+  const auto& s = *ev.samples;
+  Finding f = make("cpu-bound-transforms", Bottleneck::HostCpu, agent_steps(ev) ? "agent+samples" : "samples");
+  double busy = cpu_busy_pct_of_budget(ev);
+  add(f, "cpu_busy_pct", busy, "%");
+  add(f, "cpu_cores", s.cpu_budget_cores > 0 ? s.cpu_budget_cores : s.cpu_cores, "count");
+  if (wait >= 0) add(f, "data_wait_pct", wait, "%");
+  if (gpu.pct >= 0) add(f, "gpu_util_pct", gpu.pct, "%");
+  if (ev.agent && ev.agent->sample_getitem_ms >= 0) add(f, "sample_cost_ms", ev.agent->sample_getitem_ms, "ms");
+  f.recoverable_fraction = std::clamp(recoverable, 0.0, 0.95);
+  f.severity = severity_for(f.recoverable_fraction);
+  f.confidence = wait >= 0 ? 0.85 : 0.6;
+  f.title = fmt::format("CPU-bound data pipeline: {:.0f}% of the CPU busy while the GPU waits", busy);
+  f.gain = fmt::format("the GPU waits {:.0f}% of the time: cheaper preprocessing gives {}",
+                       recoverable * 100, gain_text(f.recoverable_fraction));
+  f.explanation =
+      "The GPU is starved for data, but the CPU cores are already saturated: adding DataLoader "
+      "workers would only make them fight over the same cores. The per-sample preprocessing "
+      "(decoding, resizing, augmentations in Python) costs more CPU than this machine has for the "
+      "rate the GPU consumes batches.";
+  f.fix =
+      "Make each sample cheaper: precompute and cache the deterministic transforms (decode/resize "
+      "once, store tensors), move augmentations to the GPU (torchvision.transforms.v2 on CUDA "
+      "tensors, DALI, Kornia), batch them with __getitems__, or run on a host with more CPU cores.";
+  f.fix_code =
+      "# transforms on the GPU, per batch instead of per sample on the CPU\n"
+      "xb = xb.cuda(non_blocking=True)\n"
+      "xb = gpu_augment(xb)  # e.g. torchvision.transforms.v2 / kornia on CUDA tensors";
+  return f;
+}
+
+}  // namespace ts::diagnose::rules

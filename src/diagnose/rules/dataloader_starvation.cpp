@@ -1,0 +1,127 @@
+// dataloader-starvation: the GPU waits for the next batch while CPU cores sit idle.
+// Evidence, any of: the trace's DataLoader share of step time (TB plugin: > 5%); the agent's
+// measured data wait; a sawtooth GPU utilisation in the samples. Silent when the CPU is
+// saturated: then more workers cannot help and cpu-bound-transforms speaks instead.
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/rules/rule.h"
+
+namespace ts::diagnose::rules {
+namespace {
+
+// Workers needed so that loading one batch (per_batch_ms on one core) keeps up with the GPU's
+// step (gpu_step_ms): ceil(load / step), plus one to absorb jitter; capped at the usable
+// cores minus the main process.
+int workers_for(double per_batch_ms, double gpu_step_ms, int cores) {
+  if (per_batch_ms <= 0 || gpu_step_ms <= 0) return -1;
+  int n = static_cast<int>(std::ceil(per_batch_ms / gpu_step_ms)) + 1;
+  if (cores > 1) n = std::min(n, cores - 1);
+  return std::max(n, 1);
+}
+
+}  // namespace
+
+std::optional<Finding> dataloader_starvation(const Evidence& ev) {
+  if (cpu_saturated(ev)) return std::nullopt;
+  int cores = ev.samples ? ev.samples->cpu_cores : 0;
+  Finding f;
+  double pct = -1;
+  int workers = -1;
+  std::string workers_how;
+  int current_workers = -1;
+
+  if (const auto* a = agent_steps(ev)) {
+    if (a->data_wait_pct < th::kDataWaitPct) return std::nullopt;
+    f = make("dataloader-starvation", Bottleneck::DataPipeline, "agent");
+    pct = a->data_wait_pct;
+    add(f, "data_wait_pct", pct, "%");
+    add(f, "data_wait_ms", a->data_wait_ms, "ms");
+    add(f, "step_ms", a->step_ms, "ms");
+    if (!a->loaders.empty()) {
+      current_workers = a->loaders[0].num_workers;
+      if (current_workers >= 0) add(f, "num_workers", current_workers, "count");
+    }
+    double gpu_step = a->gpu_ms > 0 ? a->gpu_ms : (a->compute_ms > 0 ? a->compute_ms : a->step_ms - a->data_wait_ms);
+    int64_t bs = a->loaders.empty() ? -1 : a->loaders[0].batch_size;
+    if (a->sample_getitem_ms >= 0 && bs > 0 && gpu_step > 0) {
+      double per_batch = a->sample_getitem_ms * bs + std::max(0.0, a->collate_ms);
+      add(f, "sample_cost_ms", a->sample_getitem_ms, "ms");
+      add(f, "batch_load_ms", per_batch, "ms");
+      add(f, "gpu_step_ms", gpu_step, "ms");
+      workers = workers_for(per_batch, gpu_step, cores);
+      workers_how = fmt::format(
+          "one batch costs {:.1f} ms of CPU ({} samples x {:.2f} ms + collate) and the GPU needs "
+          "{:.1f} ms per step, so ceil({:.1f} / {:.1f}) + 1 = {} workers keep it fed",
+          per_batch, bs, a->sample_getitem_ms, gpu_step, per_batch, gpu_step,
+          workers_for(per_batch, gpu_step, 0));
+      if (cores > 1 && workers < workers_for(per_batch, gpu_step, 0))
+        workers_how += fmt::format(" (capped at {} usable cores minus the main process)", cores);
+    }
+  } else if (const auto* t = trace_with_steps(ev)) {
+    pct = t->steps.pct(t->steps.total.dataloader);
+    if (pct < th::kDataloaderPct) return std::nullopt;
+    f = make("dataloader-starvation", Bottleneck::DataPipeline, "trace");
+    size_t n = std::max<size_t>(1, t->steps.steps.size());
+    double dl_ms = t->steps.total.dataloader / 1e6 / n;
+    double step_ms = t->steps.total_ns / 1e6 / n;
+    add(f, "dataloader_pct", pct, "%");
+    add(f, "dataloader_ms_per_step", dl_ms, "ms");
+    add(f, "step_ms", step_ms, "ms");
+    if (t->gpu.present) add(f, "gpu_idle_pct", t->gpu.idle_pct, "%");
+    // In a single-process loader the DataLoader time is the whole cost of a batch and the rest
+    // of the step is the model's: that ratio sizes the worker pool.
+    workers = workers_for(dl_ms, step_ms - dl_ms, cores);
+    if (workers > 0)
+      workers_how = fmt::format(
+          "if this run loaded in the main process (num_workers=0), a batch costs {:.1f} ms and the "
+          "rest of the step {:.1f} ms, so ceil({:.1f} / {:.1f}) + 1 = {} workers hide the loading",
+          dl_ms, step_ms - dl_ms, dl_ms, step_ms - dl_ms, workers);
+  } else if (ev.samples && ev.samples->nvml && ev.samples->gpu_pattern == "sawtooth" &&
+             ev.samples->gpu_util_mean_pct >= 0 && ev.samples->gpu_util_mean_pct < th::kSawtoothGpuMeanPct) {
+    f = make("dataloader-starvation", Bottleneck::DataPipeline, "samples");
+    const auto& s = *ev.samples;
+    pct = std::max(0.0, 100.0 - s.sawtooth_duty_pct);
+    add(f, "gpu_util_mean_pct", s.gpu_util_mean_pct, "%");
+    add(f, "sawtooth_period_ms", s.sawtooth_period_ms, "ms");
+    add(f, "sawtooth_duty_pct", s.sawtooth_duty_pct, "%");
+    f.confidence = 0.5;  // the pattern alone cannot tell a data wait from any other host stall
+  } else {
+    return std::nullopt;
+  }
+  if (ev.loader && ev.loader->recommended_workers > 0) {
+    workers = ev.loader->recommended_workers;
+    workers_how = fmt::format("the DataLoader sweep measured {} workers as the smallest that keeps up", workers);
+  }
+  if (double busy = cpu_busy_pct_of_budget(ev); busy >= 0) add(f, "cpu_busy_pct", busy, "%");
+  if (workers > 0) add(f, "recommended_num_workers", workers, "count");
+
+  f.recoverable_fraction = std::clamp(pct / 100.0, 0.0, 0.95);
+  f.severity = severity_for(f.recoverable_fraction);
+  if (f.source != "samples") f.confidence = 0.9;
+  f.title = fmt::format("GPU waiting for data: loading takes {:.0f}% of each step", pct);
+  f.gain = fmt::format("data wait is {:.0f}% of the step: removing it gives {}", pct,
+                       gain_text(f.recoverable_fraction));
+  f.explanation =
+      "The training loop spends this share of every step waiting for the DataLoader to hand over the "
+      "next batch, and the GPU has nothing to do meanwhile. The CPU is not saturated, so the "
+      "loading can run in parallel worker processes that prepare the next batches while the GPU "
+      "computes the current one (seeds 000, 002, 003).";
+  if (!workers_how.empty()) f.explanation += " Sizing: " + workers_how + ".";
+  std::string n = workers > 0 ? std::to_string(workers) : "8";
+  f.fix = fmt::format(
+      "Load in parallel: num_workers={}{}, persistent_workers=True (no respawn each epoch), "
+      "prefetch_factor=4, pin_memory=True with .cuda(non_blocking=True).",
+      n, workers > 0 ? "" : " (start at physical cores / 2 and sweep)");
+  f.fix_code = fmt::format(
+      "loader = DataLoader(dataset, batch_size=BS, shuffle=True,\n"
+      "                    num_workers={}, persistent_workers=True,\n"
+      "                    prefetch_factor=4, pin_memory=True)\n"
+      "xb = xb.cuda(non_blocking=True)",
+      n);
+  return f;
+}
+
+}  // namespace ts::diagnose::rules

@@ -1,0 +1,63 @@
+// host-sync: the training loop blocks on the GPU every step (.item(), .cpu(), print(loss),
+// torch.cuda.synchronize()), so the CPU cannot queue the next kernels ahead and the GPU drains.
+// Evidence: the trace's synchronisations (>= 1 per step costing >= 1% of step time), or the
+// agent's count of .item()-style calls per step.
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/rules/rule.h"
+
+namespace ts::diagnose::rules {
+
+std::optional<Finding> host_sync(const Evidence& ev) {
+  Finding f;
+  if (const auto* t = trace_with_steps(ev); t && t->syncs.count > 0) {
+    const auto& s = t->syncs;
+    if (s.per_step < th::kSyncPerStep || s.pct_of_step < th::kSyncPctOfStep) return std::nullopt;
+    f = make("host-sync", Bottleneck::HostSync, "trace");
+    add(f, "syncs_per_step", s.per_step, "count");
+    add(f, "sync_ms_per_step", s.time_per_step_ns / 1e6, "ms");
+    add(f, "sync_pct_of_step", s.pct_of_step, "%");
+    if (s.item_calls > 0)
+      add(f, "item_calls_per_step", t->steps.steps.empty() ? s.item_calls : double(s.item_calls) / t->steps.steps.size(), "count");
+    // The host waiting is not lost by itself (the GPU is busy meanwhile); what is lost is the GPU
+    // idling afterwards until the host launches again: bounded by HTA's host-wait idle time.
+    double lost = s.time_per_step_ns * std::max<size_t>(1, t->steps.steps.size());
+    if (t->gpu.present) lost = std::min(lost, double(t->gpu.idle_host_wait_ns));
+    f.recoverable_fraction = std::clamp(lost / t->steps.total_ns, 0.0, 0.9);
+    f.confidence = 0.8;
+    std::string kinds;
+    auto rows = s.rows;
+    std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.time_ns > b.time_ns; });
+    for (size_t i = 0; i < rows.size() && i < 3; ++i)
+      kinds += fmt::format("{}{} x{}", i ? ", " : "", rows[i].kind, rows[i].count);
+    f.title = fmt::format("Host syncs every step: {:.1f} per step ({}), {:.1f}% of step time",
+                          s.per_step, kinds.empty() ? "synchronisations" : kinds, s.pct_of_step);
+  } else if (ev.agent && ev.agent->item_calls_per_step >= 1) {
+    f = make("host-sync", Bottleneck::HostSync, "agent");
+    add(f, "item_calls_per_step", ev.agent->item_calls_per_step, "count");
+    f.recoverable_fraction = 0.02;  // a count alone does not say how long the GPU drains
+    f.confidence = 0.6;
+    f.title = fmt::format("Host syncs every step: {} .item()/.cpu() calls per step", ev.agent->item_calls_per_step);
+  } else {
+    return std::nullopt;
+  }
+  f.severity = std::max(severity_for(f.recoverable_fraction), Severity::Low);
+  f.gain = fmt::format("the GPU drains at each sync: removing them gives {}", gain_text(f.recoverable_fraction));
+  f.explanation =
+      "CUDA runs asynchronously: the CPU queues kernels and moves on. A call that needs a value "
+      "from the GPU (loss.item(), .cpu(), .tolist(), print(loss), torch.cuda.synchronize(), "
+      "nonzero(), a blocking copy) makes the CPU wait until the queue is empty; afterwards the GPU "
+      "idles while the CPU prepares the next launches. Once per step this caps throughput.";
+  f.fix = "Keep running metrics on the GPU and read them every N steps; never print or .item() a tensor each step.";
+  f.fix_code =
+      "running = torch.zeros((), device=\"cuda\")\n"
+      "running += loss.detach()          # no sync\n"
+      "if step % 100 == 0:\n"
+      "    print(running.item() / 100)   # one sync every 100 steps\n"
+      "    running.zero_()";
+  return f;
+}
+
+}  // namespace ts::diagnose::rules

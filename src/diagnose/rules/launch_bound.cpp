@@ -1,0 +1,81 @@
+// launch-bound: hundreds of tiny kernels per step; the GPU finishes each one faster than the
+// CPU can launch the next, so it idles between them (seed 001 "hundreds of tiny short-duration
+// kernels"; HTA launch statistics and idle "host wait").
+// Evidence: trace with >= 100 kernels per step, >= 50% of them under 10 µs, GPU idle >= 20% of
+// its span and most of that idle time waiting on the host; or the lab's compile gain >= 20%.
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/rules/rule.h"
+
+namespace ts::diagnose::rules {
+namespace {
+
+double lab_rate(const LabEvidence& lab, const std::string& name) {
+  for (const auto& c : lab.configs)
+    if (c.name == name && !c.skipped) return c.samples_per_s;
+  return -1;
+}
+
+}  // namespace
+
+std::optional<Finding> launch_bound(const Evidence& ev) {
+  Finding f;
+  bool compiled = (ev.trace && ev.trace->parallel.compiled) || (ev.agent && ev.agent->compiled);
+  const auto* t = trace_with_steps(ev);
+  if (t && t->gpu.present && t->kernels.count > 0) {
+    const auto& k = t->kernels;
+    const auto& g = t->gpu;
+    double host_wait_share = g.idle_ns > 0 ? double(g.idle_host_wait_ns) / g.idle_ns : 0;
+    if (k.per_step < th::kLaunchKernelsPerStep || k.under_10us_pct < th::kLaunchTinyKernelPct ||
+        g.idle_pct < th::kLaunchGpuIdlePct || host_wait_share < th::kLaunchHostWaitShare)
+      return std::nullopt;
+    f = make("launch-bound", Bottleneck::Launch, "trace");
+    add(f, "kernels_per_step", k.per_step, "count");
+    add(f, "kernels_under_10us_pct", k.under_10us_pct, "%");
+    add(f, "median_kernel_us", k.median_ns / 1e3, "us");
+    add(f, "gpu_idle_pct", g.idle_pct, "%");
+    add(f, "idle_host_wait_pct", 100 * host_wait_share, "%");
+    if (k.launch.launches > 0) {
+      add(f, "short_kernels", k.launch.short_kernels, "count");
+      add(f, "median_launch_us", k.launch.median_runtime_ns / 1e3, "us");
+    }
+    // Fusing removes the launch gaps: the GPU's idle time waiting on the host.
+    f.recoverable_fraction = std::clamp(double(g.idle_host_wait_ns) / t->steps.total_ns, 0.0, 0.9);
+    f.confidence = 0.8;
+    f.title = fmt::format("Launch-bound: {:.0f} kernels per step, {:.0f}% under 10 µs, GPU idle {:.0f}%",
+                          k.per_step, k.under_10us_pct, g.idle_pct);
+  } else if (ev.lab) {
+    double base = lab_rate(*ev.lab, "bf16"), comp = lab_rate(*ev.lab, "bf16+compile");
+    if (base <= 0 || comp <= 0 || comp / base - 1 < th::kLabAmpGain) return std::nullopt;
+    f = make("launch-bound", Bottleneck::Launch, "lab");
+    add(f, "bf16_samples_per_s", base, "samples/s");
+    add(f, "compile_samples_per_s", comp, "samples/s");
+    add(f, "compile_gain_pct", 100 * (comp / base - 1), "%");
+    f.recoverable_fraction = std::clamp(1 - base / comp, 0.0, 0.9);
+    f.confidence = 0.75;
+    f.title = fmt::format("Kernels not fused: torch.compile measured {:.0f}% faster", 100 * (comp / base - 1));
+  } else {
+    return std::nullopt;
+  }
+  f.severity = severity_for(f.recoverable_fraction);
+  f.gain = fmt::format("the GPU idles between tiny kernels: fusing them gives {}", gain_text(f.recoverable_fraction));
+  f.explanation =
+      "Each kernel launch costs the CPU 5-20 µs. When most kernels run for less than that, the GPU "
+      "empties its queue and waits for the next launch: the step is bound by Python and launch "
+      "overhead, not by arithmetic. Fusing element-wise chains into fewer, larger kernels (or "
+      "replaying the whole step as a CUDA graph) removes the gaps; a larger batch makes every "
+      "kernel longer for the same launch cost.";
+  if (compiled) {
+    f.fix = "Already compiled: capture the step with CUDA graphs (mode=\"reduce-overhead\") or raise the batch size.";
+    f.fix_code = "model = torch.compile(model, mode=\"reduce-overhead\")  # CUDA graphs";
+  } else {
+    f.fix = "torch.compile the model (PyTorch >= 2.0); or CUDA graphs; or a larger batch per step.";
+    f.fix_code = "model = torch.compile(model)  # fuses small kernels\n"
+                 "# launch overhead gone entirely: torch.compile(model, mode=\"reduce-overhead\")";
+  }
+  return f;
+}
+
+}  // namespace ts::diagnose::rules

@@ -1,0 +1,38 @@
+// openblas-on-intel: NumPy/PyTorch CPU math on OpenBLAS on an Intel CPU while the CPU is pegged
+// and the GPU waits (seed 003 "The NumPy performance trap on Intel CPUs": MKL is much faster on
+// Intel). Evidence: the samples' CPU vendor GenuineIntel, an OpenBLAS library mapped in the job,
+// and the CPU saturated (>= 85% of the usable cores).
+#include <fmt/format.h>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/rules/rule.h"
+
+namespace ts::diagnose::rules {
+
+std::optional<Finding> openblas_on_intel(const Evidence& ev) {
+  if (!ev.samples || ev.samples->cpu_vendor != "GenuineIntel") return std::nullopt;
+  std::string lib;
+  for (const auto& l : ev.samples->blas_libs)
+    if (l.find("openblas") != std::string::npos) lib = l;
+  if (lib.empty() || !cpu_saturated(ev)) return std::nullopt;
+  Finding f = make("openblas-on-intel", Bottleneck::HostCpu, "samples");
+  add(f, "cpu_busy_pct", cpu_busy_pct_of_budget(ev), "%");
+  Util gpu = gpu_util(ev);
+  if (gpu.pct >= 0) add(f, "gpu_util_pct", gpu.pct, "%");
+  f.recoverable_fraction = gpu.pct >= 0 ? std::max(0.0, (100 - gpu.pct) / 100 * 0.3) : 0.05;
+  f.severity = severity_for(f.recoverable_fraction);
+  f.confidence = 0.6;
+  f.title = fmt::format("NumPy on OpenBLAS ({}) on an Intel CPU with the CPU saturated", lib);
+  f.gain = "MKL runs NumPy's linear algebra markedly faster on Intel CPUs";
+  f.explanation =
+      "All CPU cores are busy while the GPU waits, and the job's BLAS is OpenBLAS on an Intel CPU. "
+      "Some conda mirrors install the OpenBLAS build of NumPy by default; on Intel CPUs the MKL "
+      "build is considerably faster for the matrix work in preprocessing.";
+  f.fix = "Install the MKL build of NumPy (the default conda channel), then check numpy.show_config().";
+  f.fix_code =
+      "conda uninstall numpy && conda install -c defaults numpy   # MKL build\n"
+      "python -c \"import numpy; numpy.show_config()\"";
+  return f;
+}
+
+}  // namespace ts::diagnose::rules

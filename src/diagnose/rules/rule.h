@@ -1,0 +1,79 @@
+#pragma once
+// What every rule file shares: the rule signature, the list of rules, and small helpers for
+// reading the evidence. A rule returns nothing when the evidence it needs is missing.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diagnose/evidence.h"
+#include "diagnose/finding.h"
+#include "diagnose/thresholds.h"
+
+namespace ts::diagnose::rules {
+
+using RuleFn = std::optional<Finding> (*)(const Evidence&);
+struct RuleEntry {
+  const char* id;
+  RuleFn fn;
+};
+const std::vector<RuleEntry>& all_rules();
+
+// One declaration per rule file (rules/<id>.cpp).
+std::optional<Finding> dataloader_starvation(const Evidence&);
+std::optional<Finding> cpu_bound_transforms(const Evidence&);
+std::optional<Finding> not_on_gpu(const Evidence&);
+std::optional<Finding> host_sync(const Evidence&);
+std::optional<Finding> pageable_memcpy(const Evidence&);
+std::optional<Finding> launch_bound(const Evidence&);
+std::optional<Finding> fp32_gemm(const Evidence&);
+std::optional<Finding> tensor_core_shapes(const Evidence&);
+std::optional<Finding> few_ops_dominate(const Evidence&);
+std::optional<Finding> memory_growth(const Evidence&);
+std::optional<Finding> memory_near_limit(const Evidence&);
+std::optional<Finding> reserved_much_larger(const Evidence&);
+std::optional<Finding> batch_too_small(const Evidence&);
+std::optional<Finding> in_loop_io(const Evidence&);
+std::optional<Finding> unfused_optimizer(const Evidence&);
+std::optional<Finding> gpu_throttling(const Evidence&);
+std::optional<Finding> thread_oversubscription(const Evidence&);
+std::optional<Finding> openblas_on_intel(const Evidence&);
+std::optional<Finding> data_parallel(const Evidence&);
+std::optional<Finding> old_pytorch_on_ampere(const Evidence&);
+std::optional<Finding> communication_bound(const Evidence&);
+std::optional<Finding> nonfinite_loss(const Evidence&);
+std::optional<Finding> compute_bound(const Evidence&);
+
+// ---- helpers (rule_helpers.cpp) ----
+
+Finding make(const char* id, Bottleneck b, const std::string& source);
+void add(Finding& f, const std::string& name, double value, const std::string& unit);
+// Severity from the step time a fix gives back: >= 25% high, >= 10% medium, >= 2% low, else info.
+Severity severity_for(double recoverable_fraction);
+
+// The trace's steps, when the trace has any step time.
+const analysis::TraceAnalysis* trace_with_steps(const Evidence& ev);
+// Share (0-100) of step time in a breakdown class; -1 without a trace.
+double trace_step_pct(const Evidence& ev, int64_t analysis::Breakdown::*cls);
+double trace_step_ms(const Evidence& ev);  // median step, ms; -1 unknown
+
+// GPU utilisation 0-100 and where it came from ("trace", "samples"); -1 unknown.
+struct Util {
+  double pct = -1;
+  std::string source;
+};
+Util gpu_util(const Evidence& ev);
+// Whether the CPU is saturated (seed 003): sampled CPU >= kCpuSaturatedPct of usable cores.
+// Returns -1 unknown, else the measured percentage of the budget.
+double cpu_busy_pct_of_budget(const Evidence& ev);
+bool cpu_saturated(const Evidence& ev);
+// The agent's step data, when it measured steps.
+const AgentEvidence* agent_steps(const Evidence& ev);
+// Whether the job is data-starved by any evidence (share of step, 0-100; -1 unknown).
+double data_wait_pct(const Evidence& ev);
+// Device name: trace, agent, "" unknown. Compute capability major*10+minor, 0 unknown.
+std::string device_name(const Evidence& ev);
+int compute_capability(const Evidence& ev);
+// "1.2.3" -> {1,2}; unparsable -> {0,0}.
+std::pair<int, int> torch_version(const std::string& v);
+
+}  // namespace ts::diagnose::rules

@@ -1,0 +1,99 @@
+#include <algorithm>
+#include <cstdio>
+
+#include "diagnose/rules/rule.h"
+
+namespace ts::diagnose::rules {
+
+Finding make(const char* id, Bottleneck b, const std::string& source) {
+  Finding f;
+  f.id = id;
+  f.bottleneck = b;
+  f.source = source;
+  return f;
+}
+
+void add(Finding& f, const std::string& name, double value, const std::string& unit) {
+  f.evidence.push_back({name, value, unit});
+}
+
+Severity severity_for(double r) {
+  if (r >= 0.25) return Severity::High;
+  if (r >= 0.10) return Severity::Medium;
+  if (r >= 0.02) return Severity::Low;
+  return Severity::Info;
+}
+
+const analysis::TraceAnalysis* trace_with_steps(const Evidence& ev) {
+  if (!ev.trace || ev.trace->steps.total_ns <= 0) return nullptr;
+  return &*ev.trace;
+}
+
+double trace_step_pct(const Evidence& ev, int64_t analysis::Breakdown::*cls) {
+  const auto* t = trace_with_steps(ev);
+  if (!t) return -1;
+  return t->steps.pct(t->steps.total.*cls);
+}
+
+double trace_step_ms(const Evidence& ev) {
+  const auto* t = trace_with_steps(ev);
+  if (!t) return -1;
+  int64_t ns = t->steps.median_step_ns > 0 ? t->steps.median_step_ns : t->steps.total_ns;
+  return ns / 1e6;
+}
+
+Util gpu_util(const Evidence& ev) {
+  if (ev.trace && ev.trace->gpu.present) {
+    const auto& g = ev.trace->gpu;
+    double u = g.utilization_pct > 0 ? g.utilization_pct : 100.0 - g.idle_pct;
+    return {std::clamp(u, 0.0, 100.0), "trace"};
+  }
+  if (ev.samples && ev.samples->nvml && ev.samples->gpu_util_mean_pct >= 0)
+    return {ev.samples->gpu_util_mean_pct, "samples"};
+  return {};
+}
+
+double cpu_busy_pct_of_budget(const Evidence& ev) {
+  if (!ev.samples) return -1;
+  const auto& s = *ev.samples;
+  double best = -1;
+  if (s.host_cpu_mean_pct >= 0) best = s.host_cpu_mean_pct;
+  double budget = s.cpu_budget_cores > 0 ? s.cpu_budget_cores : s.cpu_cores;
+  if (s.process_tree_cpu_mean_pct >= 0 && budget > 0)
+    best = std::max(best, s.process_tree_cpu_mean_pct / budget);
+  return best;
+}
+
+bool cpu_saturated(const Evidence& ev) {
+  return cpu_busy_pct_of_budget(ev) >= th::kCpuSaturatedPct;
+}
+
+const AgentEvidence* agent_steps(const Evidence& ev) {
+  if (!ev.agent || ev.agent->steps <= 0 || ev.agent->step_ms <= 0) return nullptr;
+  return &*ev.agent;
+}
+
+double data_wait_pct(const Evidence& ev) {
+  if (const auto* a = agent_steps(ev)) return a->data_wait_pct;
+  return trace_step_pct(ev, &analysis::Breakdown::dataloader);
+}
+
+std::string device_name(const Evidence& ev) {
+  if (ev.trace && !ev.trace->device_name.empty()) return ev.trace->device_name;
+  if (ev.agent && !ev.agent->device_name.empty()) return ev.agent->device_name;
+  return "";
+}
+
+int compute_capability(const Evidence& ev) {
+  if (ev.trace && ev.trace->precision.compute_capability > 0) return ev.trace->precision.compute_capability;
+  if (ev.agent && ev.agent->device_capability > 0) return ev.agent->device_capability;
+  return 0;
+}
+
+std::pair<int, int> torch_version(const std::string& v) {
+  int a = 0, b = 0;
+  if (std::sscanf(v.c_str(), "%d.%d", &a, &b) != 2) return {0, 0};
+  return {a, b};
+}
+
+}  // namespace ts::diagnose::rules

@@ -1,0 +1,45 @@
+#pragma once
+// Hand-built evidence for rule tests: a trace analysis with N equal steps whose breakdown is
+// given in milliseconds per step, so every expected number can be worked out by hand.
+#include "diagnose/evidence.h"
+
+namespace ts::test {
+
+inline analysis::TraceAnalysis trace_with_steps(int n, double step_ms, double dataloader_ms, double kernel_ms) {
+  analysis::TraceAnalysis t;
+  t.path = "synthetic.json";
+  t.device_name = "Tesla V100-SXM2-16GB";
+  int64_t step_ns = int64_t(step_ms * 1e6);
+  for (int i = 0; i < n; ++i) {
+    analysis::Step s;
+    s.number = i;
+    s.start_ns = i * step_ns;
+    s.end_ns = s.host_end_ns = (i + 1) * step_ns;
+    s.breakdown.dataloader = int64_t(dataloader_ms * 1e6);
+    s.breakdown.kernel = int64_t(kernel_ms * 1e6);
+    s.breakdown.other = step_ns - s.breakdown.dataloader - s.breakdown.kernel;
+    s.gpu_busy_ns = s.breakdown.kernel;
+    t.steps.steps.push_back(s);
+    t.steps.total.dataloader += s.breakdown.dataloader;
+    t.steps.total.kernel += s.breakdown.kernel;
+    t.steps.total.other += s.breakdown.other;
+  }
+  t.steps.total_ns = step_ns * n;
+  t.steps.median_step_ns = t.steps.mean_step_ns = t.steps.p90_step_ns = step_ns;
+  t.gpu.present = true;
+  t.gpu.devices = 1;
+  t.gpu.span_ns = t.steps.total_ns;
+  t.gpu.busy_ns = t.gpu.compute_ns = t.steps.total.kernel;
+  t.gpu.idle_ns = t.gpu.span_ns - t.gpu.busy_ns;
+  t.gpu.idle_pct = 100.0 * t.gpu.idle_ns / t.gpu.span_ns;
+  t.gpu.compute_pct = 100 - t.gpu.idle_pct;
+  t.gpu.utilization_pct = 100.0 * kernel_ms / step_ms;
+  t.kernels.count = 300 * n;
+  t.kernels.per_step = 300;
+  t.kernels.total_ns = t.steps.total.kernel;
+  t.kernels.median_ns = 50000;
+  t.kernels.under_10us_pct = 10;
+  return t;
+}
+
+}  // namespace ts::test

@@ -1,0 +1,371 @@
+// Each rule on hand-built evidence: fires with the numbers worked out by hand, stays silent
+// when its evidence is missing or below threshold.
+#include <gtest/gtest.h>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/evidence_fixtures.h"
+
+using namespace ts::diagnose;
+using ts::test::trace_with_steps;
+
+namespace {
+
+const Finding* find(const Diagnosis& d, const std::string& id) {
+  for (const auto& f : d.findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+double ev_value(const Finding& f, const std::string& name) {
+  for (const auto& e : f.evidence)
+    if (e.name == name) return e.value;
+  return -12345;
+}
+
+}  // namespace
+
+TEST(Diagnose, EmptyEvidenceIsSilent) {
+  Diagnosis d = diagnose(Evidence{});
+  EXPECT_TRUE(d.findings.empty());
+  EXPECT_EQ(d.scenario, Scenario::Unknown);
+  EXPECT_FALSE(d.verdict.empty());
+}
+
+TEST(Diagnose, GainText) {
+  EXPECT_EQ(gain_text(0.38), "up to 1.6x");
+  EXPECT_EQ(gain_text(0.5), "up to 2.0x");
+  EXPECT_EQ(gain_text(0.05), "up to 5% faster");
+  EXPECT_NEAR(speedup(0.75), 4.0, 1e-9);
+}
+
+TEST(DataloaderStarvation, FromTraceWithWorkerEstimate) {
+  Evidence ev;
+  ev.trace = trace_with_steps(5, 100, 40, 55);  // DataLoader 40 ms of a 100 ms step
+  Diagnosis d = diagnose(ev);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings[0].id, "dataloader-starvation");
+  const Finding& f = d.findings[0];
+  EXPECT_NEAR(ev_value(f, "dataloader_pct"), 40, 1e-9);
+  EXPECT_NEAR(ev_value(f, "dataloader_ms_per_step"), 40, 1e-9);
+  // ceil(40 / 60) + 1 = 2
+  EXPECT_EQ(ev_value(f, "recommended_num_workers"), 2);
+  EXPECT_NEAR(f.recoverable_fraction, 0.40, 1e-9);
+  EXPECT_EQ(f.severity, Severity::High);
+  EXPECT_NE(f.gain.find("40%"), std::string::npos);
+  EXPECT_NE(f.gain.find("1.7x"), std::string::npos);  // 1 / 0.6
+  EXPECT_NE(f.fix_code.find("num_workers=2"), std::string::npos);
+  EXPECT_NE(d.verdict.find("loading takes 40%"), std::string::npos);
+  EXPECT_EQ(d.scenario, Scenario::LargeModelComplexData);  // GPU 55% busy, data 40%
+  EXPECT_EQ(find(d, "compute-bound"), nullptr);
+}
+
+TEST(DataloaderStarvation, SilentBelowFivePercent) {
+  Evidence ev;
+  ev.trace = trace_with_steps(5, 100, 4.9, 90);
+  Diagnosis d = diagnose(ev);
+  EXPECT_EQ(find(d, "dataloader-starvation"), nullptr);
+  ASSERT_NE(find(d, "compute-bound"), nullptr);
+  EXPECT_EQ(d.scenario, Scenario::LargeModelSimpleData);
+  EXPECT_NE(d.verdict.find("Compute-bound"), std::string::npos);
+}
+
+TEST(DataloaderStarvation, FromAgentSizesWorkersFromSampleCost) {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 50;
+  a.step_ms = 100;
+  a.data_wait_ms = 70;
+  a.data_wait_pct = 70;
+  a.gpu_ms = 20;
+  a.sample_getitem_ms = 2;  // 32 samples x 2 ms = 64 ms per batch
+  a.collate_ms = 0;
+  a.loaders.push_back({"FakeData", 32, 0, false, -1, false});
+  ev.agent = a;
+  SamplesEvidence s;
+  s.cpu_cores = 8;
+  s.host_cpu_mean_pct = 15;
+  ev.samples = s;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->source, "agent");
+  EXPECT_EQ(ev_value(*f, "recommended_num_workers"), 5);  // ceil(64 / 20) + 1
+  EXPECT_EQ(ev_value(*f, "num_workers"), 0);
+  // 4 usable cores cap it at 3
+  ev.samples->cpu_cores = 4;
+  d = diagnose(ev);
+  EXPECT_EQ(ev_value(*find(d, "dataloader-starvation"), "recommended_num_workers"), 3);
+}
+
+TEST(CpuBoundTransforms, ReplacesStarvationWhenCoresSaturated) {
+  Evidence ev;
+  ev.trace = trace_with_steps(5, 100, 40, 55);
+  SamplesEvidence s;
+  s.cpu_cores = 4;
+  s.host_cpu_mean_pct = 97;
+  ev.samples = s;
+  Diagnosis d = diagnose(ev);
+  EXPECT_EQ(find(d, "dataloader-starvation"), nullptr);
+  const Finding* f = find(d, "cpu-bound-transforms");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 0.4, 1e-9);
+  EXPECT_NEAR(ev_value(*f, "cpu_busy_pct"), 97, 1e-9);
+}
+
+TEST(NotOnGpu, AgentParamsOnCpu) {
+  Evidence ev;
+  AgentEvidence a;
+  a.cuda_available = true;
+  a.param_device = "cpu";
+  a.device_name = "NVIDIA H100 80GB HBM3";
+  ev.agent = a;
+  Diagnosis d = diagnose(ev);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings[0].id, "not-on-gpu");
+  EXPECT_EQ(d.findings[0].severity, Severity::Critical);
+  EXPECT_EQ(d.scenario, Scenario::NotOnGpu);
+  // no CUDA at all: nothing to say
+  ev.agent->cuda_available = false;
+  EXPECT_EQ(find(diagnose(ev), "not-on-gpu"), nullptr);
+}
+
+TEST(HostSync, FiresOnEveryStepSyncs) {
+  Evidence ev;
+  auto t = trace_with_steps(10, 100, 0, 80);
+  t.syncs.count = 10;
+  t.syncs.per_step = 1;
+  t.syncs.time_ns = 10 * 5'000'000;
+  t.syncs.time_per_step_ns = 5e6;
+  t.syncs.pct_of_step = 5;
+  t.syncs.item_calls = 10;
+  t.syncs.rows.push_back({"cudaStreamSynchronize", 10, 50'000'000});
+  t.gpu.idle_host_wait_ns = 30'000'000;  // GPU waited 30 ms in all on the host
+  ev.trace = t;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "host-sync");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 0.03, 1e-9);  // min(50 ms, 30 ms) / 1000 ms
+  EXPECT_EQ(ev_value(*f, "item_calls_per_step"), 1);
+  // Below 1% of the step: silent.
+  ev.trace->syncs.pct_of_step = 0.5;
+  EXPECT_EQ(find(diagnose(ev), "host-sync"), nullptr);
+}
+
+TEST(PageableMemcpy, TraceAndAgent) {
+  Evidence ev;
+  auto t = trace_with_steps(4, 100, 0, 80);
+  t.copies.pageable_count = 8;
+  t.copies.pageable_bytes = 8 * 4 << 20;
+  t.copies.pageable_time_ns = 20'000'000;
+  t.steps.total.memcpy = 12'000'000;
+  ev.trace = t;
+  const Finding* f = nullptr;
+  Diagnosis d = diagnose(ev);
+  ASSERT_NE(f = find(d, "pageable-memcpy"), nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 0.03, 1e-9);  // min(20, 12) ms / 400 ms
+  EXPECT_NEAR(ev_value(*f, "pageable_copies_per_step"), 2, 1e-9);
+  Evidence ea;
+  AgentEvidence a;
+  a.h2d_copies = 2;
+  a.h2d_pageable = 2;
+  a.h2d_blocking = 2;
+  a.h2d_pct = 12;
+  ea.agent = a;
+  d = diagnose(ea);
+  ASSERT_NE(f = find(d, "pageable-memcpy"), nullptr);
+  EXPECT_EQ(f->source, "agent");
+  EXPECT_NEAR(f->recoverable_fraction, 0.12, 1e-9);
+}
+
+TEST(LaunchBound, TinyKernelsAndHostWait) {
+  Evidence ev;
+  auto t = trace_with_steps(4, 10, 0, 4);  // GPU busy 40%
+  t.kernels.per_step = 800;
+  t.kernels.under_10us_pct = 85;
+  t.gpu.idle_host_wait_ns = int64_t(0.8 * t.gpu.idle_ns);
+  ev.trace = t;
+  const Finding* f = find(diagnose(ev), "launch-bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 0.48, 1e-6);  // 0.8 x 60% idle
+  EXPECT_NE(f->fix_code.find("torch.compile"), std::string::npos);
+  ev.trace->kernels.per_step = 50;  // not "hundreds"
+  EXPECT_EQ(find(diagnose(ev), "launch-bound"), nullptr);
+}
+
+TEST(Fp32Gemm, Bf16OnAmpereFp16WithScalerOnVolta) {
+  Evidence ev;
+  auto t = trace_with_steps(4, 100, 0, 90);
+  t.precision.compute_capability = 80;
+  t.precision.gemm_time_ns = 200'000'000;  // 200 of 360 ms kernel time
+  t.precision.fp32_share_pct = 100;
+  ev.trace = t;
+  const Finding* f = nullptr;
+  Diagnosis d = diagnose(ev);
+  ASSERT_NE(f = find(d, "fp32-gemm"), nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 0.25, 1e-9);  // 200 ms x (1 - 1/2) / 400 ms
+  EXPECT_NE(f->fix_code.find("bfloat16"), std::string::npos);
+  EXPECT_EQ(f->fix_code.find("GradScaler"), std::string::npos);
+  ev.trace->precision.compute_capability = 70;
+  d = diagnose(ev);
+  ASSERT_NE(f = find(d, "fp32-gemm"), nullptr);
+  EXPECT_NE(f->fix_code.find("GradScaler"), std::string::npos);
+  EXPECT_NE(f->fix_code.find("float16"), std::string::npos);
+  ev.trace->precision.compute_capability = 61;  // Pascal: no Tensor Cores
+  EXPECT_EQ(find(diagnose(ev), "fp32-gemm"), nullptr);
+}
+
+TEST(Fp32Gemm, LabBelowTwentyPercentIsNotPrecision) {
+  Evidence ev;
+  LabEvidence lab;
+  lab.configs.push_back({"fp32", false, "", 1000, 1, 0});
+  lab.configs.push_back({"bf16", false, "", 1100, 1, 0});
+  ev.lab = lab;
+  EXPECT_EQ(find(diagnose(ev), "fp32-gemm"), nullptr);
+  ev.lab->configs[1].samples_per_s = 2000;
+  const Finding* f = nullptr;
+  Diagnosis d = diagnose(ev);
+  ASSERT_NE(f = find(d, "fp32-gemm"), nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 0.5, 1e-9);
+  EXPECT_EQ(f->gain.find("2.0x") != std::string::npos, true);
+}
+
+TEST(MemoryRules, GrowthNearLimitReserved) {
+  Evidence ev;
+  auto t = trace_with_steps(6, 100, 0, 90);
+  t.memory.present = true;
+  for (int i = 0; i < 6; ++i) t.memory.allocated_at_step_end.push_back((1000 + 100 * i) * 1048576LL);
+  t.memory.slope_bytes_per_step = 100 * 1048576.0;
+  t.memory.peak_allocated = 1500 * 1048576LL;
+  t.memory.peak_reserved = 15LL * 1024 * 1048576;
+  t.memory.device_total = 16LL * 1024 * 1048576;
+  ev.trace = t;
+  Diagnosis d = diagnose(ev);
+  const Finding* g = find(d, "memory-growth");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->severity, Severity::High);
+  EXPECT_NEAR(ev_value(*g, "steps_until_full"), (16384 - 1500) / 100.0, 1e-6);
+  ASSERT_NE(find(d, "memory-near-limit"), nullptr);
+  ASSERT_NE(find(d, "reserved-much-larger"), nullptr);
+  // Flat memory: no growth.
+  ev.trace->memory.slope_bytes_per_step = 0;
+  EXPECT_EQ(find(diagnose(ev), "memory-growth"), nullptr);
+}
+
+TEST(BatchTooSmall, LowUtilFreeMemoryNoDataWait) {
+  Evidence ev;
+  auto t = trace_with_steps(4, 10, 0, 3);  // 30% busy
+  t.memory.present = true;
+  t.memory.peak_reserved = 2LL << 30;
+  t.memory.peak_allocated = 2LL << 30;
+  t.memory.device_total = 80LL << 30;
+  ev.trace = t;
+  const Finding* f = find(diagnose(ev), "batch-too-small");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 0.35, 1e-9);
+  EXPECT_NE(f->fix.find("learning rate"), std::string::npos);
+  ev.trace->steps.total.dataloader = ev.trace->steps.total_ns / 5;  // data wait 20%: the loader's fault
+  EXPECT_EQ(find(diagnose(ev), "batch-too-small"), nullptr);
+}
+
+TEST(UnfusedOptimizer, FixFollowsInstalledTorch) {
+  Evidence ev;
+  AgentEvidence a;
+  a.param_device = "cuda:0";
+  a.optimizer = "AdamW";
+  a.optimizer_impl = "single_tensor";
+  a.optimizer_has_fused = false;
+  a.optimizer_has_foreach = true;
+  a.steps = 10;
+  a.step_ms = 100;
+  a.optimizer_ms = 20;
+  ev.agent = a;
+  const Finding* f = find(diagnose(ev), "unfused-optimizer");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->fix_code.find("foreach=True"), std::string::npos);
+  EXPECT_NEAR(f->recoverable_fraction, 0.1, 1e-9);
+  ev.agent->optimizer_has_fused = true;
+  f = nullptr;
+  Diagnosis d = diagnose(ev);
+  ASSERT_NE(f = find(d, "unfused-optimizer"), nullptr);
+  EXPECT_NE(f->fix_code.find("fused=True"), std::string::npos);
+}
+
+TEST(AgentAndSamplesRules, IoThrottleThreadsOpenblasNanDpOldTorch) {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 20;
+  a.step_ms = 200;
+  a.io_ms = 50;
+  a.io_pct = 25;
+  a.nonfinite_losses = 3;
+  a.data_parallel = true;
+  a.torch_version = "1.13.0a0+git";
+  a.device_capability = 80;
+  a.torch_threads = 16;
+  a.world_size = 4;
+  ev.agent = a;
+  SamplesEvidence s;
+  s.nvml = true;
+  s.gpus = 4;
+  s.gpu_util_mean_pct = 40;
+  s.temp_max_c = 87;
+  s.throttled_pct = 30;
+  s.throttle_reasons_seen = 0x20;
+  s.cpu_cores = 16;
+  s.host_cpu_mean_pct = 95;
+  s.threads_total = 200;
+  s.nonvoluntary_switches_per_s = 50000;
+  s.cpu_vendor = "GenuineIntel";
+  s.blas_libs = {"libopenblas.so.0"};
+  ev.samples = s;
+  Diagnosis d = diagnose(ev);
+  for (const char* id : {"in-loop-io", "gpu-throttling", "thread-oversubscription", "openblas-on-intel",
+                         "nonfinite-loss", "data-parallel", "old-pytorch-on-ampere"})
+    EXPECT_NE(find(d, id), nullptr) << id;
+  EXPECT_EQ(d.findings[0].id, "nonfinite-loss");  // critical first
+  EXPECT_NEAR(find(d, "in-loop-io")->recoverable_fraction, 0.25, 1e-9);
+  EXPECT_NE(find(d, "gpu-throttling")->title.find("software thermal"), std::string::npos);
+  EXPECT_NE(find(d, "thread-oversubscription")->fix_code.find("set_num_threads(4)"), std::string::npos);
+  a.torch_version = "2.4.1";
+  ev.agent = a;
+  EXPECT_EQ(find(diagnose(ev), "old-pytorch-on-ampere"), nullptr);
+}
+
+TEST(CommunicationBound, ExposedCommunication) {
+  Evidence ev;
+  auto t = trace_with_steps(4, 100, 0, 70);
+  t.steps.total.communication = 60'000'000;  // 15% of 400 ms
+  t.steps.total.other -= 60'000'000;
+  t.parallel.comm_overlap_pct = 20;
+  t.parallel.world_size = 8;
+  ev.trace = t;
+  const Finding* f = find(diagnose(ev), "communication-bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 0.15, 1e-9);
+}
+
+TEST(ComputeBound, MfuWhenFlopsKnown) {
+  Evidence ev;
+  ev.trace = trace_with_steps(4, 100, 1, 95);
+  ev.trace->device_name = "NVIDIA H100 80GB HBM3";
+  AgentEvidence a;
+  a.steps = 10;
+  a.step_ms = 100;
+  a.autocast_dtype = "torch.bfloat16";
+  a.model_flops_per_step = 49.45e12;  // 494.5 TFLOP/s at 100 ms = 50% of 989
+  ev.agent = a;
+  const Finding* f = find(diagnose(ev), "compute-bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(ev_value(*f, "mfu_pct"), 50, 1e-6);
+}
+
+TEST(Merge, OneFindingPerIdWorstKept) {
+  Evidence a, b;
+  a.trace = trace_with_steps(5, 100, 10, 80);
+  b.trace = trace_with_steps(5, 100, 30, 60);
+  Diagnosis m = merge({diagnose(a), diagnose(b)}, {"rank 0", "rank 1"});
+  const Finding* f = find(m, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 0.30, 1e-9);
+  EXPECT_EQ(ev_value(*f, "ranks_affected"), 2);
+  EXPECT_NE(f->source.find("rank 0, rank 1"), std::string::npos);
+}
