@@ -4,10 +4,44 @@
 #include <limits>
 
 namespace ts::trace {
+namespace {
+
+// A fast 64-bit hash over 8-byte words (multiply-xorshift mixing); quality is ample for a
+// table whose keys come from one trace, and it runs at several bytes per cycle.
+inline uint64_t hash_bytes(const char* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
+  while (n >= 16) {
+    uint64_t a, b;
+    std::memcpy(&a, p, 8);
+    std::memcpy(&b, p + 8, 8);
+    h = (h ^ a) * 0xbf58476d1ce4e5b9ull + (b ^ (h >> 31)) * 0x94d049bb133111ebull;
+    p += 16;
+    n -= 16;
+  }
+  if (n >= 8) {
+    uint64_t a;
+    std::memcpy(&a, p, 8);
+    h = (h ^ a) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  if (n) {
+    uint64_t a = 0;
+    std::memcpy(&a, p, n);
+    h = (h ^ a) * 0x94d049bb133111ebull;
+  }
+  h ^= h >> 32;
+  h *= 0xd6e8feb86659fd93ull;
+  h ^= h >> 32;
+  return h;
+}
+
+}  // namespace
 
 StringPool::StringPool() {
   views_.emplace_back();
-  index_.emplace(std::string_view(), 0);
+  index_.resize(1024);
 }
 
 std::string_view StringPool::store(std::string_view s) {
@@ -24,19 +58,51 @@ std::string_view StringPool::store(std::string_view s) {
   return {dst, s.size()};
 }
 
+void StringPool::grow_index() {
+  std::vector<Slot> bigger(index_.size() * 2);
+  size_t mask = bigger.size() - 1;
+  for (const Slot& sl : index_) {
+    if (sl.id == 0) continue;
+    size_t i = sl.hash & mask;
+    while (bigger[i].id != 0) i = (i + 1) & mask;
+    bigger[i] = sl;
+  }
+  index_ = std::move(bigger);
+}
+
 uint32_t StringPool::intern(std::string_view s) {
-  auto it = index_.find(s);
-  if (it != index_.end()) return it->second;
-  std::string_view owned = store(s);
+  if (s.empty()) return 0;
+  uint32_t h = static_cast<uint32_t>(hash_bytes(s.data(), s.size()));
+  size_t mask = index_.size() - 1;
+  size_t i = h & mask;
+  for (;;) {
+    const Slot& sl = index_[i];
+    if (sl.id == 0) break;
+    if (sl.hash == h) {
+      std::string_view v = views_[sl.id];
+      if (v.size() == s.size() && std::memcmp(v.data(), s.data(), s.size()) == 0) return sl.id;
+    }
+    i = (i + 1) & mask;
+  }
   uint32_t id = static_cast<uint32_t>(views_.size());
-  views_.push_back(owned);
-  index_.emplace(owned, id);
+  views_.push_back(store(s));
+  index_[i] = Slot{h, id};
+  if (views_.size() * 2 > index_.size()) grow_index();
   return id;
 }
 
 uint32_t StringPool::find(std::string_view s) const {
-  auto it = index_.find(s);
-  return it == index_.end() ? std::numeric_limits<uint32_t>::max() : it->second;
+  if (s.empty()) return 0;
+  uint32_t h = static_cast<uint32_t>(hash_bytes(s.data(), s.size()));
+  size_t mask = index_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const Slot& sl = index_[i];
+    if (sl.id == 0) return std::numeric_limits<uint32_t>::max();
+    if (sl.hash == h) {
+      std::string_view v = views_[sl.id];
+      if (v.size() == s.size() && std::memcmp(v.data(), s.data(), s.size()) == 0) return sl.id;
+    }
+  }
 }
 
 }  // namespace ts::trace

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace ts::trace {
@@ -26,10 +25,18 @@ class StringPool {
 
  private:
   std::string_view store(std::string_view s);
+  void grow_index();
   std::vector<std::unique_ptr<char[]>> chunks_;
   size_t chunk_used_ = 0, chunk_cap_ = 0, arena_bytes_ = 0;
   std::vector<std::string_view> views_;
-  std::unordered_map<std::string_view, uint32_t> index_;
+  // Open-addressing index (power-of-two size, at most half full): the reader interns every
+  // event name, so this lookup is on its hot path. Slot id 0 = empty (the empty string is
+  // answered without a lookup).
+  struct Slot {
+    uint32_t hash = 0;
+    uint32_t id = 0;
+  };
+  std::vector<Slot> index_;
 };
 
 }  // namespace ts::trace

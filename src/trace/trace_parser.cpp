@@ -48,16 +48,19 @@ class Parser {
   // ---- window ----
   void refill();
   uint64_t offset(const char* p) const { return base_ + static_cast<uint64_t>(p - buf_.get()); }
-  [[noreturn]] void fail(const char* p, const std::string& what) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void fail(const char* p, const std::string& what) const;
   // Called when a scan hits the end of the window: refill, or report the truncation.
-  [[noreturn]] void more(const char* what) const {
+  [[noreturn, gnu::cold, gnu::noinline]] void more(const char* what) const {
     if (!eof_) throw NeedMore{};
     fail(end_, what);
   }
   // At a character that is not what the grammar needs: truncated or wrong.
-  [[noreturn]] void unexpected(const char* p, const char* what) const {
+  [[noreturn, gnu::cold, gnu::noinline]] void unexpected(const char* p, const char* what) const {
     if (p >= end_) more(what);
     fail(p, what);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void unexpected_in(const char* p, const char* expected, const char* what) const {
+    unexpected(p, std::string(expected).append(what).c_str());
   }
   const char* expect(const char* p, char c, const char* what) const {
     if (*p != c) unexpected(p, what);
@@ -65,8 +68,8 @@ class Parser {
   }
 
   // ---- JSON values ----
-  const char* read_string(const char* p, std::string_view& out);
-  const char* decode_string(const char* p, std::string_view& out);
+  inline const char* read_string(const char* p, std::string_view& out);
+  [[gnu::noinline]] const char* decode_string(const char* p, std::string_view& out);
   const char* skip_string(const char* p) const;
   const char* skip_value(const char* p);
   const char* skip_literal(const char* p) const;
@@ -174,7 +177,7 @@ void Parser::refill() {
 
 // ---------------------------------------------------------------- strings
 
-const char* Parser::read_string(const char* p, std::string_view& out) {
+inline const char* Parser::read_string(const char* p, std::string_view& out) {
   // p at the opening quote. Fast path: no escapes, one SIMD scan to the closing quote.
   const char* s = p + 1;
   const char* q = find_quote_or_backslash(s, end_);
@@ -347,7 +350,7 @@ const char* Parser::read_scaled(const char* p, int scale, int64_t& out, bool& ok
   } else {
     return skip_value(p);  // null, true, an object...: not a number, ignored
   }
-  ok = decimal_to_scaled_int(b, e, scale, out);
+  ok = decimal_to_scaled_int_fast(b, e, scale, out);
   return after;
 }
 
@@ -429,7 +432,7 @@ const char* Parser::for_each_member(const char* p, const char* what, F&& on_memb
   p = skip_ws(p + 1);
   if (*p == '}') return p + 1;
   for (;;) {
-    if (*p != '"') unexpected(p, std::string("a key string in ").append(what).c_str());
+    if (*p != '"') unexpected_in(p, "a key string in ", what);
     std::string_view key;
     p = read_string(p, key);
     if (key.data() == scratch_.data()) {
@@ -448,7 +451,7 @@ const char* Parser::for_each_member(const char* p, const char* what, F&& on_memb
       continue;
     }
     if (*p == '}') return p + 1;
-    unexpected(p, std::string("',' or '}' in ").append(what).c_str());
+    unexpected_in(p, "',' or '}' in ", what);
   }
 }
 
@@ -464,7 +467,7 @@ const char* Parser::for_each_element(const char* p, const char* what, F&& on_ele
       continue;
     }
     if (*p == ']') return p + 1;
-    unexpected(p, std::string("',' or ']' in ").append(what).c_str());
+    unexpected_in(p, "',' or ']' in ", what);
   }
 }
 
