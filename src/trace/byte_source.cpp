@@ -1,6 +1,7 @@
 #include "trace/byte_source.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,7 +19,39 @@ namespace {
 class FileSource final : public ByteSource {
  public:
   FileSource(int fd, std::string path, uint64_t size) : fd_(fd), path_(std::move(path)), size_(size) {}
-  ~FileSource() override { ::close(fd_); }
+  ~FileSource() override {
+    if (map_) ::munmap(map_, map_len_);
+    ::close(fd_);
+  }
+  std::string_view map_whole() override {
+    // Only regular files of known size; the mapping is sized when opened (a file that grows
+    // meanwhile is read up to that size).
+    if (size_ == 0 || map_ || size_ > (uint64_t(1) << 46)) return {};
+    size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    size_t len = (static_cast<size_t>(size_) + page - 1) / page * page + page;  // + one zero page
+    void* region = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (region == MAP_FAILED) return {};
+    void* m = ::mmap(region, static_cast<size_t>(size_), PROT_READ, MAP_PRIVATE | MAP_FIXED, fd_, 0);
+    if (m == MAP_FAILED) {
+      ::munmap(region, len);
+      return {};
+    }
+    ::madvise(m, static_cast<size_t>(size_), MADV_SEQUENTIAL);
+    map_ = static_cast<char*>(m);
+    map_len_ = len;
+    released_ = map_;
+    return {map_, static_cast<size_t>(size_)};
+  }
+  void release_before(const char* upto) override {
+    if (!map_) return;
+    size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    char* cut = map_ + static_cast<size_t>(upto - map_) / page * page;
+    if (cut > released_) {
+      ::madvise(released_, static_cast<size_t>(cut - released_), MADV_DONTNEED);
+      released_ = cut;
+    }
+    consumed_ = static_cast<uint64_t>(upto - map_);
+  }
   size_t read(char* dst, size_t cap) override {
     for (;;) {
       ssize_t n = ::read(fd_, dst, cap);
@@ -39,6 +72,9 @@ class FileSource final : public ByteSource {
   std::string path_;
   uint64_t size_;
   uint64_t consumed_ = 0;
+  char* map_ = nullptr;
+  char* released_ = nullptr;
+  size_t map_len_ = 0;
 };
 
 // Inflates with ISA-L (about 10x zlib). Handles multi-member gzip (concatenated .gz files);

@@ -19,6 +19,13 @@ class ByteSource {
   virtual uint64_t raw_size() const = 0;
   // True when the data is inflated from gzip (errors then give uncompressed offsets).
   virtual bool compressed() const { return false; }
+  // A plain regular file may instead be mapped whole (read-only), with at least 64 zero bytes
+  // readable after its end: parsing it in place saves the kernel's copy into a read() buffer.
+  // Empty when not available (then use read()).
+  virtual std::string_view map_whole() { return {}; }
+  // The parser is done with the mapped bytes before `upto`: their pages may leave memory,
+  // so the process's RSS stays near the size of the store, not of the file.
+  virtual void release_before(const char* upto) {}
 };
 
 // Opens `path` and detects gzip by its magic bytes (1f 8b), not by the extension.

@@ -44,6 +44,63 @@ inline const char* scan_digits(const char* p, const char* end) {
   return p;
 }
 
+// SWAR digit parsing (8 ASCII digits per step), as in simdjson/fast_float.
+inline uint64_t load8(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline bool is_eight_digits(uint64_t v) {
+  return (((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
+          0x3333333333333333ull);
+}
+inline uint32_t parse_eight_digits(uint64_t v) {
+  v = (v & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
+  v = (v & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
+  return static_cast<uint32_t>((v & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32);
+}
+
+// Parses the common number shapes in place: up to 16 integer digits and at most `scale`
+// (<= 3) fraction digits, scaled by 10^scale. Returns the end of the number, or nullptr when
+// the text needs the general routine (exponent, more digits, or not a number at all).
+// Reads up to 8 bytes past the number: the caller guarantees padding.
+inline const char* parse_scaled_fast(const char* p, int scale, int64_t& out) {
+  const char* q = p;
+  bool neg = *q == '-';
+  q += neg;
+  const char* ds = q;
+  uint64_t ip = 0;
+  uint64_t w = load8(q);
+  if (is_eight_digits(w)) {
+    ip = parse_eight_digits(w);
+    q += 8;
+    w = load8(q);
+    if (is_eight_digits(w)) {
+      ip = ip * 100000000ull + parse_eight_digits(w);
+      q += 8;
+    }
+  }
+  while (is_digit(*q)) ip = ip * 10 + static_cast<unsigned>(*q++ - '0');
+  size_t nint = static_cast<size_t>(q - ds);
+  if (nint == 0 || nint > 16) return nullptr;
+  uint64_t frac = 0;
+  int nf = 0;
+  if (*q == '.') {
+    ++q;
+    while (nf < scale && is_digit(*q)) {
+      frac = frac * 10 + static_cast<unsigned>(*q++ - '0');
+      ++nf;
+    }
+    if (nf == 0) return nullptr;
+  }
+  if (kBytes.number[static_cast<unsigned char>(*q)]) return nullptr;  // more digits, exponent...
+  static constexpr uint64_t pow10[4] = {1, 10, 100, 1000};
+  uint64_t v = ip * pow10[scale] + frac * pow10[scale - nf];  // < 10^19: no wrap
+  if (v > 0x7FFFFFFFFFFFFFFFull) return nullptr;
+  out = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  return q;
+}
+
 // First '"' or '\\' in [p, end), or end.
 inline const char* find_quote_or_backslash(const char* p, const char* end) {
 #if defined(__SSE2__)

@@ -1,0 +1,22 @@
+#!/bin/bash
+# Builds a >= 500 MB trace from a real one (bench/data/, gitignored), gzips it, and runs the
+# reader benchmark against Python's json.load on the same bytes.
+# Usage: bench/trace/run_trace_bench.sh [BUILD_DIR] [MIN_MB]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}
+min_mb=${2:-500}
+data=$root/bench/data
+mkdir -p "$data"
+src=$root/tests/data/tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz
+json=$data/big_trace.json
+if [ ! -f "$json" ] || [ "$(stat -c %s "$json")" -lt $((min_mb * 1000000)) ]; then
+  python3 "$root/bench/trace/make_big_trace.py" "$src" "$json" "$min_mb"
+fi
+if [ ! -f "$json.gz" ] || [ "$json.gz" -ot "$json" ]; then
+  echo "gzip -6 $json ..." >&2
+  gzip -6 -c "$json" > "$json.gz.tmp" && mv "$json.gz.tmp" "$json.gz"
+fi
+cmake --build "$build" --target trace_read_bench > /dev/null
+cat "$json" "$json.gz" > /dev/null  # warm the page cache: measure parsing, not the disk
+"$build/bench/trace/trace_read_bench" "$json" "$json.gz" --runs 3
