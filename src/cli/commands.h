@@ -9,7 +9,12 @@ namespace ts::cli {
 struct Globals {
   bool quiet = false;      // no progress lines
   bool no_color = false;
+  int exit_code = 0;       // a command's own exit status (run: the child's)
 };
 Globals& globals();
+
+void register_run(CLI::App& app);        // cmd_run.cpp
+void register_runs(CLI::App& app);       // cmd_runs.cpp (list stored runs)
+void register_report(CLI::App& app);     // cmd_report.cpp (show a stored run again)
 
 }  // namespace ts::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-color", g.no_color, "Plain output even on a terminal");
 
   // Commands register here, one line each.
+  ts::cli::register_run(app), ts::cli::register_runs(app), ts::cli::register_report(app);
 
   try {
     app.parse(argc, argv);
@@ -39,5 +40,5 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "trainscope: internal error: {}\n", e.what());
     return 70;
   }
-  return 0;
+  return g.exit_code;
 }

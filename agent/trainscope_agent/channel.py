@@ -1,0 +1,96 @@
+"""The agent's side of the channel to trainscope: fixed-layout binary records written to a FIFO.
+
+Every record is one write() of at most PIPE_BUF (4096) bytes, so records from many processes
+(the training process, forked DataLoader workers, torchrun ranks) never interleave. The FIFO is
+opened O_NONBLOCK: when trainscope cannot keep up the record is dropped and counted, when
+trainscope is gone the write fails and the channel closes itself. The training never waits on us.
+
+Header (16 bytes, little-endian): magic u32 'TSA1', length u16 (whole record), type u8,
+version u8, pid u32, seq u32 (per process; gaps = dropped records). docs/AGENT.md has the payloads.
+"""
+import os
+import struct
+
+MAGIC = 0x31415354  # b"TSA1" read little-endian
+VERSION = 1
+PIPE_BUF = 4096
+
+T_TEXT = 1   # key=value lines; the first line is kind=...
+T_STEP = 2
+T_GPU = 3
+T_FETCH = 4
+
+HEADER = struct.Struct("<IHBBII")
+# step, flags, t_end_ns, dur_ns, data_wait_ns, fetches, h2d_ns, h2d_count, h2d_bytes,
+# h2d_pageable, h2d_blocking, fwd_ns, bwd_ns, opt_ns, io_ns, io_count, item_count, item_ns,
+# mem_allocated, mem_reserved, mem_peak, rss, samples, getitem_ns, collate_ns, loss(f64)
+STEP = struct.Struct("<25qd")
+GPU = struct.Struct("<qq")          # step, gpu_ns
+FETCH = struct.Struct("<iiqqq")     # worker_id (-1 main), pad, samples, getitem_ns, collate_ns
+
+# step flags
+F_OPTIMIZER = 1     # ended by an optimizer step (else by a DataLoader fetch)
+F_PROFILED = 2      # inside (or disturbed by) the profiler window
+F_NONFINITE = 4     # the loss seen in this step was NaN/Inf
+F_LOSS = 8          # the loss field holds a value
+
+
+class Channel:
+    def __init__(self, path):
+        self.fd = -1
+        self.pid = os.getpid()
+        self.seq = 0
+        self.dropped = 0
+        self.dead = False
+        # Each Python process opens the FIFO by path (exec'd children: torchrun ranks,
+        # spawn-started workers); forked DataLoader workers share their parent's descriptor.
+        try:
+            self.fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            self.dead = True  # nobody reading: trainscope is gone
+            return
+        try:
+            os.register_at_fork(after_in_child=self._after_fork)
+        except AttributeError:
+            pass
+
+    def _after_fork(self):
+        self.pid = os.getpid()
+        self.seq = 0
+
+    def send(self, rtype, payload):
+        if self.dead:
+            return
+        n = HEADER.size + len(payload)
+        if n > PIPE_BUF:
+            payload = payload[:PIPE_BUF - HEADER.size]
+            n = PIPE_BUF
+        self.seq += 1
+        try:
+            os.write(self.fd, HEADER.pack(MAGIC, n, rtype, VERSION, self.pid, self.seq) + payload)
+        except BlockingIOError:
+            self.dropped += 1
+        except OSError:  # EPIPE: trainscope died; the training goes on without us
+            self.dead = True
+
+    def send_text(self, kind, items):
+        lines = ["kind=" + kind]
+        for k, v in items:
+            if v is None:
+                continue
+            if isinstance(v, bool):
+                v = "1" if v else "0"
+            v = str(v).replace("\n", " ")
+            lines.append("%s=%s" % (k, v))
+        self.send(T_TEXT, ("\n".join(lines)).encode("utf-8", "replace"))
+
+
+class NullChannel:
+    dead = True
+    dropped = 0
+
+    def send(self, rtype, payload):
+        pass
+
+    def send_text(self, kind, items):
+        pass

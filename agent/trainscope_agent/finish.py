@@ -1,0 +1,37 @@
+"""At exit (normal end, exception, Ctrl-C, --steps): keep the profiler window, read the last GPU
+events (bounded wait: the training is over, so a short wait costs nobody) and say goodbye."""
+import importlib.util
+import sys
+
+from .guard import G
+from .state import S
+
+reason = "exit"
+
+
+def at_exit():
+    ch = S.channel
+    if ch is None or ch.dead:
+        return
+    try:
+        if S.window is not None and not G.off:
+            S.window.finish()
+        if S.gpu is not None and not G.off:
+            S.gpu.drain(1.0)
+    except Exception as e:
+        G.errors.append("at exit: %s: %s" % (type(e).__name__, e))
+    torch_found = "torch" in sys.modules
+    if not torch_found:
+        try:
+            torch_found = importlib.util.find_spec("torch") is not None
+        except Exception:
+            torch_found = False
+    ch.send_text("end", [
+        ("reason", reason),
+        ("steps", S.step),
+        ("torch_imported", "torch" in sys.modules),
+        ("torch_found", torch_found),
+        ("executable", sys.executable),
+        ("dropped", ch.dropped),
+        ("agent_off", G.off),
+    ])

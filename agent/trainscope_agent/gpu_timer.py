@@ -1,0 +1,62 @@
+"""GPU time per step from CUDA events, never synchronising.
+
+An event is recorded on the current stream when the step's first forward starts and another
+when the step ends (the optimizer step returned). Each step end polls the oldest pending pair
+with `query()`; once the end event has completed, `elapsed_time` gives the GPU time of that step
+(from the start of its forward to the end of its optimizer step, idle gaps inside included) and a
+GPU record is written. Events are reused; at most 64 pairs wait, older ones are dropped.
+"""
+import collections
+import time
+
+from . import channel as ch
+
+MAX_PENDING = 64
+
+
+class GpuTimer:
+    def __init__(self, torch, channel):
+        self.torch = torch
+        self.channel = channel
+        self.pending = collections.deque()
+        self.pool = []
+        self.start_ev = None
+
+    def _event(self):
+        if self.pool:
+            return self.pool.pop()
+        return self.torch.cuda.Event(enable_timing=True)
+
+    def forward_start(self):
+        ev = self._event()
+        ev.record()
+        self.start_ev = ev
+
+    def step_end(self, step):
+        if self.start_ev is not None:
+            end = self._event()
+            end.record()
+            self.pending.append((step, self.start_ev, end))
+            self.start_ev = None
+            if len(self.pending) > MAX_PENDING:
+                self.pending.popleft()
+        self.poll()
+
+    def poll(self):
+        while self.pending:
+            step, a, b = self.pending[0]
+            if not b.query():
+                return
+            self.pending.popleft()
+            ms = a.elapsed_time(b)
+            self.channel.send(ch.T_GPU, ch.GPU.pack(step, int(ms * 1e6)))
+            self.pool.append(a)
+            self.pool.append(b)
+
+    def drain(self, timeout_s):
+        """At exit only: wait (polling, bounded) for the last events."""
+        deadline = time.monotonic() + timeout_s
+        while self.pending and time.monotonic() < deadline:
+            self.poll()
+            if self.pending:
+                time.sleep(0.005)

@@ -1,0 +1,69 @@
+"""The agent's safety net: its own failures are reported once, then it switches itself off.
+
+Every wrapper checks `G.off` first and calls the original straight through when set; `fail()`
+also puts the original functions back, so a broken agent costs nothing afterwards.
+User exceptions are never caught here: wrappers re-raise whatever the original raised.
+"""
+import os
+import sys
+
+
+class _Guard:
+    __slots__ = ("off", "errors", "patches", "channel", "break_hook")
+
+    def __init__(self):
+        self.off = False
+        self.errors = []
+        self.patches = []   # (owner, name, original) for restoring
+        self.channel = None
+        # Test aid: TRAINSCOPE_AGENT_BREAK=<hook> makes that hook raise (tests/run checks
+        # that the training still completes and the error is reported once).
+        self.break_hook = os.environ.get("TRAINSCOPE_AGENT_BREAK", "")
+
+
+G = _Guard()
+
+
+def check_break(name):
+    if G.break_hook == name:
+        raise RuntimeError("deliberately broken hook '%s' (TRAINSCOPE_AGENT_BREAK)" % name)
+
+
+_MISSING = object()
+
+
+def patch(owner, name, wrapper):
+    """Replaces owner.name by wrapper; returns the callable the wrapper must call."""
+    callable_original = getattr(owner, name)
+    own = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else callable_original
+    G.patches.append((owner, name, own))
+    setattr(owner, name, wrapper)
+    return callable_original
+
+
+def fail(where, exc):
+    """Reports the agent's own error once and switches the agent off."""
+    if G.off:
+        return
+    G.off = True
+    msg = "%s: %s: %s" % (where, type(exc).__name__, exc)
+    G.errors.append(msg)
+    try:
+        sys.stderr.write("trainscope agent: internal error in %s; the agent switched itself off, "
+                         "your training continues\n" % msg)
+    except Exception:
+        pass
+    try:
+        if G.channel is not None:
+            G.channel.send_text("error", [("where", where), ("message", msg)])
+    except Exception:
+        pass
+    for owner, name, original in reversed(G.patches):
+        try:
+            if original is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+        except Exception:
+            pass
+    G.patches.clear()

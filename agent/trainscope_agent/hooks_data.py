@@ -1,0 +1,150 @@
+"""DataLoader hooks.
+
+- `_BaseDataLoaderIter.__next__` (class level: covers single-process, multi-process and
+  persistent iterators in every version): the time the training loop waits for a batch.
+- `_BaseDataLoaderIter.__init__`: the settings actually used, once per DataLoader.
+- The dataset fetchers (`_MapDatasetFetcher.fetch`, `_IterableDatasetFetcher.fetch`): time in
+  `__getitem__` and in `collate_fn`. In a worker process this is all the agent does.
+"""
+import weakref
+
+from . import channel as ch
+from .guard import G, check_break, fail, patch
+from .state import S, now
+
+_seen_loaders = weakref.WeakSet()
+_seen_ids = set()
+
+
+def install(torch):
+    dl = torch.utils.data.dataloader
+    it = dl._BaseDataLoaderIter
+    next_orig = patch(it, "__next__", None)
+    init_orig = patch(it, "__init__", None)
+
+    def __next__(self):
+        if G.off:
+            return next_orig(self)
+        t0 = now()
+        try:
+            if not S.opt_seen and S.fetches:
+                # No optimizer seen yet: a fetch closes the previous pseudo-step.
+                S.end_step(False)
+                t0 = now()
+            S.touch()
+        except Exception as e:
+            fail("dataloader", e)
+        try:
+            return next_orig(self)
+        finally:
+            if not G.off:
+                S.data_ns += now() - t0
+                S.fetches += 1
+
+    def __init__(self, loader, *args, **kwargs):
+        init_orig(self, loader, *args, **kwargs)
+        if G.off:
+            return
+        try:
+            check_break("loader")
+            _record_loader(self, loader)
+        except Exception as e:
+            fail("dataloader settings", e)
+
+    it.__next__ = __next__
+    it.__init__ = __init__
+
+    fetch = torch.utils.data._utils.fetch
+    for cls in (fetch._MapDatasetFetcher, fetch._IterableDatasetFetcher):
+        _wrap_fetcher(cls, torch)
+
+
+def _record_loader(it, loader):
+    key = id(loader)
+    try:
+        if loader in _seen_loaders:
+            return
+        _seen_loaders.add(loader)
+    except TypeError:
+        if key in _seen_ids:
+            return
+        _seen_ids.add(key)
+    ds = getattr(loader, "dataset", None)
+    try:
+        n = len(ds)
+    except Exception:
+        n = -1
+    collate = getattr(loader, "collate_fn", None)
+    ctx = getattr(loader, "multiprocessing_context", None)
+    S.channel.send_text("loader", [
+        ("dataset", type(ds).__name__ if ds is not None else ""),
+        ("dataset_len", n),
+        ("batch_size", loader.batch_size if loader.batch_size is not None else -1),
+        ("num_workers", loader.num_workers),
+        ("pin_memory", bool(loader.pin_memory)),
+        ("pin_memory_effective", bool(getattr(it, "_pin_memory", loader.pin_memory))),
+        ("prefetch_factor", loader.prefetch_factor if loader.prefetch_factor is not None else -1),
+        ("persistent_workers", bool(loader.persistent_workers)),
+        ("drop_last", bool(loader.drop_last)),
+        ("collate_fn", getattr(collate, "__name__", type(collate).__name__)),
+        ("sampler", type(getattr(loader, "sampler", None)).__name__),
+        ("multiprocessing_context", getattr(ctx, "_name", None) if ctx is not None else None),
+        ("iterator", type(it).__name__),
+    ])
+
+
+def _wrap_fetcher(cls, torch):
+    fetch_orig = patch(cls, "fetch", None)
+    worker_info = torch.utils.data.get_worker_info
+
+    def fetch(self, possibly_batched_index):
+        if G.off:
+            return fetch_orig(self, possibly_batched_index)
+        try:
+            cf = self.collate_fn
+            if not getattr(cf, "_trainscope", False):
+                self.collate_fn = _timed_collate(cf)
+        except Exception as e:
+            fail("fetch", e)
+            return fetch_orig(self, possibly_batched_index)
+        t0 = now()
+        _Collate.ns = 0
+        out = fetch_orig(self, possibly_batched_index)
+        if G.off:
+            return out
+        try:
+            total = now() - t0
+            coll = _Collate.ns
+            try:
+                n = len(possibly_batched_index) if self.auto_collation else 1
+            except TypeError:
+                n = 1
+            info = worker_info()
+            if info is None:
+                S.samples += n
+                S.getitem_ns += total - coll
+                S.collate_ns += coll
+            else:
+                S.channel.send(ch.T_FETCH, ch.FETCH.pack(info.id, 0, n, total - coll, coll))
+        except Exception as e:
+            fail("fetch", e)
+        return out
+
+    setattr(cls, "fetch", fetch)
+
+
+class _Collate:
+    ns = 0
+
+
+def _timed_collate(cf):
+    def collate(batch):
+        t0 = now()
+        try:
+            return cf(batch)
+        finally:
+            _Collate.ns += now() - t0
+    collate._trainscope = True
+    collate.__name__ = getattr(cf, "__name__", "collate")
+    collate.__wrapped__ = cf
+    return collate

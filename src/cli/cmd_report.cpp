@@ -1,0 +1,28 @@
+// trainscope report RUN: show a stored run again (its diagnosis and step summary).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "run/run_store.h"
+#include "util/error.h"
+
+namespace ts::cli {
+namespace {
+struct ReportArgs {
+  std::string run, store_path;
+  bool json = false;
+};
+}  // namespace
+
+void register_report(CLI::App& app) {
+  auto a = std::make_shared<ReportArgs>();
+  auto* sub = app.add_subcommand("report", "Show a run recorded by `trainscope run` again");
+  sub->add_option("run", a->run, "Run id (from `trainscope runs`), 'last', or a run's output directory")->required();
+  sub->add_option("--store", a->store_path, "Run store (SQLite) path");
+  sub->add_flag("--json", a->json, "Print the run's report.json");
+  sub->callback([a] {
+    fmt::print("{}", ts::run::show_run_text(a->store_path, a->run, a->json, isatty(fileno(stdout)) && !globals().no_color));
+  });
+}
+
+}  // namespace ts::cli

@@ -1,0 +1,89 @@
+#include "run/agent_channel.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "util/error.h"
+
+namespace ts::run {
+
+AgentChannel::AgentChannel() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/trainscope-XXXXXX";
+  if (!mkdtemp(tmpl.data()))
+    throw UserError(tmpl + ": cannot create a temporary directory: " + std::strerror(errno));
+  dir_ = tmpl;
+  path_ = dir_ + "/agent.fifo";
+  if (mkfifo(path_.c_str(), 0600) != 0)
+    throw UserError(path_ + ": cannot create the agent FIFO: " + std::strerror(errno));
+  rfd_ = open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  wfd_ = rfd_ >= 0 ? open(path_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+  if (rfd_ < 0 || wfd_ < 0 || pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw UserError(path_ + ": cannot open the agent FIFO: " + std::strerror(errno));
+  fcntl(rfd_, F_SETPIPE_SZ, 1 << 20);  // best effort: the default 64 KiB also works
+}
+
+AgentChannel::~AgentChannel() {
+  stop();
+  for (int fd : {rfd_, wfd_, wake_[0], wake_[1]})
+    if (fd >= 0) close(fd);
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+void AgentChannel::start(std::function<void(const StepRecord&)> on_step) {
+  on_step_ = std::move(on_step);
+  thread_ = std::thread([this] { loop(); });
+}
+
+void AgentChannel::drain() {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(rfd_, buf, sizeof buf);
+    if (n <= 0) break;
+    size_t before;
+    std::vector<StepRecord> new_steps;
+    {
+      std::lock_guard lk(mu_);
+      before = records_.steps.size();
+      decoder_.feed(std::string_view(buf, static_cast<size_t>(n)));
+      if (on_step_)
+        new_steps.assign(records_.steps.begin() + static_cast<ptrdiff_t>(before), records_.steps.end());
+    }
+    for (const auto& s : new_steps) on_step_(s);
+  }
+}
+
+void AgentChannel::loop() {
+  pollfd fds[2] = {{rfd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+  while (!stop_) {
+    int r = poll(fds, 2, 200);
+    if (r < 0 && errno != EINTR) break;
+    drain();
+  }
+  drain();
+}
+
+void AgentChannel::stop() {
+  if (!thread_.joinable()) return;
+  stop_ = true;
+  char c = 1;
+  (void)!write(wake_[1], &c, 1);
+  thread_.join();
+  std::error_code ec;
+  std::filesystem::remove(path_, ec);  // late agents now fail to open it and stay quiet
+}
+
+Records AgentChannel::snapshot() const {
+  std::lock_guard lk(mu_);
+  return records_;
+}
+
+}  // namespace ts::run

@@ -1,0 +1,44 @@
+#pragma once
+// trainscope's end of the agent channel: a FIFO in a private temporary directory, read by a
+// background thread into Records. We hold a write end open ourselves so the FIFO never reports
+// end-of-file while agents come and go; the agents open it O_NONBLOCK, so if we die they get
+// EPIPE and carry on without us. The pipe buffer is raised to 1 MiB (about 4,600 step records).
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "run/agent_records.h"
+
+namespace ts::run {
+
+class AgentChannel {
+ public:
+  AgentChannel();  // creates the FIFO; throws UserError when it cannot
+  ~AgentChannel();
+  AgentChannel(const AgentChannel&) = delete;
+  AgentChannel& operator=(const AgentChannel&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Starts the reader thread; `on_step` (optional) runs on it for each step record.
+  void start(std::function<void(const StepRecord&)> on_step = {});
+  // Reads what is left, stops the thread and removes the FIFO.
+  void stop();
+  // A copy of everything received so far.
+  Records snapshot() const;
+
+ private:
+  void loop();
+  void drain();
+  std::string dir_, path_;
+  int rfd_ = -1, wfd_ = -1, wake_[2] = {-1, -1};
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;
+  Records records_;
+  RecordDecoder decoder_{records_};
+  std::function<void(const StepRecord&)> on_step_;
+};
+
+}  // namespace ts::run

@@ -1,0 +1,265 @@
+#include "run/agent_summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace ts::run {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  size_t m = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(m), v.end());
+  double hi = v[m];
+  if (v.size() % 2) return hi;
+  double lo = *std::max_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(m));
+  return (lo + hi) / 2;
+}
+
+double slope(const std::vector<double>& y) {
+  size_t n = y.size();
+  if (n < 2) return 0;
+  double mx = (n - 1) / 2.0, my = 0;
+  for (double v : y) my += v;
+  my /= n;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; ++i) {
+    num += (i - mx) * (y[i] - my);
+    den += (i - mx) * (i - mx);
+  }
+  return den > 0 ? num / den : 0;
+}
+
+namespace {
+
+pid_t pick_main_pid(const Records& r) {
+  std::map<pid_t, int64_t> steps;
+  for (const auto& s : r.steps) ++steps[s.pid];
+  std::set<pid_t> rank0;
+  for (const auto& t : r.texts)
+    if ((t.kind == "hello" || t.kind == "runtime") && t.get("rank") == "0") rank0.insert(t.pid);
+  pid_t best = 0;
+  int64_t best_n = -1;
+  for (auto [pid, n] : steps) {
+    int64_t score = n + (rank0.count(pid) ? (int64_t{1} << 40) : 0);
+    if (score > best_n) best = pid, best_n = score;
+  }
+  if (best) return best;
+  // No steps: the process that imported torch, else the first that said hello.
+  for (const auto& t : r.texts)
+    if (t.kind == "torch") return t.pid;
+  for (const auto& t : r.texts)
+    if (t.kind == "hello") return t.pid;
+  return 0;
+}
+
+double ms(int64_t ns) { return ns / 1e6; }
+
+}  // namespace
+
+AgentSummary summarise(const Records& r) {
+  AgentSummary out;
+  auto& ev = out.evidence;
+  out.agent_loaded = !r.texts.empty() || !r.steps.empty();
+  out.main_pid = pick_main_pid(r);
+  ev.dropped_records = static_cast<int64_t>(r.seq_gaps);
+
+  // Settings (the main process's; loaders from any process, deduplicated by content).
+  std::set<std::string> loader_keys;
+  bool torch_found_anywhere = false, any_end = false;
+  std::string exe;
+  for (const auto& t : r.texts) {
+    bool mine = t.pid == out.main_pid;
+    if (t.kind == "hello" && mine) {
+      ev.python_version = t.get("python");
+      exe = t.get("executable");
+      if (t.kv.count("rank")) ev.rank = static_cast<int>(t.get_int("rank", 0));
+      if (t.kv.count("world_size")) ev.world_size = static_cast<int>(t.get_int("world_size", 1));
+    } else if (t.kind == "torch") {
+      out.torch_imported = true;
+      if (mine || ev.torch_version.empty()) {
+        ev.torch_version = t.get("torch_version");
+        ev.cuda_version = t.get("cuda_version");
+        ev.torch_threads = static_cast<int>(t.get_int("num_threads", 0));
+      }
+    } else if (t.kind == "runtime" && mine) {
+      ev.cuda_available = t.get_bool("cuda_available");
+      ev.torch_threads = static_cast<int>(t.get_int("num_threads", ev.torch_threads));
+      ev.device_name = t.get("device_name");
+      ev.device_capability = static_cast<int>(t.get_int("device_capability", 0));
+      ev.device_mem_total_bytes = t.get_double("device_total_memory", -1);
+      if (t.kv.count("rank") && !t.get("rank").empty()) ev.rank = static_cast<int>(t.get_int("rank", 0));
+      if (t.kv.count("world_size") && !t.get("world_size").empty())
+        ev.world_size = static_cast<int>(t.get_int("world_size", 1));
+    } else if (t.kind == "model" && mine) {
+      ev.param_device = t.get("param_device");
+      ev.param_dtype = t.get("param_dtype");
+      ev.autocast_dtype = t.get("autocast_dtype");
+      ev.compiled = t.get_bool("compiled");
+      ev.data_parallel = t.get_bool("data_parallel");
+      ev.ddp = t.get_bool("ddp");
+    } else if (t.kind == "optimizer" && mine && ev.optimizer.empty()) {
+      ev.optimizer = t.get("class");
+      ev.optimizer_impl = t.get("impl", "unknown");
+      ev.optimizer_has_fused = t.get_bool("has_fused");
+      ev.optimizer_has_foreach = t.get_bool("has_foreach");
+    } else if (t.kind == "loader") {
+      std::string key;
+      for (const auto& [k, v] : t.kv) key += k + "=" + v + ";";
+      if (!loader_keys.insert(key).second) continue;
+      diagnose::AgentEvidence::Loader l;
+      l.dataset = t.get("dataset");
+      l.batch_size = t.get_int("batch_size", -1);
+      l.num_workers = static_cast<int>(t.get_int("num_workers", -1));
+      l.pin_memory = t.get_bool("pin_memory");
+      l.prefetch_factor = static_cast<int>(t.get_int("prefetch_factor", -1));
+      l.persistent_workers = t.get_bool("persistent_workers");
+      ev.loaders.push_back(l);
+    } else if (t.kind == "trace" && (mine || out.trace_path.empty())) {
+      out.trace_path = t.get("path");
+      out.trace_first = t.get_int("first", -1);
+      out.trace_last = t.get_int("last", -1);
+      ev.profiler_window = true;
+    } else if (t.kind == "error") {
+      ev.agent_errors.push_back(t.get("message"));
+    } else if (t.kind == "note") {
+      ev.notes.push_back(t.get("text"));
+    } else if (t.kind == "end") {
+      any_end = true;
+      if (t.get_bool("torch_found") || t.get_bool("torch_imported")) torch_found_anywhere = true;
+      if (t.get_bool("torch_imported")) out.torch_imported = true;
+      if (mine) out.stop_reason = t.get("reason");
+      if (exe.empty()) exe = t.get("executable");
+    }
+  }
+  if (!out.agent_loaded) {
+    ev.notes.push_back(
+        "the agent did not load: the command is not Python, or Python ignored PYTHONPATH (-E/-I); "
+        "only hardware samples are available");
+  } else if (!out.torch_imported) {
+    if (any_end && !torch_found_anywhere)
+      ev.notes.push_back("torch is not installed for " + (exe.empty() ? std::string("this Python") : exe) +
+                         ": the program ran without per-step measurements");
+    else
+      ev.notes.push_back("the program never imported torch: no training steps to measure");
+  }
+
+  // Steps of the main process: optimizer steps when there are any, else DataLoader fetches.
+  std::vector<StepRecord> opt, fetch;
+  for (const auto& s : r.steps) {
+    if (s.pid != out.main_pid) continue;
+    (s.flags & kStepOptimizer ? opt : fetch).push_back(s);
+  }
+  out.steps = !opt.empty() ? std::move(opt) : std::move(fetch);
+  ev.step_source = out.steps.empty() ? "" : (out.steps.front().flags & kStepOptimizer ? "optimizer" : "dataloader");
+  std::map<int64_t, int64_t> gpu_by_step;
+  for (const auto& g : r.gpu)
+    if (g.pid == out.main_pid) gpu_by_step[g.step] = g.gpu_ns;
+  for (auto& s : out.steps) {
+    auto it = gpu_by_step.find(s.step);
+    if (it != gpu_by_step.end()) s.gpu_ns = it->second;
+  }
+  ev.steps = static_cast<int64_t>(out.steps.size());
+
+  // Warm-up: the first step always (imports, allocator, finding the model), the first two
+  // when there are 10 or more. Profiled steps are measured under the profiler: left out.
+  size_t n = out.steps.size();
+  out.warmup_steps = n >= 10 ? 2 : (n >= 3 ? 1 : 0);
+  std::vector<const StepRecord*> kept;
+  for (size_t i = static_cast<size_t>(out.warmup_steps); i < n; ++i)
+    if (!(out.steps[i].flags & kStepProfiled)) kept.push_back(&out.steps[i]);
+  if (kept.empty())
+    for (size_t i = static_cast<size_t>(out.warmup_steps); i < n; ++i) kept.push_back(&out.steps[i]);
+  if (kept.empty())
+    for (const auto& s : out.steps) kept.push_back(&s);
+
+  std::vector<double> dur, data, h2d, fwd, bwd, opt_ms, io, items, item_ms, gpu, h2dn, h2dpg, h2dbl,
+      h2db, loading;
+  double sum_dur = 0, sum_data = 0, sum_io = 0, sum_h2d = 0;
+  for (const auto* s : kept) {
+    dur.push_back(ms(s->dur_ns));
+    data.push_back(ms(s->data_wait_ns));
+    h2d.push_back(ms(s->h2d_ns));
+    fwd.push_back(ms(s->fwd_ns));
+    bwd.push_back(ms(s->bwd_ns));
+    opt_ms.push_back(ms(s->opt_ns));
+    io.push_back(ms(s->io_ns));
+    items.push_back(static_cast<double>(s->item_count));
+    item_ms.push_back(ms(s->item_ns));
+    h2dn.push_back(static_cast<double>(s->h2d_count));
+    h2dpg.push_back(static_cast<double>(s->h2d_pageable));
+    h2dbl.push_back(static_cast<double>(s->h2d_blocking));
+    h2db.push_back(static_cast<double>(s->h2d_bytes));
+    loading.push_back(ms(s->getitem_ns + s->collate_ns));
+    if (s->gpu_ns >= 0) gpu.push_back(ms(s->gpu_ns));
+    sum_dur += s->dur_ns;
+    sum_data += s->data_wait_ns;
+    sum_io += s->io_ns;
+    sum_h2d += s->h2d_ns;
+  }
+  if (!kept.empty()) {
+    ev.step_ms = median(dur);
+    ev.data_wait_ms = median(data);
+    ev.h2d_ms = median(h2d);
+    ev.forward_ms = median(fwd);
+    ev.backward_ms = median(bwd);
+    ev.optimizer_ms = median(opt_ms);
+    ev.io_ms = median(io);
+    ev.item_ms = median(item_ms);
+    ev.item_calls_per_step = static_cast<int64_t>(std::llround(median(items)));
+    ev.compute_ms = std::max(0.0, ev.step_ms - ev.data_wait_ms - ev.h2d_ms - ev.io_ms);
+    ev.gpu_ms = gpu.empty() ? -1 : median(gpu);
+    ev.h2d_copies = std::llround(median(h2dn));
+    ev.h2d_pageable = std::llround(median(h2dpg));
+    ev.h2d_blocking = std::llround(median(h2dbl));
+    ev.h2d_bytes_per_step = std::llround(median(h2db));
+    ev.main_process_loading_ms = median(loading);
+    // Shares as ratios of sums: one slow step weighs what it cost.
+    if (sum_dur > 0) {
+      ev.data_wait_pct = 100.0 * sum_data / sum_dur;
+      ev.io_pct = 100.0 * sum_io / sum_dur;
+      ev.h2d_pct = 100.0 * sum_h2d / sum_dur;
+    }
+  }
+
+  // Memory: CUDA allocated when the job used CUDA, else the process RSS. Every step is kept
+  // (growth is a trend), the slope over the steps after warm-up.
+  bool cuda_mem = std::any_of(out.steps.begin(), out.steps.end(), [](const StepRecord& s) { return s.mem_allocated >= 0; });
+  ev.mem_source = out.steps.empty() ? "" : (cuda_mem ? "cuda" : "rss");
+  for (const auto& s : out.steps) {
+    double v = static_cast<double>(cuda_mem ? s.mem_allocated : s.rss);
+    ev.mem_allocated_per_step.push_back(v);
+    if (cuda_mem) {
+      ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(s.mem_peak));
+      ev.mem_reserved_bytes = std::max(ev.mem_reserved_bytes, static_cast<double>(s.mem_reserved));
+    } else {
+      ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(s.rss));
+    }
+    if (s.flags & kStepNonFinite) ++ev.nonfinite_losses;
+  }
+  if (ev.mem_allocated_per_step.size() > static_cast<size_t>(out.warmup_steps))
+    ev.mem_slope_bytes_per_step = slope(std::vector<double>(
+        ev.mem_allocated_per_step.begin() + out.warmup_steps, ev.mem_allocated_per_step.end()));
+
+  // Per-sample loading cost: DataLoader workers' records plus the main process's own fetches.
+  int64_t samples = 0, getitem = 0, collate = 0, batches = 0;
+  for (const auto& f : r.fetches) {
+    samples += f.samples;
+    getitem += f.getitem_ns;
+    collate += f.collate_ns;
+    ++batches;
+  }
+  for (const auto& s : r.steps) {
+    if (s.pid != out.main_pid || s.samples == 0) continue;
+    samples += s.samples;
+    getitem += s.getitem_ns;
+    collate += s.collate_ns;
+    batches += s.fetches;
+  }
+  if (samples > 0) ev.sample_getitem_ms = ms(getitem) / static_cast<double>(samples);
+  if (batches > 0) ev.collate_ms = ms(collate) / static_cast<double>(batches);
+  return out;
+}
+
+}  // namespace ts::run

@@ -1,0 +1,32 @@
+#pragma once
+// From the agent's records to diagnose::AgentEvidence: picks the training process (the one
+// with the most steps; rank 0 when ranks are known), drops warm-up and profiled steps, and
+// summarises the rest with medians. The per-step table is kept for report.json.
+#include <string>
+#include <vector>
+
+#include "diagnose/evidence.h"
+#include "run/agent_records.h"
+
+namespace ts::run {
+
+struct AgentSummary {
+  bool agent_loaded = false;   // any record at all
+  bool torch_imported = false;
+  pid_t main_pid = 0;
+  std::vector<StepRecord> steps;  // the main process's steps of the chosen kind, GPU joined
+  int64_t warmup_steps = 0;       // leading steps left out of the medians
+  std::string trace_path;         // the profiler window's trace, "" if none
+  int64_t trace_first = -1, trace_last = -1;
+  std::string stop_reason;        // from the agent's goodbye: exit | steps
+  diagnose::AgentEvidence evidence;
+};
+
+AgentSummary summarise(const Records& r);
+
+// Median of a non-empty vector (copy); 0 for an empty one.
+double median(std::vector<double> v);
+// Least-squares slope of y over x = 0, 1, 2, ...
+double slope(const std::vector<double>& y);
+
+}  // namespace ts::run

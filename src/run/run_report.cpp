@@ -1,0 +1,219 @@
+#include "run/run_report.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "util/error.h"
+#include "util/json_writer.h"
+
+namespace ts::run {
+namespace {
+
+double ms(int64_t ns) { return ns / 1e6; }
+
+void write_agent(JsonWriter& w, const AgentSummary& a) {
+  const auto& e = a.evidence;
+  w.key("agent").begin_object();
+  w.field("loaded", a.agent_loaded);
+  w.field("torch_imported", a.torch_imported);
+  w.field("pid", static_cast<int64_t>(a.main_pid));
+  w.field("step_source", e.step_source);
+  w.field("steps", e.steps);
+  w.field("warmup_steps", a.warmup_steps);
+  w.field("dropped_records", e.dropped_records);
+  w.field("stop_reason", a.stop_reason);
+  w.key("notes").begin_array();
+  for (const auto& n : e.notes) w.value(n);
+  w.end_array();
+  w.key("errors").begin_array();
+  for (const auto& n : e.agent_errors) w.value(n);
+  w.end_array();
+
+  w.key("settings").begin_object();
+  w.field("python_version", e.python_version);
+  w.field("torch_version", e.torch_version);
+  w.field("cuda_version", e.cuda_version);
+  w.field("cuda_available", e.cuda_available);
+  w.field("device_name", e.device_name);
+  w.field("device_capability", e.device_capability);
+  w.field("device_mem_total_bytes", e.device_mem_total_bytes);
+  w.field("param_device", e.param_device);
+  w.field("param_dtype", e.param_dtype);
+  w.field("autocast_dtype", e.autocast_dtype);
+  w.field("compiled", e.compiled);
+  w.field("data_parallel", e.data_parallel);
+  w.field("ddp", e.ddp);
+  w.field("torch_threads", e.torch_threads);
+  w.field("optimizer", e.optimizer);
+  w.field("optimizer_impl", e.optimizer_impl);
+  w.field("optimizer_has_fused", e.optimizer_has_fused);
+  w.field("optimizer_has_foreach", e.optimizer_has_foreach);
+  w.field("rank", e.rank);
+  w.field("world_size", e.world_size);
+  w.key("loaders").begin_array();
+  for (const auto& l : e.loaders) {
+    w.begin_object();
+    w.field("dataset", l.dataset);
+    w.field("batch_size", l.batch_size);
+    w.field("num_workers", l.num_workers);
+    w.field("pin_memory", l.pin_memory);
+    w.field("prefetch_factor", l.prefetch_factor);
+    w.field("persistent_workers", l.persistent_workers);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+
+  w.key("summary").begin_object();
+  w.field("step_ms", e.step_ms);
+  w.field("data_wait_ms", e.data_wait_ms);
+  w.field("data_wait_pct", e.data_wait_pct);
+  w.field("h2d_ms", e.h2d_ms);
+  w.field("h2d_pct", e.h2d_pct);
+  w.field("forward_ms", e.forward_ms);
+  w.field("backward_ms", e.backward_ms);
+  w.field("optimizer_ms", e.optimizer_ms);
+  w.field("compute_ms", e.compute_ms);
+  w.key("gpu_ms");
+  if (e.gpu_ms >= 0) w.value(e.gpu_ms); else w.null();
+  w.field("io_ms", e.io_ms);
+  w.field("io_pct", e.io_pct);
+  w.field("item_calls_per_step", e.item_calls_per_step);
+  w.field("item_ms", e.item_ms);
+  w.field("h2d_copies", e.h2d_copies);
+  w.field("h2d_pageable", e.h2d_pageable);
+  w.field("h2d_blocking", e.h2d_blocking);
+  w.field("h2d_bytes_per_step", e.h2d_bytes_per_step);
+  w.key("sample_getitem_ms");
+  if (e.sample_getitem_ms >= 0) w.value(e.sample_getitem_ms); else w.null();
+  w.key("collate_ms");
+  if (e.collate_ms >= 0) w.value(e.collate_ms); else w.null();
+  w.field("main_process_loading_ms", e.main_process_loading_ms);
+  w.field("mem_source", e.mem_source);
+  w.field("mem_slope_bytes_per_step", e.mem_slope_bytes_per_step);
+  w.field("mem_peak_bytes", e.mem_peak_bytes);
+  w.field("mem_reserved_bytes", e.mem_reserved_bytes);
+  w.field("nonfinite_losses", e.nonfinite_losses);
+  w.end_object();
+
+  // The per-step table: every step the agent recorded for the main process.
+  w.key("step_table").begin_object();
+  w.key("columns").begin_array();
+  for (const char* c : {"step", "flags", "dur_ms", "data_wait_ms", "h2d_ms", "h2d_count", "h2d_bytes",
+                        "forward_ms", "backward_ms", "optimizer_ms", "io_ms", "item_calls", "gpu_ms",
+                        "mem_allocated", "mem_reserved", "mem_peak", "rss", "loss"})
+    w.value(c);
+  w.end_array();
+  w.key("rows").begin_array();
+  for (const auto& s : a.steps) {
+    w.begin_array();
+    w.value(s.step).value(s.flags).value(ms(s.dur_ns)).value(ms(s.data_wait_ns)).value(ms(s.h2d_ns));
+    w.value(s.h2d_count).value(s.h2d_bytes).value(ms(s.fwd_ns)).value(ms(s.bwd_ns)).value(ms(s.opt_ns));
+    w.value(ms(s.io_ns)).value(s.item_count);
+    if (s.gpu_ns >= 0) w.value(ms(s.gpu_ns)); else w.null();
+    w.value(s.mem_allocated).value(s.mem_reserved).value(s.mem_peak).value(s.rss);
+    if (s.flags & kStepLoss) w.value(s.loss); else w.null();
+    w.end_array();
+  }
+  w.end_array();
+  w.end_object();
+  w.end_object();
+}
+
+#ifndef TS_HAVE_REPORT
+void write_findings(JsonWriter& w, const diagnose::Diagnosis& d) {
+  w.key("diagnosis").begin_object();
+  w.field("verdict", d.verdict);
+  w.field("scenario", diagnose::scenario_id(d.scenario));
+  w.field("scenario_reason", d.scenario_reason);
+  w.key("findings").begin_array();
+  for (const auto& f : d.findings) {
+    w.begin_object();
+    w.field("id", f.id);
+    w.field("severity", diagnose::severity_name(f.severity));
+    w.field("confidence", f.confidence);
+    w.field("bottleneck", diagnose::bottleneck_name(f.bottleneck));
+    w.field("title", f.title);
+    w.field("source", f.source);
+    w.key("evidence").begin_array();
+    for (const auto& v : f.evidence) {
+      w.begin_object();
+      w.field("name", v.name);
+      w.field("value", v.value);
+      w.field("unit", v.unit);
+      w.end_object();
+    }
+    w.end_array();
+    w.field("explanation", f.explanation);
+    w.field("fix", f.fix);
+    w.field("fix_code", f.fix_code);
+    w.field("recoverable_fraction", f.recoverable_fraction);
+    w.field("gain", f.gain);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+#endif
+
+}  // namespace
+
+std::string run_section_json(const RunResult& r, const RunOptions& opt) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("command").begin_array();
+  for (const auto& a : opt.command) w.value(a);
+  w.end_array();
+  w.field("out_dir", r.out_dir);
+  w.field("started_utc", r.started_utc);
+  w.field("wall_s", r.wall_s);
+  w.key("exit").begin_object();
+  w.field("code", r.exit.code);
+  w.field("signal", r.exit.signal);
+  w.field("status", r.exit.shell_code());
+  w.end_object();
+  w.field("stopped_by", r.stopped_by_steps ? "steps" : (r.exit.signal ? "signal" : "exit"));
+  w.key("options").begin_object();
+  w.field("steps", opt.steps);
+  w.key("profile_steps");
+  if (opt.profile) {
+    w.begin_array().value(opt.profile_first).value(opt.profile_last).end_array();
+  } else {
+    w.null();
+  }
+  w.field("interval_ms", static_cast<int64_t>(opt.interval.count()));
+  w.end_object();
+  w.key("trace");
+  if (r.trace_path.empty()) w.null(); else w.value(r.trace_path);
+  w.key("trace_steps");
+  if (r.agent.trace_first > 0)
+    w.begin_array().value(r.agent.trace_first).value(r.agent.trace_last).end_array();
+  else
+    w.null();
+  w.key("samples_csv");
+  if (r.samples_path.empty()) w.null(); else w.value(r.samples_path);
+  w.field("run_id", r.run_id);
+  write_agent(w, r.agent);
+  w.key("warnings").begin_array();
+  for (const auto& s : r.warnings) w.value(s);
+  w.end_array();
+  w.end_object();
+  return w.take();
+}
+
+void write_report_json(const RunResult& r, const RunOptions& opt) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("kind", "run");
+  w.key("run").raw(run_section_json(r, opt));
+#ifndef TS_HAVE_REPORT
+  if (r.diagnosis) write_findings(w, *r.diagnosis);
+#endif
+  w.end_object();
+  std::ofstream f(r.report_path);
+  if (!f) throw UserError(r.report_path + ": cannot write: " + std::strerror(errno));
+  f << w.str() << '\n';
+}
+
+}  // namespace ts::run

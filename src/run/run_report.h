@@ -1,0 +1,15 @@
+#pragma once
+// report.json for a run: the `run` section (command, exit, options, the agent's settings,
+// summary and per-step table; docs/SCHEMA.md) plus the diagnosis.
+#include <string>
+
+#include "run/run_session.h"
+
+namespace ts::run {
+
+// The `run` section as a JSON object.
+std::string run_section_json(const RunResult& r, const RunOptions& opt);
+// Writes <out>/report.json; throws UserError when it cannot.
+void write_report_json(const RunResult& r, const RunOptions& opt);
+
+}  // namespace ts::run

@@ -1,0 +1,228 @@
+#include "run/run_session.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+
+#include "run/agent_channel.h"
+#include "run/agent_locator.h"
+#include "run/run_report.h"
+#include "run/run_store.h"
+#include "run/run_text.h"
+#include "run/samples_csv.h"
+#include "sample/sampler.h"
+#include "util/error.h"
+#ifdef TS_HAVE_ANALYSIS
+#include "trace/reader.h"
+#endif
+#ifdef TS_HAVE_DIAGNOSE
+#include "diagnose/diagnose.h"
+#endif
+
+namespace ts::run {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string utc_now(const char* fmt_str) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, fmt_str, &tm);
+  return buf;
+}
+
+double steady_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+diagnose::SamplesEvidence to_evidence(const sample::Summary& s) {
+  diagnose::SamplesEvidence e;
+  e.duration_s = s.duration_s;
+  e.gpus = s.gpus;
+  e.nvml = s.nvml;
+  e.gpu_util_mean_pct = s.gpu_util_mean_pct;
+  e.gpu_util_p10_pct = s.gpu_util_p10_pct;
+  e.gpu_util_p90_pct = s.gpu_util_p90_pct;
+  e.sm_active_mean_pct = s.sm_active_mean_pct;
+  e.tensor_active_mean_pct = s.tensor_active_mean_pct;
+  e.gpu_pattern = s.gpu_pattern;
+  e.sawtooth_period_ms = s.sawtooth_period_ms;
+  e.sawtooth_duty_pct = s.sawtooth_duty_pct;
+  e.gpu_mem_used_max_bytes = s.gpu_mem_used_max_bytes;
+  e.gpu_mem_total_bytes = s.gpu_mem_total_bytes;
+  e.temp_max_c = s.temp_max_c;
+  e.power_mean_w = s.power_mean_w;
+  e.throttle_reasons_seen = s.throttle_reasons_seen;
+  e.throttled_pct = s.throttled_pct;
+  e.cpu_cores = s.cpu_cores;
+  e.cpu_budget_cores = s.cpu_budget_cores;
+  e.host_cpu_mean_pct = s.host_cpu_mean_pct;
+  e.process_tree_cpu_mean_pct = s.process_tree_cpu_mean_pct;
+  e.process_tree_cpu_max_pct = s.process_tree_cpu_max_pct;
+  e.process_count = s.process_count;
+  e.nonvoluntary_switches_per_s = s.nonvoluntary_switches_per_s;
+  e.threads_total = s.threads_total;
+  e.shm_total_bytes = s.shm_total_bytes;
+  e.shm_used_max_bytes = s.shm_used_max_bytes;
+  return e;
+}
+
+void progress(const RunOptions& opt, const std::string& line) {
+  if (!opt.quiet) fmt::print(stderr, "trainscope: {}\n", line);
+}
+
+}  // namespace
+
+std::string default_out_dir() {
+  std::string base = "trainscope-runs/" + utc_now("%Y%m%d-%H%M%S");
+  std::string dir = base;
+  for (int i = 2; fs::exists(dir); ++i) dir = fmt::format("{}-{}", base, i);
+  return dir;
+}
+
+RunResult run_session(const RunOptions& opt) {
+  RunResult res;
+  if (opt.command.empty()) throw UserError("run: no command given (usage: trainscope run [options] -- COMMAND ...)");
+  res.out_dir = opt.out_dir.empty() ? default_out_dir() : opt.out_dir;
+  std::error_code ec;
+  fs::create_directories(res.out_dir, ec);
+  if (ec || !fs::is_directory(res.out_dir))
+    throw UserError(res.out_dir + ": cannot create the output directory: " + ec.message());
+  res.out_dir = fs::absolute(res.out_dir).lexically_normal().string();
+  res.started_utc = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  std::string agent_dir = locate_agent_dir();
+
+  AgentChannel channel;
+  std::atomic<int64_t> steps_seen{0};
+  channel.start([&](const StepRecord& s) {
+    if (s.step > steps_seen.load()) steps_seen = s.step;
+  });
+
+  std::map<std::string, std::string> env;
+  const char* pp = std::getenv("PYTHONPATH");
+  env["PYTHONPATH"] = agent_dir + (pp && *pp ? ":" + std::string(pp) : "");
+  env["TRAINSCOPE_AGENT_FIFO"] = channel.path();
+  env["TRAINSCOPE_OUT"] = res.out_dir;
+  env["TRAINSCOPE_PROFILE_STEPS"] =
+      opt.profile ? fmt::format("{}-{}", opt.profile_first, opt.profile_last) : "off";
+  if (opt.steps > 0) env["TRAINSCOPE_STOP_AFTER"] = std::to_string(opt.steps);
+
+  Launcher launcher(opt.command, env);
+  double t0 = steady_s();
+  pid_t pid = launcher.start();
+
+  sample::SamplerConfig scfg;
+  scfg.interval = opt.interval;
+  scfg.root_pid = pid;
+  std::unique_ptr<sample::Sampler> sampler;
+  std::unique_ptr<SamplesCsv> csv;
+  double sampler_t0 = 0;
+  if (opt.sample) {
+    try {
+      sampler = std::make_unique<sample::Sampler>(scfg);
+      res.samples_path = res.out_dir + "/samples.csv";
+      csv = std::make_unique<SamplesCsv>(res.samples_path);
+      sampler_t0 = steady_s();
+      sampler->start([&csv](const sample::Tick& t) { csv->write(t); });
+    } catch (const std::exception& e) {
+      res.warnings.push_back(std::string("hardware sampler unavailable: ") + e.what());
+      sampler.reset();
+    }
+  }
+
+  // --steps: the agent ends the program itself after step N (SystemExit). If the program
+  // catches that and keeps going, we ask again with SIGINT, then SIGTERM.
+  double steps_reached_at = 0;
+  int escalation = 0;
+  res.exit = launcher.wait(std::chrono::milliseconds(20), [&] {
+    if (opt.steps <= 0 || steps_seen.load() < opt.steps) return;
+    double now = steady_s();
+    if (steps_reached_at == 0) steps_reached_at = now;
+    if (escalation == 0 && now - steps_reached_at > 30) {
+      progress(opt, fmt::format("the program is still running after step {}: sending SIGINT", opt.steps));
+      launcher.signal_child(SIGINT);
+      escalation = 1;
+    } else if (escalation == 1 && now - steps_reached_at > 60) {
+      progress(opt, "still running: sending SIGTERM");
+      launcher.signal_child(SIGTERM);
+      escalation = 2;
+    }
+  });
+  res.wall_s = steady_s() - t0;
+  if (sampler) sampler->stop();
+  channel.stop();
+  if (csv) csv->close();
+
+  Records records = channel.snapshot();
+  res.agent = summarise(records);
+  res.stopped_by_steps = res.agent.stop_reason == "steps";
+  res.evidence.agent = res.agent.evidence;
+
+  if (sampler) {
+    sample::Summary sum = sampler->summary();
+    auto se = to_evidence(sum);
+    // The series for charts, and where each step started on the sampler's clock.
+    auto host = sampler->host_history();
+    auto gpus = sampler->gpu_history();
+    for (size_t i = 0; i < host.cpu_busy.size(); ++i) {
+      se.series.t_s.push_back(host.cpu_busy[i].t_s);
+      se.series.cpu_util_pct.push_back(host.cpu_busy[i].v);
+    }
+    if (!gpus.empty() && sum.primary_gpu >= 0 && static_cast<size_t>(sum.primary_gpu) < gpus.size()) {
+      const auto& g = gpus[static_cast<size_t>(sum.primary_gpu)];
+      for (size_t i = 0; i < g.util.size() && i < se.series.t_s.size(); ++i) se.series.gpu_util_pct.push_back(g.util[i].v);
+      for (size_t i = 0; i < g.mem_used.size() && i < se.series.t_s.size(); ++i)
+        se.series.gpu_mem_used_bytes.push_back(g.mem_used[i].v);
+    }
+    for (const auto& s : res.agent.steps)
+      se.step_start_s.push_back((s.t_end_ns - s.dur_ns) / 1e9 - sampler_t0);
+    res.evidence.samples = se;
+  }
+
+  // The profiler window's trace, through the trace engine.
+  if (!res.agent.trace_path.empty() && fs::exists(res.agent.trace_path)) {
+    res.trace_path = res.agent.trace_path;
+#ifdef TS_HAVE_ANALYSIS
+    try {
+      progress(opt, "analysing the profiler window " + res.trace_path);
+      auto store = trace::read_trace(res.trace_path);
+      res.evidence.trace = analysis::analyse(store);
+    } catch (const std::exception& e) {
+      res.warnings.push_back(std::string("profiler trace not analysed: ") + e.what());
+    }
+#endif
+  } else if (opt.profile && res.agent.evidence.steps > 0 && res.agent.evidence.steps < opt.profile_first) {
+    res.warnings.push_back(fmt::format("no profiler window: the run ended after {} steps, before step {}",
+                                       res.agent.evidence.steps, opt.profile_first));
+  }
+
+#ifdef TS_HAVE_DIAGNOSE
+  res.diagnosis = diagnose::diagnose(res.evidence);
+#endif
+
+  res.report_path = res.out_dir + "/report.json";
+  if (opt.store) {
+    try {
+      res.run_id = store_run(res, opt);
+    } catch (const std::exception& e) {
+      res.warnings.push_back(std::string("run not stored: ") + e.what());
+    }
+  }
+  write_report_json(res, opt);
+  {
+    std::ofstream txt(res.out_dir + "/report.txt");
+    txt << run_text(res, opt, false);
+  }
+  return res;
+}
+
+}  // namespace ts::run

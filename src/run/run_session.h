@@ -1,0 +1,49 @@
+#pragma once
+// One `trainscope run`: launch the command with the agent injected, sample the hardware while
+// it runs, then turn the agent's records, the samples and the profiler window's trace into
+// diagnose::Evidence, diagnose it and write everything under the output directory.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diagnose/evidence.h"
+#include "diagnose/finding.h"
+#include "run/agent_summary.h"
+#include "run/launcher.h"
+
+namespace ts::run {
+
+struct RunOptions {
+  std::vector<std::string> command;
+  std::string out_dir;             // "" = trainscope-runs/<UTC time>/
+  int64_t steps = 0;               // --steps N: end after N steps (0 = run to the end)
+  int64_t profile_first = 10, profile_last = 14;
+  bool profile = true;             // --no-profile: false
+  std::chrono::milliseconds interval{100};
+  bool sample = true;              // hardware sampler
+  bool store = true;               // record the run in the SQLite store
+  std::string store_path;          // "" = the store's default
+  bool quiet = false;              // no progress on stderr
+};
+
+struct RunResult {
+  std::string out_dir, report_path, samples_path, trace_path;
+  std::string started_utc;         // ISO 8601
+  double wall_s = 0;
+  ExitStatus exit;
+  bool stopped_by_steps = false;
+  AgentSummary agent;
+  diagnose::Evidence evidence;
+  std::optional<diagnose::Diagnosis> diagnosis;
+  std::vector<std::string> warnings;  // trace unreadable, store unavailable, ...
+  int64_t run_id = -1;             // in the store, -1 when not stored
+};
+
+RunResult run_session(const RunOptions& opt);
+
+// The default output directory for a run started now: trainscope-runs/<YYYYmmdd-HHMMSS>[-N].
+std::string default_out_dir();
+
+}  // namespace ts::run

@@ -1,0 +1,85 @@
+#include "run/run_text.h"
+
+#include <fmt/format.h>
+
+#include "util/format.h"
+
+namespace ts::run {
+namespace {
+
+std::string pct(double part, double whole) { return whole > 0 ? fmt::format("{:.0f}%", 100.0 * part / whole) : "-"; }
+
+std::string join_cmd(const std::vector<std::string>& c) {
+  std::string s;
+  for (const auto& a : c) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+}  // namespace
+
+std::string run_text(const RunResult& r, const RunOptions& opt, bool color) {
+  const char* bold = color ? "\033[1m" : "";
+  const char* dim = color ? "\033[2m" : "";
+  const char* reset = color ? "\033[0m" : "";
+  const auto& e = r.agent.evidence;
+  std::string o;
+  std::string how = r.stopped_by_steps ? fmt::format("stopped after {} steps (--steps)", opt.steps) : r.exit.describe();
+  o += fmt::format("\n{}trainscope run{}: {}  [{}, {:.1f} s]\n", bold, reset, join_cmd(opt.command), how, r.wall_s);
+
+  if (r.diagnosis) {
+    const auto& d = *r.diagnosis;
+    o += fmt::format("\n{}{}{}\n", bold, d.verdict, reset);
+    if (!d.scenario_reason.empty()) o += fmt::format("{}{}{}\n", dim, d.scenario_reason, reset);
+    int i = 0;
+    for (const auto& f : d.findings) {
+      o += fmt::format("\n {}. [{}] {}{}{}  ({})\n", ++i, diagnose::severity_name(f.severity), bold, f.title, reset, f.id);
+      std::string nums;
+      for (const auto& v : f.evidence) nums += fmt::format("{}{} = {:.4g} {}", nums.empty() ? "" : ", ", v.name, v.value, v.unit);
+      if (!nums.empty()) o += fmt::format("    evidence: {}\n", nums);
+      if (!f.fix.empty()) o += fmt::format("    fix: {}\n", f.fix);
+      if (!f.fix_code.empty()) o += fmt::format("    {}{}{}\n", dim, f.fix_code, reset);
+      if (!f.gain.empty()) o += fmt::format("    gain: {}\n", f.gain);
+    }
+  }
+
+  if (e.steps > 0) {
+    double step = e.step_ms;
+    o += fmt::format("\n{}Steps{} ({} by {}, medians of {} after warm-up and the profiler window):\n", bold, reset,
+                     e.steps, e.step_source == "optimizer" ? "optimizer.step()" : "DataLoader fetch",
+                     std::max<int64_t>(0, e.steps - r.agent.warmup_steps));
+    o += fmt::format("  step {:.2f} ms: data wait {:.2f} ms ({:.0f}%), forward {:.2f}, backward {:.2f}, "
+                     "optimizer {:.2f}, H2D {:.2f}, I/O {:.2f} ms ({:.0f}%)\n",
+                     step, e.data_wait_ms, e.data_wait_pct, e.forward_ms, e.backward_ms, e.optimizer_ms, e.h2d_ms,
+                     e.io_ms, e.io_pct);
+    if (e.gpu_ms >= 0) o += fmt::format("  GPU time per step {:.2f} ms ({} of the step)\n", e.gpu_ms, pct(e.gpu_ms, step));
+    if (e.sample_getitem_ms >= 0)
+      o += fmt::format("  loading: {:.3f} ms per sample in __getitem__, {:.3f} ms per batch in collate\n",
+                       e.sample_getitem_ms, std::max(0.0, e.collate_ms));
+    if (e.h2d_copies > 0)
+      o += fmt::format("  H2D copies per step: {} ({}), {} from pageable memory, {} blocking\n", e.h2d_copies,
+                       human_bytes(static_cast<double>(e.h2d_bytes_per_step)), e.h2d_pageable, e.h2d_blocking);
+    if (!e.mem_allocated_per_step.empty())
+      o += fmt::format("  memory ({}): last {}, {} per step\n", e.mem_source == "cuda" ? "CUDA allocated" : "process RSS",
+                       human_bytes(e.mem_allocated_per_step.back()),
+                       (e.mem_slope_bytes_per_step >= 0 ? "+" : "-") + human_bytes(std::abs(e.mem_slope_bytes_per_step)));
+  }
+  if (!e.optimizer.empty() || !e.loaders.empty() || !e.torch_version.empty()) {
+    o += fmt::format("{}  settings: torch {}", dim, e.torch_version);
+    if (!e.param_device.empty()) o += fmt::format(", params {} {}", e.param_device, e.param_dtype);
+    if (!e.autocast_dtype.empty()) o += ", autocast " + e.autocast_dtype;
+    if (e.compiled) o += ", torch.compile";
+    if (!e.optimizer.empty()) o += fmt::format(", {} ({})", e.optimizer, e.optimizer_impl);
+    for (const auto& l : e.loaders)
+      o += fmt::format(", DataLoader(batch_size={}, num_workers={}, pin_memory={})", l.batch_size, l.num_workers,
+                       l.pin_memory ? "True" : "False");
+    o += fmt::format(", {} torch threads{}\n", e.torch_threads, reset);
+  }
+  for (const auto& n : e.notes) o += fmt::format("  note: {}\n", n);
+  for (const auto& n : e.agent_errors) o += fmt::format("  agent error: {}\n", n);
+  for (const auto& w : r.warnings) o += fmt::format("  warning: {}\n", w);
+  o += fmt::format("\n{}Output: {}/ (report.json{}{}){}\n", dim, r.out_dir, r.trace_path.empty() ? "" : ", trace.json",
+                   r.samples_path.empty() ? "" : ", samples.csv", reset);
+  return o;
+}
+
+}  // namespace ts::run
