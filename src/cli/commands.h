@@ -13,6 +13,9 @@ struct Globals {
 };
 Globals& globals();
 
+void register_lab(CLI::App& app);        // cmd_lab.cpp
+void register_loader(CLI::App& app);     // cmd_loader.cpp
+void register_max_batch(CLI::App& app);  // cmd_max_batch.cpp
 void register_run(CLI::App& app);        // cmd_run.cpp
 void register_runs(CLI::App& app);       // cmd_runs.cpp (list stored runs)
 void register_report(CLI::App& app);     // cmd_report.cpp (show a stored run again)
