@@ -16,7 +16,7 @@ struct ByteClass {
   bool structural[256] = {};  // " [ ] { } and the NUL sentinel
   bool number[256] = {};      // characters that may appear in a JSON number
   constexpr ByteClass() {
-    ws[' '] = ws['\n'] = ws['\r'] = ws['\t'] = true;
+    for (char c : {' ', '\n', '\r', '\t'}) ws[static_cast<unsigned char>(c)] = true;
     for (char c : {'"', '[', ']', '{', '}', '\0'}) structural[static_cast<unsigned char>(c)] = true;
     for (char c = '0'; c <= '9'; ++c) number[static_cast<unsigned char>(c)] = true;
     for (char c : {'-', '+', '.', 'e', 'E'}) number[static_cast<unsigned char>(c)] = true;

@@ -1,5 +1,6 @@
 #include "trace/trace_parser.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <memory>
@@ -415,7 +416,8 @@ const char* Parser::read_float(const char* p, float& out) {
   }
   double v;
   auto r = std::from_chars(b, e, v);
-  if (r.ec == std::errc() && r.ptr == e) out = static_cast<float>(v);
+  // Out-of-range doubles would be undefined behaviour as float: clamp (NaN is never produced).
+  if (r.ec == std::errc() && r.ptr == e) out = static_cast<float>(std::clamp(v, -3.0e38, 3.0e38));
   return after;
 }
 

@@ -2,6 +2,10 @@
 // refills), .json vs .json.gz, and multi-member gzip all give identical stores.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <thread>
+
 #include "trace/byte_source.h"
 #include "trace/reader.h"
 #include "trace/trace_parser.h"
@@ -61,6 +65,37 @@ TEST(TraceStreaming, PlainAndGzipAgree) {
   std::string plain = test::temp_dir() + "/tb4.json";
   test::write_file(plain, test::gunzip_file(gz));
   expect_same(read_trace(gz), read_trace(plain));
+}
+
+TEST(TraceStreaming, MappedPlainFileReportsProgressAndMatchesGzip) {
+  // A plain regular file is parsed in place (mmap) and its pages released every 16 MiB.
+  std::string gz = data_path("tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz");
+  std::string plain = test::temp_dir() + "/tb0.json";
+  test::write_file(plain, test::gunzip_file(gz));
+  int calls = 0;
+  uint64_t last = 0;
+  ReadOptions opt;
+  opt.progress = [&](uint64_t u, uint64_t, uint64_t total) {
+    EXPECT_GT(u, last);
+    EXPECT_EQ(total, 35154637u);
+    last = u;
+    ++calls;
+  };
+  EventStore mapped = read_trace(plain, opt);
+  EXPECT_GE(calls, 2);  // 35 MB: two release points
+  expect_same(read_trace(gz), mapped);
+}
+
+TEST(TraceStreaming, PipeIsReadThroughTheWindow) {
+  // A FIFO cannot be mapped: the read() window path handles plain JSON from it.
+  std::string json = test::gunzip_file(data_path("hta_critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz"));
+  std::string fifo = test::temp_dir() + "/trace.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { test::write_file(fifo, json); });
+  EventStore s = read_trace(fifo);
+  writer.join();
+  EXPECT_EQ(s.size(), 1408u);
+  EXPECT_EQ(s.meta.input_bytes, json.size());
 }
 
 TEST(TraceStreaming, MultiMemberGzip) {
