@@ -9,7 +9,7 @@ import sys
 
 
 class _Guard:
-    __slots__ = ("off", "errors", "patches", "channel", "break_hook")
+    __slots__ = ("off", "errors", "patches", "channel", "break_hook", "break_at")
 
     def __init__(self):
         self.off = False
@@ -18,14 +18,17 @@ class _Guard:
         self.channel = None
         # Test aid: TRAINSCOPE_AGENT_BREAK=<hook> makes that hook raise (tests/run checks
         # that the training still completes and the error is reported once).
-        self.break_hook = os.environ.get("TRAINSCOPE_AGENT_BREAK", "")
+        # "name" breaks at once, "name:N" from step N on.
+        spec = os.environ.get("TRAINSCOPE_AGENT_BREAK", "")
+        self.break_hook, _, at = spec.partition(":")
+        self.break_at = int(at) if at.isdigit() else 0
 
 
 G = _Guard()
 
 
-def check_break(name):
-    if G.break_hook == name:
+def check_break(name, step=0):
+    if G.break_hook == name and step >= G.break_at:
         raise RuntimeError("deliberately broken hook '%s' (TRAINSCOPE_AGENT_BREAK)" % name)
 
 

@@ -74,7 +74,7 @@ class State:
 
     def end_step(self, by_optimizer):
         """Closes the step in progress: writes its record, advances the window, maybe stops."""
-        check_break("step")
+        check_break("step", self.step + 1)
         t = now()
         if by_optimizer and not self.opt_seen:
             # The first optimizer step: any fetch-steps before it were warm-up; renumber.

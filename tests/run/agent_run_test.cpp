@@ -1,0 +1,233 @@
+// Real runs of small training scripts (tests/run/scripts) under `trainscope run` with Debian's
+// PyTorch 1.13 on CPU. The scripts plant known costs (sleeps of known length per sample, a
+// checkpoint every step, a raise, a Ctrl-C) and the tests check the agent measured them.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "run_test_util.h"
+
+namespace ts::run::test {
+namespace {
+namespace fs = std::filesystem;
+
+#define REQUIRE_TORCH()                                                              \
+  if (torch_python().empty()) GTEST_SKIP() << "/usr/bin/python3 with torch not found: " \
+                                              "install python3-torch (scripts/bootstrap)"
+
+std::string script(const std::string& name) { return scripts_dir() + "/" + name; }
+
+// 4 samples of 2 ms each per batch, 5 ms of sleep-"compute" per step, num_workers=0: the loop
+// waits ~8 ms of every ~13.5 ms for data.
+TEST(AgentRun, DataStarvedLoopWaitsMostOfTheStep) {
+  REQUIRE_TORCH();
+  auto r = run_script({torch_python(), script("starved.py"), "0", "24", "2", "4", "5"}, fresh_dir("starved0"));
+  const auto& e = r.agent.evidence;
+  EXPECT_EQ(r.exit.shell_code(), 0);
+  EXPECT_EQ(e.step_source, "optimizer");
+  EXPECT_EQ(e.steps, 24);
+  EXPECT_GT(e.data_wait_pct, 50.0);
+  EXPECT_GE(e.data_wait_ms, 4 * 2.0);        // the sleeps alone
+  EXPECT_LT(e.data_wait_ms, 4 * 2.0 + 6.0);  // plus overhead, not the compute
+  EXPECT_GE(e.step_ms, e.data_wait_ms + 5.0);  // the 5 ms compute sleep is outside the wait
+  EXPECT_GE(e.sample_getitem_ms, 2.0);
+  EXPECT_LT(e.sample_getitem_ms, 4.0);
+  EXPECT_NEAR(e.main_process_loading_ms, e.data_wait_ms, 1.5);  // loading runs inside the wait
+  ASSERT_EQ(e.loaders.size(), 1u);
+  EXPECT_EQ(e.loaders[0].num_workers, 0);
+  EXPECT_EQ(e.loaders[0].batch_size, 4);
+  EXPECT_EQ(e.loaders[0].dataset, "Slow");
+  EXPECT_EQ(e.optimizer, "SGD");
+  EXPECT_EQ(e.param_device, "cpu");
+  EXPECT_EQ(e.mem_source, "rss");
+  EXPECT_GT(e.mem_allocated_per_step.size(), 20u);
+  EXPECT_GT(e.mem_allocated_per_step.back(), 50e6);  // a torch process is > 50 MB
+}
+
+// Same loop with 2 workers: each delivers a batch every 8 ms, together every 4 ms, faster than
+// the 5 ms step: the wait collapses; __getitem__ is now timed inside the workers.
+TEST(AgentRun, TwoWorkersCutTheDataWait) {
+  REQUIRE_TORCH();
+  auto r0 = run_script({torch_python(), script("starved.py"), "0", "24", "2", "4", "5"}, fresh_dir("starved0b"));
+  auto r2 = run_script({torch_python(), script("starved.py"), "2", "40", "2", "4", "5"}, fresh_dir("starved2"));
+  const auto& e0 = r0.agent.evidence;
+  const auto& e2 = r2.agent.evidence;
+  EXPECT_EQ(e2.steps, 40);
+  ASSERT_EQ(e2.loaders.size(), 1u);
+  EXPECT_EQ(e2.loaders[0].num_workers, 2);
+  EXPECT_LT(e2.data_wait_ms, 0.5 * e0.data_wait_ms);
+  EXPECT_LT(e2.data_wait_ms, 3.0);
+  EXPECT_EQ(e2.main_process_loading_ms, 0.0);  // nothing loaded in the training process
+  EXPECT_GE(e2.sample_getitem_ms, 2.0);        // from the workers' records
+  EXPECT_LT(e2.sample_getitem_ms, 4.0);
+}
+
+TEST(AgentRun, SaveEveryStepIsMeasuredAsIo) {
+  REQUIRE_TORCH();
+  auto r = run_script({torch_python(), script("save_every_step.py"), "20"}, fresh_dir("save"));
+  const auto& e = r.agent.evidence;
+  EXPECT_EQ(e.steps, 20);
+  EXPECT_GT(e.io_ms, 0.5);  // a 4 MB torch.save
+  EXPECT_GT(e.io_pct, 3.0);
+  EXPECT_LT(e.io_ms, e.step_ms);
+  for (size_t i = 1; i < r.agent.steps.size(); ++i) {
+    // The save of step i happens after its optimizer step: it lands in step i+1.
+    EXPECT_EQ(r.agent.steps[i].io_count, 1) << "step " << r.agent.steps[i].step;
+  }
+}
+
+TEST(AgentRun, NoOptimizerFallsBackToDataLoaderFetches) {
+  REQUIRE_TORCH();
+  auto r = run_script({torch_python(), script("no_optimizer.py")}, fresh_dir("noopt"));
+  const auto& e = r.agent.evidence;
+  EXPECT_EQ(e.step_source, "dataloader");
+  EXPECT_EQ(e.steps, 64);  // 64 batches: each fetch after the first closes a step
+  EXPECT_GE(e.step_ms, 3.0);  // the 3 ms sleep per batch
+  EXPECT_LT(e.data_wait_ms, 1.0);
+  EXPECT_TRUE(e.optimizer.empty());
+}
+
+TEST(AgentRun, PythonDashMEntry) {
+  REQUIRE_TORCH();
+  auto cwd = fs::current_path();
+  fs::current_path(scripts_dir() + "/pkg_entry");
+  auto r = run_script({torch_python(), "-m", "tsdemo"}, fresh_dir("dashm"));
+  fs::current_path(cwd);
+  EXPECT_EQ(r.exit.shell_code(), 0);
+  EXPECT_EQ(r.agent.evidence.steps, 8);
+  EXPECT_EQ(r.agent.evidence.optimizer, "Adam");
+}
+
+TEST(AgentRun, StepsEndsTheRunGracefully) {
+  REQUIRE_TORCH();
+  auto r = run_script({torch_python(), script("endless.py")}, fresh_dir("steps"), false, 12);
+  EXPECT_EQ(r.exit.shell_code(), 0);
+  EXPECT_TRUE(r.stopped_by_steps);
+  EXPECT_EQ(r.agent.evidence.steps, 12);
+}
+
+// Profiler window 4-6 inside a 10-step run: a trace with ProfilerStep#4..6 (bare-array form
+// on Debian's 1.13), and those steps (plus the one after) left out of the medians.
+TEST(AgentRun, ProfilerWindowWritesATrace) {
+  REQUIRE_TORCH();
+  RunOptions opt;
+  opt.command = {torch_python(), script("starved.py"), "0", "10", "1", "2", "0"};
+  opt.out_dir = fresh_dir("window");
+  opt.profile_first = 4;
+  opt.profile_last = 6;
+  opt.store = false;
+  opt.quiet = true;
+  auto r = run_session(opt);
+  ASSERT_FALSE(r.trace_path.empty());
+  EXPECT_TRUE(fs::exists(r.out_dir + "/trace.json"));
+  std::string trace = slurp(r.trace_path);
+  EXPECT_EQ(count(trace, "\"ProfilerStep#4\""), 1);
+  EXPECT_EQ(count(trace, "\"ProfilerStep#6\""), 1);
+  EXPECT_EQ(count(trace, "\"ProfilerStep#7\""), 0);
+  int profiled = 0;
+  for (const auto& s : r.agent.steps) profiled += (s.flags & kStepProfiled) ? 1 : 0;
+  EXPECT_EQ(profiled, 4);  // 4, 5, 6 and 7 (the export lands in step 7)
+#ifdef TS_HAVE_ANALYSIS
+  ASSERT_TRUE(r.evidence.trace.has_value());
+  EXPECT_EQ(r.evidence.trace->steps.steps.size(), 3u);
+#endif
+}
+
+TEST(AgentRun, ScriptsOwnSitecustomizeStillRuns) {
+  REQUIRE_TORCH();
+  std::string out = fresh_dir("site");
+  auto c = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", out, "--", torch_python(),
+                    script("own_site/check_site.py")},
+                   "", {"PYTHONPATH='" + scripts_dir() + "/own_site'"});
+  EXPECT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("user sitecustomize ran: 1"), std::string::npos) << c.out;
+  std::string rep = slurp(out + "/report.json");
+  EXPECT_NE(rep.find("\"step_source\": \"optimizer\""), std::string::npos);
+  EXPECT_NE(rep.find("\"steps\": 4"), std::string::npos);
+}
+
+TEST(AgentRun, ExitCodePassesThroughAndReportIsWritten) {
+  REQUIRE_TORCH();
+  std::string out = fresh_dir("raises");
+  auto c = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", out, "--", torch_python(), script("raises.py")});
+  EXPECT_EQ(c.status, 1);
+  EXPECT_NE(c.err.find("planted failure after 6 steps"), std::string::npos);  // the user's traceback, untouched
+  std::string rep = slurp(out + "/report.json");
+  EXPECT_NE(rep.find("\"status\": 1"), std::string::npos);
+  EXPECT_NE(rep.find("\"steps\": 6"), std::string::npos);
+}
+
+TEST(AgentRun, SigintMidRunExits130WithAReport) {
+  REQUIRE_TORCH();
+  std::string out = fresh_dir("sigint");
+  std::string so = out + "/stdout";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(so.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    execl(TS_CLI, TS_CLI, "-q", "run", "--no-store", "--no-profile", "--out", (out + "/run").c_str(), "--",
+          torch_python().c_str(), script("endless.py").c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  bool ready = false;
+  for (int i = 0; i < 300 && !ready; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ready = slurp(so).find("READY") != std::string::npos;
+  }
+  ASSERT_TRUE(ready) << "endless.py never printed READY";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGINT);  // like `kill -INT`: trainscope forwards it to the child
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 130);
+  std::string rep = slurp(out + "/run/report.json");
+  EXPECT_NE(rep.find("\"signal\": 2"), std::string::npos);
+  EXPECT_NE(rep.find("\"status\": 130"), std::string::npos);
+  auto p = rep.find("\"step_source\"");
+  ASSERT_NE(p, std::string::npos);
+  auto s = rep.find("\"steps\": ", p);
+  EXPECT_GE(std::stoi(rep.substr(s + 9)), 5);
+}
+
+TEST(AgentRun, BrokenHookIsReportedOnceAndTrainingCompletes) {
+  REQUIRE_TORCH();
+  std::string out = fresh_dir("broken");
+  auto c = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", out, "--", torch_python(), script("starved.py"),
+                    "0", "10", "1", "2"},
+                   "", {"TRAINSCOPE_AGENT_BREAK=step:5"});
+  EXPECT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("starved: done"), std::string::npos);  // the training finished
+  EXPECT_EQ(count(c.err, "trainscope agent: internal error"), 1) << c.err;
+  std::string rep = slurp(out + "/report.json");
+  EXPECT_EQ(count(rep, "deliberately broken hook 'step'"), 1);
+  EXPECT_NE(rep.find("\"steps\": 4"), std::string::npos);  // steps 1-4 were recorded before it broke
+}
+
+TEST(AgentRun, PythonWithoutTorchStillRuns) {
+  // The `python3` first on PATH here has no torch; elsewhere this may not hold.
+  if (std::system("python3 -c 'import torch' >/dev/null 2>&1") == 0 ||
+      std::system("python3 -c 'pass' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "needs a python3 on PATH without torch";
+  std::string out = fresh_dir("notorch");
+  auto c = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", out, "--", "python3", script("no_torch.py")});
+  EXPECT_EQ(c.status, 3);
+  EXPECT_NE(c.out.find("no_torch: python"), std::string::npos);
+  std::string rep = slurp(out + "/report.json");
+  EXPECT_NE(rep.find("torch is not installed for"), std::string::npos) << rep;
+}
+
+TEST(AgentRun, CommandNotFoundIsOneClearLine) {
+  auto c = run_cli({"-q", "run", "--no-store", "--out", fresh_dir("nocmd"), "--", "/nonexistent/python9"});
+  EXPECT_EQ(c.status, 127);
+  EXPECT_NE(c.err.find("/nonexistent/python9: cannot start"), std::string::npos) << c.err;
+}
+
+}  // namespace
+}  // namespace ts::run::test

@@ -1,0 +1,109 @@
+// The record decoder and the step summary, on records built here byte by byte the way
+// agent/trainscope_agent/channel.py packs them.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "run/agent_records.h"
+#include "run/agent_summary.h"
+
+namespace ts::run {
+namespace {
+
+std::string header(uint8_t type, size_t payload, uint32_t pid, uint32_t seq) {
+  std::string h(16, '\0');
+  uint32_t magic = kRecordMagic;
+  uint16_t len = static_cast<uint16_t>(16 + payload);
+  std::memcpy(h.data(), &magic, 4);
+  std::memcpy(h.data() + 4, &len, 2);
+  h[6] = static_cast<char>(type);
+  h[7] = 1;
+  std::memcpy(h.data() + 8, &pid, 4);
+  std::memcpy(h.data() + 12, &seq, 4);
+  return h;
+}
+
+std::string step_rec(uint32_t pid, uint32_t seq, int64_t step, int64_t flags, int64_t dur_ns, int64_t data_ns,
+                     int64_t rss = 100) {
+  int64_t f[25] = {};
+  f[0] = step;
+  f[1] = flags;
+  f[3] = dur_ns;
+  f[4] = data_ns;
+  f[18] = -1, f[19] = -1, f[20] = -1;
+  f[21] = rss;
+  std::string p(26 * 8, '\0');
+  std::memcpy(p.data(), f, sizeof f);
+  double loss = 0.5;
+  std::memcpy(p.data() + 200, &loss, 8);
+  return header(2, p.size(), pid, seq) + p;
+}
+
+std::string text_rec(uint32_t pid, uint32_t seq, const std::string& body) {
+  return header(1, body.size(), pid, seq) + body;
+}
+
+TEST(RecordDecoder, AnyChunkingGivesTheSameRecords) {
+  std::string stream = text_rec(7, 1, "kind=loader\nbatch_size=32\nnum_workers=4\npin_memory=1");
+  for (int i = 1; i <= 5; ++i) stream += step_rec(7, 1 + i, i, kStepOptimizer, 10'000'000, 4'000'000);
+  for (size_t chunk : {size_t{1}, size_t{7}, size_t{100}, stream.size()}) {
+    Records r;
+    RecordDecoder d(r);
+    for (size_t p = 0; p < stream.size(); p += chunk) d.feed(std::string_view(stream).substr(p, chunk));
+    ASSERT_EQ(r.steps.size(), 5u) << "chunk " << chunk;
+    ASSERT_EQ(r.texts.size(), 1u);
+    EXPECT_EQ(r.texts[0].kind, "loader");
+    EXPECT_EQ(r.texts[0].get_int("batch_size"), 32);
+    EXPECT_TRUE(r.texts[0].get_bool("pin_memory"));
+    EXPECT_EQ(r.steps[4].step, 5);
+    EXPECT_EQ(r.steps[4].data_wait_ns, 4'000'000);
+    EXPECT_DOUBLE_EQ(r.steps[4].loss, 0.5);
+    EXPECT_EQ(r.seq_gaps, 0u);
+    EXPECT_EQ(d.pending(), 0u);
+  }
+}
+
+TEST(RecordDecoder, SkipsGarbageAndCountsDroppedRecords) {
+  Records r;
+  RecordDecoder d(r);
+  d.feed("garbage!" + step_rec(9, 1, 1, 1, 5, 1) + "xx" + step_rec(9, 4, 2, 1, 5, 1));
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.bad_bytes, 10u);
+  EXPECT_EQ(r.seq_gaps, 2u);  // seq 2 and 3 never arrived
+}
+
+TEST(AgentSummary, MediansSkipWarmupAndProfiledSteps) {
+  Records r;
+  RecordDecoder d(r);
+  std::string s = text_rec(5, 1, "kind=hello\npython=3.11.2");
+  uint32_t seq = 2;
+  // 12 steps: warm-up steps 1-2 are slow, 6-7 profiled and slow; the rest 10 ms with 6 ms wait.
+  for (int i = 1; i <= 12; ++i) {
+    bool slow = i <= 2 || i == 6 || i == 7;
+    int64_t flags = kStepOptimizer | ((i == 6 || i == 7) ? kStepProfiled : 0);
+    s += step_rec(5, seq++, i, flags, slow ? 90'000'000 : 10'000'000, 6'000'000, 1000 + 100 * i);
+  }
+  s += step_rec(6, 1, 1, kStepOptimizer, 1, 1);  // another process with one step: not the main one
+  d.feed(s);
+  auto sum = summarise(r);
+  EXPECT_EQ(sum.main_pid, 5);
+  EXPECT_EQ(sum.evidence.steps, 12);
+  EXPECT_EQ(sum.warmup_steps, 2);
+  EXPECT_DOUBLE_EQ(sum.evidence.step_ms, 10.0);
+  EXPECT_DOUBLE_EQ(sum.evidence.data_wait_ms, 6.0);
+  EXPECT_NEAR(sum.evidence.data_wait_pct, 60.0, 1e-9);
+  EXPECT_EQ(sum.evidence.mem_source, "rss");
+  EXPECT_NEAR(sum.evidence.mem_slope_bytes_per_step, 100.0, 1e-9);
+  EXPECT_EQ(sum.evidence.python_version, "3.11.2");
+}
+
+TEST(AgentSummary, NoRecordsMeansTheAgentDidNotLoad) {
+  Records r;
+  auto sum = summarise(r);
+  EXPECT_FALSE(sum.agent_loaded);
+  ASSERT_EQ(sum.evidence.notes.size(), 1u);
+  EXPECT_NE(sum.evidence.notes[0].find("did not load"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ts::run

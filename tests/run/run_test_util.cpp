@@ -1,0 +1,77 @@
+#include "run_test_util.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace ts::run::test {
+namespace fs = std::filesystem;
+
+const std::string& torch_python() {
+  static const std::string py = [] {
+    const char* cand = "/usr/bin/python3";
+    if (!fs::exists(cand)) return std::string();
+    int rc = std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1");
+    return rc == 0 ? std::string(cand) : std::string();
+  }();
+  return py;
+}
+
+std::string scripts_dir() { return std::string(TS_SOURCE_DIR) + "/tests/run/scripts"; }
+
+std::string fresh_dir(const std::string& name) {
+  fs::path p = fs::path(TS_BINARY_DIR) / "tests-run-out" / name;
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p.string();
+}
+
+RunResult run_script(std::vector<std::string> command, const std::string& out, bool profile, int64_t steps) {
+  RunOptions opt;
+  opt.command = std::move(command);
+  opt.out_dir = out;
+  opt.profile = profile;
+  opt.store = false;
+  opt.quiet = true;
+  opt.steps = steps;
+  return run_session(opt);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+int count(const std::string& hay, const std::string& needle) {
+  int n = 0;
+  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + needle.size())) ++n;
+  return n;
+}
+
+CliResult run_cli(const std::vector<std::string>& args, const std::string& cwd, const std::vector<std::string>& env) {
+  std::string dir = fresh_dir("cli-io-" + std::to_string(getpid()));
+  std::string out = dir + "/out", err = dir + "/err";
+  std::string cmd = cwd.empty() ? "" : "cd '" + cwd + "' && ";
+  for (const auto& e : env) cmd += e + " ";
+  cmd += "'" + std::string(TS_CLI) + "'";
+  for (const auto& a : args) cmd += " '" + a + "'";
+  cmd += " >'" + out + "' 2>'" + err + "'";
+  int st = std::system(cmd.c_str());
+  CliResult r;
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+}  // namespace ts::run::test
