@@ -13,6 +13,7 @@ struct Globals {
 };
 Globals& globals();
 
+void register_doctor(CLI::App& app);  // cmd_doctor.cpp
 void register_lab(CLI::App& app);        // cmd_lab.cpp
 void register_loader(CLI::App& app);     // cmd_loader.cpp
 void register_max_batch(CLI::App& app);  // cmd_max_batch.cpp

@@ -1,0 +1,297 @@
+#include "doctor/proc_inspect.h"
+
+#include <dirent.h>
+#include <sched.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "doctor/runtime_libraries.h"
+
+namespace ts::doctor {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+bool to_double(std::string_view s, double& v) {
+  s = trim(s);
+  if (s.empty()) return false;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+std::vector<int> list_pids() {
+  std::vector<int> pids;
+  DIR* d = opendir("/proc");
+  if (!d) return pids;
+  while (dirent* e = readdir(d)) {
+    int pid = 0;
+    auto r = std::from_chars(e->d_name, e->d_name + std::strlen(e->d_name), pid);
+    if (r.ec == std::errc() && *r.ptr == '\0') pids.push_back(pid);
+  }
+  closedir(d);
+  return pids;
+}
+
+// /proc/PID/stat: comm sits in parentheses and may hold spaces or ')': split after the last ')'.
+bool read_stat(int pid, ChildProcess& out) {
+  std::string text;
+  if (!read_small_file("/proc/" + std::to_string(pid) + "/stat", text)) return false;
+  auto open = text.find('(');
+  auto close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return false;
+  out.pid = pid;
+  out.comm = text.substr(open + 1, close - open - 1);
+  std::istringstream rest(text.substr(close + 1));
+  std::string field;
+  // After comm: 3 state, 4 ppid, ..., 20 num_threads (1-based as in proc(5)).
+  for (int i = 3; i <= 20 && rest >> field; ++i) {
+    if (i == 4) out.ppid = std::atoi(field.c_str());
+    if (i == 20) out.threads = std::atoi(field.c_str());
+  }
+  return out.ppid >= 0;
+}
+
+}  // namespace
+
+bool read_small_file(const std::string& path, std::string& out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  out = ss.str();
+  return !f.bad();
+}
+
+int CpuBudget::effective() const {
+  int n = affinity > 0 ? affinity : online;
+  if (cgroup_cpus > 0) {
+    int q = static_cast<int>(std::ceil(cgroup_cpus - 1e-9));
+    n = n > 0 ? std::min(n, std::max(q, 1)) : std::max(q, 1);
+  }
+  return n;
+}
+
+std::vector<std::string> parse_maps_libraries(std::string_view maps) {
+  std::vector<std::string> out;
+  std::set<std::string, std::less<>> seen;
+  while (!maps.empty()) {
+    auto nl = maps.find('\n');
+    std::string_view line = maps.substr(0, nl);
+    maps = nl == std::string_view::npos ? std::string_view() : maps.substr(nl + 1);
+    // address perms offset dev inode pathname: the path is whatever follows the 5th field.
+    std::string_view rest = line;
+    for (int i = 0; i < 5; ++i) {
+      auto sp = rest.find_first_of(' ');
+      if (sp == std::string_view::npos) { rest = {}; break; }
+      rest = rest.substr(sp);
+      rest = trim(rest);
+    }
+    if (rest.empty() || rest.front() != '/') continue;
+    if (auto del = rest.find(" (deleted)"); del != std::string_view::npos) rest = rest.substr(0, del);
+    auto slash = rest.rfind('/');
+    if (rest.find(".so", slash) == std::string_view::npos) continue;
+    if (seen.find(rest) != seen.end()) continue;
+    seen.emplace(rest);
+    out.emplace_back(rest);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> parse_environ(std::string_view environ,
+                                                 const std::vector<std::string>& keys) {
+  std::map<std::string, std::string> out;
+  while (!environ.empty()) {
+    auto nul = environ.find('\0');
+    std::string_view kv = environ.substr(0, nul);
+    environ = nul == std::string_view::npos ? std::string_view() : environ.substr(nul + 1);
+    auto eq = kv.find('=');
+    if (eq == std::string_view::npos || eq == 0) continue;
+    std::string key(kv.substr(0, eq));
+    if (!keys.empty() && std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+    out[key] = std::string(kv.substr(eq + 1));
+  }
+  return out;
+}
+
+double parse_cpu_max(std::string_view text) {
+  text = trim(text);
+  auto sp = text.find(' ');
+  if (sp == std::string_view::npos) return -1;
+  std::string_view quota = text.substr(0, sp);
+  if (quota == "max") return -1;
+  double q = 0, p = 0;
+  if (!to_double(quota, q) || !to_double(text.substr(sp + 1), p) || p <= 0 || q <= 0) return -1;
+  return q / p;
+}
+
+double parse_cfs_quota(std::string_view quota, std::string_view period) {
+  double q = 0, p = 0;
+  if (!to_double(quota, q) || !to_double(period, p) || q <= 0 || p <= 0) return -1;
+  return q / p;
+}
+
+std::pair<std::string, std::string> parse_cpuinfo(std::string_view text) {
+  std::string vendor, model;
+  while (!text.empty() && (vendor.empty() || model.empty())) {
+    auto nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    auto key = trim(line.substr(0, colon));
+    auto val = trim(line.substr(colon + 1));
+    if (key == "vendor_id" && vendor.empty()) vendor = std::string(val);
+    // x86 says "model name"; arm64 has "CPU implementer" and no name.
+    if (key == "model name" && model.empty()) model = std::string(val);
+    if (key == "CPU implementer" && vendor.empty()) vendor = "ARM implementer " + std::string(val);
+  }
+  return {vendor, model};
+}
+
+const std::vector<std::string>& interesting_env_keys() {
+  static const std::vector<std::string> keys = {
+      "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+      "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "KMP_AFFINITY",
+      "OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY", "CUDA_VISIBLE_DEVICES",
+      "CUDA_LAUNCH_BLOCKING", "PYTORCH_CUDA_ALLOC_CONF", "NCCL_DEBUG", "NCCL_P2P_DISABLE",
+      "NCCL_IB_DISABLE", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
+      "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"};
+  return keys;
+}
+
+std::vector<ChildProcess> process_descendants(int pid) {
+  std::vector<ChildProcess> all;
+  for (int p : list_pids()) {
+    ChildProcess c;
+    if (read_stat(p, c)) all.push_back(std::move(c));
+  }
+  std::vector<ChildProcess> out;
+  std::deque<int> todo{pid};
+  std::set<int> seen{pid};
+  while (!todo.empty()) {
+    int parent = todo.front();
+    todo.pop_front();
+    for (const auto& c : all) {
+      if (c.ppid == parent && seen.insert(c.pid).second) {
+        out.push_back(c);
+        todo.push_back(c.pid);
+      }
+    }
+  }
+  return out;
+}
+
+ProcessFacts inspect_process(int pid) {
+  ProcessFacts f;
+  f.pid = pid;
+  const std::string base = "/proc/" + std::to_string(pid);
+  std::string maps, environ;
+  if (!read_small_file(base + "/maps", maps) || maps.empty()) {
+    f.read_error = (errno == EACCES || errno == EPERM)
+                       ? base + "/maps: permission denied (run as the job's user or root)"
+                       : base + "/maps: " + (access(base.c_str(), F_OK) != 0 ? "no such process"
+                                                                                : "not readable");
+  } else {
+    f.readable = true;
+    f.libraries = parse_maps_libraries(maps);
+    f.runtimes = classify_runtimes(f.libraries);
+  }
+  if (read_small_file(base + "/environ", environ)) f.env = parse_environ(environ, interesting_env_keys());
+
+  DIR* d = opendir((base + "/task").c_str());
+  if (d) {
+    f.threads = 0;
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      std::string comm;
+      if (!read_small_file(base + "/task/" + e->d_name + "/comm", comm)) continue;
+      ++f.threads;
+      ++f.thread_names[std::string(trim(comm))];
+    }
+    closedir(d);
+  }
+  f.tree = process_descendants(pid);
+  return f;
+}
+
+CpuBudget read_cpu_budget(int pid) {
+  CpuBudget b;
+  b.online = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(pid, sizeof(set), &set) == 0) b.affinity = CPU_COUNT(&set);
+
+  std::string cgroup;
+  if (!read_small_file("/proc/" + std::to_string(pid) + "/cgroup", cgroup)) return b;
+  std::istringstream lines(cgroup);
+  std::string line;
+  while (std::getline(lines, line)) {
+    // v2: "0::/path". v1: "N:cpu,cpuacct:/path".
+    auto c1 = line.find(':');
+    auto c2 = line.find(':', c1 + 1);
+    if (c1 == std::string::npos || c2 == std::string::npos) continue;
+    std::string controllers = line.substr(c1 + 1, c2 - c1 - 1);
+    std::string path = line.substr(c2 + 1);
+    if (controllers.empty()) {
+      // Walk from the process's cgroup up to the root; the tightest cpu.max wins.
+      for (std::string p = path;; p = p.substr(0, p.rfind('/'))) {
+        std::string text;
+        std::string file = "/sys/fs/cgroup" + (p == "/" ? std::string() : p) + "/cpu.max";
+        if (read_small_file(file, text)) {
+          double cpus = parse_cpu_max(text);
+          if (cpus > 0 && (b.cgroup_cpus < 0 || cpus < b.cgroup_cpus)) {
+            b.cgroup_cpus = cpus;
+            b.cgroup_file = file;
+          }
+        }
+        if (p.empty() || p == "/") break;
+      }
+    } else if (controllers.find("cpu") != std::string::npos &&
+               controllers.find("cpuset") == std::string::npos) {
+      for (std::string dir : {"/sys/fs/cgroup/" + controllers + path, "/sys/fs/cgroup/cpu" + path,
+                              "/sys/fs/cgroup/cpu,cpuacct" + path, std::string("/sys/fs/cgroup/cpu")}) {
+        std::string q, per;
+        if (read_small_file(dir + "/cpu.cfs_quota_us", q) && read_small_file(dir + "/cpu.cfs_period_us", per)) {
+          double cpus = parse_cfs_quota(q, per);
+          if (cpus > 0) {
+            b.cgroup_cpus = cpus;
+            b.cgroup_file = dir + "/cpu.cfs_quota_us";
+          }
+          break;
+        }
+      }
+    }
+  }
+  return b;
+}
+
+HostFacts read_host(int pid) {
+  HostFacts h;
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) == 0) h.hostname = name;
+  std::string cpuinfo;
+  if (read_small_file("/proc/cpuinfo", cpuinfo)) std::tie(h.cpu_vendor, h.cpu_model) = parse_cpuinfo(cpuinfo);
+  h.budget = read_cpu_budget(pid);
+  struct statvfs sv;
+  if (statvfs("/dev/shm", &sv) == 0) {
+    h.shm_total_bytes = static_cast<int64_t>(sv.f_blocks) * static_cast<int64_t>(sv.f_frsize);
+    h.shm_free_bytes = static_cast<int64_t>(sv.f_bavail) * static_cast<int64_t>(sv.f_frsize);
+  }
+  return h;
+}
+
+}  // namespace ts::doctor
