@@ -3,6 +3,7 @@
 // (one per file, each with its definition in its header comment), read by diagnose/ and report/.
 // All times are nanoseconds, all percentages 0-100.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -116,6 +117,8 @@ struct MemoryStats {
   int64_t peak_allocated = 0, peak_reserved = 0;
   int64_t device_total = 0;  // from deviceProperties, 0 unknown
   double peak_reserved_pct_of_device = 0;
+  bool relative = false;  // no "Total Allocated" in the trace: totals rebuilt from Bytes, relative to its start
+  int device = -1;        // the CUDA device the numbers are for (the one with most [memory] events)
 };
 
 struct PrecisionStats {
@@ -130,6 +133,7 @@ struct PrecisionStats {
   };
   std::vector<ShapeIssue> misaligned;  // half-precision GEMMs with dims not multiples of 8
   int64_t misaligned_calls = 0;
+  int64_t half_gemm_calls = 0;  // half-precision GEMM/conv ops seen (the misaligned ones' denominator)
 };
 
 struct ParallelStats {
@@ -142,6 +146,7 @@ struct ParallelStats {
   int64_t comm_kernels = 0, comm_time_ns = 0;
   double comm_pct_of_gpu = 0;
   double comm_overlap_pct = 0;  // |compute ∩ comm| / |comm|
+  double comm_pct_of_step = 0;  // |comm| inside the steps / step time
   int rank = -1, world_size = -1;
   std::string backend;
 };
@@ -172,5 +177,33 @@ struct AnalyseOptions {
 
 // Runs every analysis on one trace.
 TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt = {});
+
+// Several traces (one per rank): see multi_trace.cpp for the definitions.
+struct RankRow {
+  std::string path;
+  int rank = -1;                  // distributedInfo.rank, else the trace's position
+  int64_t steps = 0;
+  int64_t median_step_ns = 0;
+  double comm_ns_per_step = 0;    // |communication kernels| per step
+  double idle_pct = 0;            // GPU idle % of span
+  double wait_ns_per_step = 0;    // collective time beyond the straggler's (waiting for it)
+  bool straggler = false;
+};
+struct MultiTraceAnalysis {
+  std::vector<TraceAnalysis> traces;  // in the order of the paths given
+  std::vector<RankRow> ranks;         // sorted by rank
+  int straggler_rank = -1;            // rank with the largest median step time (-1: < 2 traces)
+  int64_t straggler_gap_ns = 0;       // its median step time - the fastest rank's
+};
+// Reads and analyses each trace in its own thread (threads = 0: hardware concurrency), keeping
+// at most `threads` stores in memory at once. A directory expands to its *.json / *.json.gz.
+// Progress (optional) is called with (done, total) after each trace.
+MultiTraceAnalysis analyse_traces(const std::vector<std::string>& paths,
+                                  const AnalyseOptions& opt = {}, int threads = 0,
+                                  const std::function<void(size_t, size_t)>& progress = {});
+// Builds the per-rank table from analyses already made (used by analyse_traces).
+MultiTraceAnalysis compare_ranks(std::vector<TraceAnalysis> traces);
+// Expands directories into their trace files (sorted); files pass through.
+std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths);
 
 }  // namespace ts::analysis

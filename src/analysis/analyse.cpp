@@ -1,0 +1,43 @@
+// analyse(): runs every analysis on one trace. Steps first (they set the window the others
+// count in), then each analysis in its own file; they share one TraceIndex.
+#include <chrono>
+
+#include "analysis/passes.h"
+
+namespace ts::analysis {
+
+TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  TraceAnalysis a;
+  a.format = store.meta.format;
+  a.events = store.size();
+  a.bytes = store.meta.input_bytes;
+  if (!store.meta.devices.empty()) a.device_name = store.meta.devices.front().name;
+
+  TraceIndex idx(store);
+  a.steps = analyse_steps(idx, opt);
+  if (a.steps.steps.empty()) {
+    a.warnings.push_back(opt.first_step >= 0 || opt.last_step >= 0
+                             ? "no step in the requested range"
+                             : "no timed events: nothing to analyse");
+  }
+  if (a.steps.synthetic) a.warnings.push_back("no ProfilerStep# events: the whole trace is analysed as one step");
+  if (a.steps.dropped_tail_steps > 0)
+    a.warnings.push_back("dropped " + std::to_string(a.steps.dropped_tail_steps) +
+                         " incomplete tail step(s): they launched too little GPU work");
+  if (idx.gpu.empty()) a.warnings.push_back("no GPU events: a CPU-only trace");
+
+  analyse_breakdown(idx, a.steps);
+  a.gpu = analyse_gpu_time(idx, a.steps);
+  a.kernels = analyse_kernels(idx, a.steps, opt.top);
+  a.kernels.launch = analyse_launch(idx);
+  a.copies = analyse_copies(idx, a.steps);
+  a.syncs = analyse_syncs(idx, a.steps);
+  a.memory = analyse_memory(idx, a.steps);
+  a.precision = analyse_precision(idx);
+  a.parallel = analyse_parallel(idx, a.steps);
+  a.analyse_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return a;
+}
+
+}  // namespace ts::analysis

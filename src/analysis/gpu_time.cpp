@@ -1,0 +1,126 @@
+// GPU time (Holistic Trace Analysis' temporal and idle-time breakdowns, plus the TensorBoard
+// plugin's utilization estimates; REFERENCE.md §2, docs/ANALYSES.md).
+//
+// Over the GPU events (kernel, memcpy, memset) that start inside the analysis window, all
+// devices and streams together:
+//   span        last end - first start
+//   busy        |union of GPU events|;   idle = span - busy
+//   compute     |union of kernels other than communication kernels|
+//   non_compute busy - compute (communication kernels, copies, memsets not under compute)
+// Idle attribution, per stream (device, stream), summed over streams: for each GPU event after
+// the stream's first, the gap from the end of the stream's previous work to its start is
+//   host wait   if the runtime call that launched it started after that previous work ended
+//               (the GPU waited for the CPU to launch);
+//   kernel wait else if the gap is under 30 µs (back-to-back launch overhead);
+//   other       otherwise (cross-stream dependencies, events without a launcher).
+// utilization_pct   |union of kernels| inside the steps / step time (TensorBoard's "GPU Utilization").
+// est_sm_efficiency sum over kernels of dur x min(blocks / numSms, 1) / step time, capped at 100
+//                   (-1 without grid sizes or deviceProperties).
+// est_occupancy     duration-weighted mean of the kernels' "est. achieved occupancy %" (-1 if none).
+#include <algorithm>
+#include <map>
+
+#include "analysis/passes.h"
+
+namespace ts::analysis {
+
+namespace {
+constexpr int64_t kKernelWaitNs = 30'000;
+
+int device_of(const trace::EventStore& s, uint32_t r) {
+  if (!trace::EventStore::is_named_id(s.pid[r])) return static_cast<int>(s.pid[r]);
+  const auto* a = s.args_of(r);
+  return a && a->device_id >= 0 ? a->device_id : 0;
+}
+}  // namespace
+
+GpuTime analyse_gpu_time(const TraceIndex& idx, StepSummary& steps) {
+  const auto& s = idx.s;
+  GpuTime out;
+  const std::vector<uint32_t> gpu = idx.windowed(idx.gpu);
+  if (gpu.empty()) return out;
+  out.present = true;
+
+  Intervals all, compute, kernels;
+  std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> streams;
+  std::vector<int> devices;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (uint32_t r : gpu) {
+    const Interval iv{s.ts_ns[r], s.end_ns(r)};
+    all.push_back(iv);
+    first = std::min(first, iv.begin);
+    last = std::max(last, iv.end);
+    if (s.cat[r] == trace::Category::Kernel) {
+      kernels.push_back(iv);
+      if (!idx.flag(r, kCommKernel)) compute.push_back(iv);
+    }
+    streams[{s.pid[r], s.tid[r]}].push_back(r);
+    int d = device_of(s, r);
+    if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
+  }
+  merge(all);
+  merge(compute);
+  merge(kernels);
+  out.devices = static_cast<int>(devices.size());
+  out.span_ns = last - first;
+  out.busy_ns = length(all);
+  out.idle_ns = out.span_ns - out.busy_ns;
+  out.compute_ns = length(compute);
+  out.non_compute_ns = out.busy_ns - out.compute_ns;
+  if (out.span_ns > 0) {
+    out.idle_pct = 100.0 * out.idle_ns / out.span_ns;
+    out.compute_pct = 100.0 * out.compute_ns / out.span_ns;
+    out.non_compute_pct = 100.0 * out.non_compute_ns / out.span_ns;
+  }
+
+  for (auto& [key, rows] : streams) {  // rows already sorted by ts (idx.gpu is)
+    int64_t prev_end = INT64_MIN;
+    for (uint32_t r : rows) {
+      const int64_t ts = s.ts_ns[r];
+      if (prev_end != INT64_MIN && ts > prev_end) {
+        const int64_t gap = ts - prev_end;
+        const uint32_t rt = idx.launcher(r);
+        if (rt != kNoRow && s.ts_ns[rt] > prev_end) out.idle_host_wait_ns += gap;
+        else if (gap < kKernelWaitNs) out.idle_kernel_wait_ns += gap;
+        else out.idle_other_ns += gap;
+      }
+      prev_end = std::max(prev_end, s.end_ns(r));
+    }
+  }
+
+  const Intervals bins = step_intervals(steps);
+  const int64_t step_time = steps.total_ns;
+  if (step_time > 0) {
+    out.utilization_pct = 100.0 * length(intersect(merged(bins), kernels)) / step_time;
+  }
+  const std::vector<int64_t> busy = lengths_per_bin(all, bins);
+  for (size_t i = 0; i < steps.steps.size(); ++i) steps.steps[i].gpu_busy_ns = busy[i];
+
+  // TensorBoard's estimates from the kernels' launch geometry.
+  double sm_weighted = 0, occ_weighted = 0, occ_time = 0;
+  bool have_sm = false;
+  for (uint32_t r : gpu) {
+    if (s.cat[r] != trace::Category::Kernel) continue;
+    const auto* a = s.args_of(r);
+    if (!a) continue;
+    const double dur = static_cast<double>(s.dur_ns[r]);
+    if (a->occupancy_pct >= 0) {
+      occ_weighted += dur * a->occupancy_pct;
+      occ_time += dur;
+    }
+    const int dev = device_of(s, r);
+    int sms = 0;
+    for (const auto& p : s.meta.devices)
+      if (p.id == dev) sms = p.num_sms;
+    const double blocks = static_cast<double>(a->grid[0]) * a->grid[1] * a->grid[2];
+    if (sms > 0 && blocks > 0) {
+      sm_weighted += dur * std::min(blocks / sms, 1.0);
+      have_sm = true;
+    }
+  }
+  if (have_sm && step_time > 0) out.est_sm_efficiency_pct = std::min(100.0, 100.0 * sm_weighted / step_time);
+  if (occ_time > 0) out.est_occupancy_pct = occ_weighted / occ_time;
+  return out;
+}
+
+}  // namespace ts::analysis

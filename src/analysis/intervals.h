@@ -1,0 +1,29 @@
+#pragma once
+// Half-open time intervals [begin, end) in ns, and the set operations the analyses need.
+// A "merged" list is sorted by begin with no two intervals touching or overlapping;
+// every function taking merged lists also returns one.
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace ts::analysis {
+
+struct Interval {
+  int64_t begin = 0, end = 0;
+};
+using Intervals = std::vector<Interval>;
+
+// Sorts and merges in place (drops empty intervals). O(n log n).
+void merge(Intervals& v);
+Intervals merged(Intervals v);
+// Total covered length of a merged list.
+int64_t length(const Intervals& merged);
+// a ∩ b, a \ b (both merged). Linear.
+Intervals intersect(const Intervals& a, const Intervals& b);
+Intervals subtract(const Intervals& a, const Intervals& b);
+// Covered length of a merged list inside [begin, end). O(log n + k).
+int64_t length_within(const Intervals& merged, int64_t begin, int64_t end);
+// Covered length inside each of several disjoint bins sorted by begin. Linear in both.
+std::vector<int64_t> lengths_per_bin(const Intervals& merged, const Intervals& bins);
+
+}  // namespace ts::analysis

@@ -1,0 +1,115 @@
+// Several traces, one per rank (docs/ANALYSES.md).
+// Each trace is read and analysed in a worker thread (at most `threads` at once, so at most that
+// many stores are in memory); results keep the order of the paths.
+// Per-rank table: rank (distributedInfo.rank, else the trace's position), steps, median step
+// time, communication time per step (|communication kernels| inside the steps / steps), GPU idle %.
+// Straggler: the rank with the largest median step time (needs >= 2 traces). The others then
+// spend extra time inside collectives waiting for it: wait_ns_per_step = their communication time
+// per step - the straggler's (clipped at 0), since the straggler arrives last and waits least.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "analysis/passes.h"
+#include "trace/reader.h"
+#include "util/error.h"
+
+namespace ts::analysis {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (const auto& e : fs::directory_iterator(p, ec)) {
+        const std::string name = e.path().filename().string();
+        if (e.is_regular_file() && (name.ends_with(".json") || name.ends_with(".json.gz")))
+          found.push_back(e.path().string());
+      }
+      if (found.empty()) throw UserError(p + ": directory holds no .json or .json.gz trace");
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else {
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+MultiTraceAnalysis compare_ranks(std::vector<TraceAnalysis> traces) {
+  MultiTraceAnalysis m;
+  m.traces = std::move(traces);
+  for (size_t i = 0; i < m.traces.size(); ++i) {
+    const TraceAnalysis& t = m.traces[i];
+    RankRow row;
+    row.path = t.path;
+    row.rank = t.parallel.rank >= 0 ? t.parallel.rank : static_cast<int>(i);
+    row.steps = static_cast<int64_t>(t.steps.steps.size());
+    row.median_step_ns = t.steps.median_step_ns;
+    if (row.steps > 0)
+      row.comm_ns_per_step = t.parallel.comm_pct_of_step / 100.0 * t.steps.total_ns / row.steps;
+    row.idle_pct = t.gpu.idle_pct;
+    m.ranks.push_back(row);
+  }
+  std::stable_sort(m.ranks.begin(), m.ranks.end(),
+                   [](const RankRow& a, const RankRow& b) { return a.rank < b.rank; });
+  if (m.ranks.size() >= 2) {
+    auto slow = std::max_element(m.ranks.begin(), m.ranks.end(), [](const RankRow& a, const RankRow& b) {
+      return a.median_step_ns < b.median_step_ns;
+    });
+    auto fast = std::min_element(m.ranks.begin(), m.ranks.end(), [](const RankRow& a, const RankRow& b) {
+      return a.median_step_ns < b.median_step_ns;
+    });
+    slow->straggler = true;
+    m.straggler_rank = slow->rank;
+    m.straggler_gap_ns = slow->median_step_ns - fast->median_step_ns;
+    for (RankRow& r : m.ranks)
+      r.wait_ns_per_step = r.straggler ? 0 : std::max(0.0, r.comm_ns_per_step - slow->comm_ns_per_step);
+  }
+  return m;
+}
+
+MultiTraceAnalysis analyse_traces(const std::vector<std::string>& given, const AnalyseOptions& opt,
+                                  int threads, const std::function<void(size_t, size_t)>& progress) {
+  const std::vector<std::string> paths = expand_trace_paths(given);
+  std::vector<TraceAnalysis> results(paths.size());
+  std::vector<std::exception_ptr> errors(paths.size());
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::min<int>(threads, static_cast<int>(paths.size()));
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex progress_mu;
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
+      try {
+        const auto t0 = std::chrono::steady_clock::now();
+        trace::EventStore store = trace::read_trace(paths[i]);
+        const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        results[i] = analyse(store, opt);
+        results[i].path = paths[i];
+        results[i].read_seconds = read_s;
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+      const size_t d = ++done;
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        progress(d, paths.size());
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);  // the first bad file, in path order
+  return compare_ranks(std::move(results));
+}
+
+}  // namespace ts::analysis

@@ -1,0 +1,38 @@
+#pragma once
+// The analyses, one per file (each file's header comment holds its definition).
+// analyse() in analyse.cpp runs them in this order: steps first (it sets the window
+// every other analysis counts in), then the rest, which only read the index and steps.
+#include "analysis/trace_analysis.h"
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analysis/intervals.h"
+#include "analysis/trace_index.h"
+
+namespace ts::analysis {
+
+StepSummary analyse_steps(TraceIndex& idx, const AnalyseOptions& opt);  // sets idx window
+void analyse_breakdown(const TraceIndex& idx, StepSummary& steps);
+GpuTime analyse_gpu_time(const TraceIndex& idx, StepSummary& steps);
+KernelStats analyse_kernels(const TraceIndex& idx, StepSummary& steps, int top);
+LaunchStats analyse_launch(const TraceIndex& idx);
+CopyStats analyse_copies(const TraceIndex& idx, const StepSummary& steps);
+SyncStats analyse_syncs(const TraceIndex& idx, StepSummary& steps);
+MemoryStats analyse_memory(const TraceIndex& idx, StepSummary& steps);
+PrecisionStats analyse_precision(const TraceIndex& idx);
+ParallelStats analyse_parallel(const TraceIndex& idx, const StepSummary& steps);
+
+// "Memcpy HtoD (Pageable -> Device)" -> {"HtoD", "pageable"} (copies.cpp has the rules).
+std::pair<std::string, std::string> parse_copy_name(std::string_view name);
+
+// "Input Dims" JSON text -> one shape per argument (non-tensor arguments: empty shape).
+std::vector<std::vector<int64_t>> parse_input_dims(std::string_view text);
+
+// Disjoint [start, end) of each kept step, in order.
+Intervals step_intervals(const StepSummary& steps);
+// Index of the step whose [start, end) holds t, or -1.
+int step_of(const StepSummary& steps, int64_t t);
+
+}  // namespace ts::analysis

@@ -1,0 +1,57 @@
+#pragma once
+// TraceIndex: what every analysis needs from an EventStore, computed once per trace:
+// row lists per kind (sorted by start), the runtime call that launched each GPU event
+// (by correlation id), per-name flags (interned names are classified once, not per event),
+// and the analysis window set by the step analysis.
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "trace/event_store.h"
+
+namespace ts::analysis {
+
+inline constexpr uint32_t kNoRow = UINT32_MAX;
+
+// Flags per interned name.
+enum NameFlag : uint16_t {
+  kCommKernel = 1 << 0,     // HTA's COMMUNICATION class: ^nccl | ncclKernel | ^hccl (+ rccl, ncclDevKernel)
+  kTritonKernel = 1 << 1,   // triton_* (Inductor) kernels
+  kDataLoader = 1 << 2,     // enumerate(DataLoader)#*.__next__, enumerate(DataPipe)#*
+  kProfilerStep = 1 << 3,   // ProfilerStep#N
+  kCommOp = 1 << 4,         // host-side collective annotations: nccl:*, gloo:*
+  kCompiledRegion = 1 << 5, // Torch-Compiled Region, CompiledFunction, TorchDynamo
+};
+
+struct TraceIndex {
+  explicit TraceIndex(const trace::EventStore& store);
+
+  const trace::EventStore& s;
+  std::vector<uint32_t> kernels, memcpys, memsets;  // GPU activity, each sorted by ts
+  std::vector<uint32_t> gpu;        // kernels + memcpys + memsets, sorted by ts
+  std::vector<uint32_t> runtime;    // cuda_runtime + cuda_driver complete events, sorted by ts
+  std::vector<uint32_t> host_ops;   // cpu_op + user_annotation complete events, sorted by ts
+  std::vector<uint32_t> python;     // python_function complete events
+  std::vector<uint32_t> memory;     // [memory] instants, sorted by ts
+  std::vector<uint32_t> cuda_sync;  // cuda_sync events (GPU timeline), sorted by ts
+  std::unordered_map<int64_t, uint32_t> runtime_by_corr;
+  std::vector<uint16_t> name_flags;  // by string id
+
+  // The analysis window: [begin, end) of the kept steps (set by analyse_steps).
+  int64_t window_begin = INT64_MIN, window_end = INT64_MAX;
+
+  bool flag(uint32_t row, NameFlag f) const { return (name_flags[s.name[row]] & f) != 0; }
+  // Runtime/driver row that launched GPU row `row`, or kNoRow.
+  uint32_t launcher(uint32_t row) const;
+  bool in_window(uint32_t row) const {
+    return s.ts_ns[row] >= window_begin && s.ts_ns[row] < window_end;
+  }
+  // Rows of `list` whose start lies in the window.
+  std::vector<uint32_t> windowed(const std::vector<uint32_t>& list) const;
+};
+
+uint16_t classify_name(std::string_view name);
+bool is_comm_kernel_name(std::string_view name);
+
+}  // namespace ts::analysis
