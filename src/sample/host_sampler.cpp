@@ -111,6 +111,7 @@ bool HostSampler::read_process(pid_t pid, double t_s, bool thread_names, Process
       }
       closedir(d);
     }
+    std::sort(p.thread_names.begin(), p.thread_names.end());
   }
   return true;
 }
