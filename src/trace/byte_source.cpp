@@ -29,15 +29,19 @@ class FileSource final : public ByteSource {
     if (size_ == 0 || map_ || size_ > (uint64_t(1) << 46)) return {};
     size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
     size_t len = (static_cast<size_t>(size_) + page - 1) / page * page + page;  // + one zero page
-    void* region = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    // Private and writable only so the zero padding after the data can be written: that
+    // copies the last page (copy-on-write), so even a file that grows while we read keeps
+    // its sentinel. (A file truncated meanwhile would still fault: we do not guard that.)
+    void* region = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (region == MAP_FAILED) return {};
-    void* m = ::mmap(region, static_cast<size_t>(size_), PROT_READ, MAP_PRIVATE | MAP_FIXED, fd_, 0);
+    void* m = ::mmap(region, static_cast<size_t>(size_), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd_, 0);
     if (m == MAP_FAILED) {
       ::munmap(region, len);
       return {};
     }
     ::madvise(m, static_cast<size_t>(size_), MADV_SEQUENTIAL);
     map_ = static_cast<char*>(m);
+    std::memset(map_ + size_, 0, 64);  // within the last file page and/or the zero page after it
     map_len_ = len;
     released_ = map_;
     return {map_, static_cast<size_t>(size_)};

@@ -64,7 +64,7 @@ inline uint32_t parse_eight_digits(uint64_t v) {
 // (<= 3) fraction digits, scaled by 10^scale. Returns the end of the number, or nullptr when
 // the text needs the general routine (exponent, more digits, or not a number at all).
 // Reads up to 8 bytes past the number: the caller guarantees padding.
-inline const char* parse_scaled_fast(const char* p, int scale, int64_t& out) {
+[[gnu::always_inline]] inline const char* parse_scaled_fast(const char* p, int scale, int64_t& out) {
   const char* q = p;
   bool neg = *q == '-';
   q += neg;
