@@ -13,6 +13,7 @@ struct Globals {
 };
 Globals& globals();
 
+void register_analyze(CLI::App& app);  // cmd_analyze.cpp
 void register_doctor(CLI::App& app);  // cmd_doctor.cpp
 void register_lab(CLI::App& app);        // cmd_lab.cpp
 void register_loader(CLI::App& app);     // cmd_loader.cpp

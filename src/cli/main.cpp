@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-color", g.no_color, "Plain output even on a terminal");
 
   // Commands register here, one line each.
+  ts::cli::register_analyze(app);
   ts::cli::register_doctor(app);
   ts::cli::register_lab(app);
   ts::cli::register_loader(app);

@@ -19,8 +19,16 @@ std::string verdict_for(const Diagnosis& d) {
     return d.scenario == Scenario::Unknown ? "No finding: the evidence shows no bottleneck trainscope checks for."
                                            : std::string("No finding. ") + scenario_title(d.scenario) + ".";
   const Finding& top = d.findings.front();
-  if (top.severity == Severity::Critical || top.recoverable_fraction >= th::kVerdictMinRecoverable || !healthy)
-    return fmt::format("{} ({}).", top.title, top.gain);
+  if (top.severity == Severity::Critical || top.recoverable_fraction >= th::kVerdictMinRecoverable)
+    return top.recoverable_fraction > 0 && top.severity != Severity::Critical
+               ? fmt::format("{}. Fixing it gives {}.", top.title, gain_text(top.recoverable_fraction))
+               : fmt::format("{} ({}).", top.title, top.gain);
+  if (!healthy) {
+    if (top.recoverable_fraction > 0)
+      return fmt::format("No large bottleneck: the biggest finding, {}, is worth {}.", top.id, gain_text(top.recoverable_fraction));
+    return fmt::format("No bottleneck trainscope can size; {} finding{} below.", d.findings.size(),
+                       d.findings.size() == 1 ? "" : "s");
+  }
   // Healthy: say so, then the biggest thing left.
   std::string v = healthy->title + ".";
   for (const auto& f : d.findings)
@@ -38,6 +46,7 @@ double speedup(double f) { return 1.0 / (1.0 - std::clamp(f, 0.0, 0.99)); }
 std::string gain_text(double f) {
   double s = speedup(f);
   if (f <= 0) return "no direct speed-up";
+  if (s < 1.01) return "under 1% faster";
   if (s < 1.095) return fmt::format("up to {:.0f}% faster", (s - 1) * 100);
   return fmt::format("up to {:.1f}x", s);
 }

@@ -18,14 +18,17 @@ std::optional<Finding> communication_bound(const Evidence& ev) {
   const auto& p = t->parallel;
   Finding f = make("communication-bound", Bottleneck::Communication, "trace");
   add(f, "communication_pct_of_step", pct, "%");
-  add(f, "comm_pct_of_gpu", p.comm_pct_of_gpu, "%");
-  add(f, "comm_overlap_pct", p.comm_overlap_pct, "%");
+  if (t->gpu.present) {
+    add(f, "comm_pct_of_gpu", p.comm_pct_of_gpu, "%");
+    add(f, "comm_overlap_pct", p.comm_overlap_pct, "%");
+  }
   if (p.world_size > 0) add(f, "world_size", p.world_size, "count");
   f.recoverable_fraction = std::clamp(pct / 100, 0.0, 0.9);
   f.severity = severity_for(f.recoverable_fraction);
   f.confidence = 0.85;
-  f.title = fmt::format("Communication-bound: exposed collectives take {:.0f}% of each step ({:.0f}% overlapped)", pct,
-                        p.comm_overlap_pct);
+  f.title = t->gpu.present ? fmt::format("Communication-bound: exposed collectives take {:.0f}% of each step ({:.0f}% overlapped)",
+                                         pct, p.comm_overlap_pct)
+                           : fmt::format("Communication-bound: collectives take {:.0f}% of each step", pct);
   f.gain = fmt::format("communication not hidden by compute: overlapping or amortising it gives {}",
                        gain_text(f.recoverable_fraction));
   f.explanation =

@@ -10,7 +10,9 @@
 namespace ts::diagnose::rules {
 
 std::optional<Finding> few_ops_dominate(const Evidence& ev) {
-  if (!ev.trace || ev.trace->kernels.top.empty()) return std::nullopt;
+  if (!ev.trace || int(ev.trace->kernels.top.size()) < th::kFewOpsMinDistinct ||
+      ev.trace->kernels.total_ns < th::kFewOpsMinKernelMs * 1e6)
+    return std::nullopt;
   const auto& top = ev.trace->kernels.top;
   double top3 = 0;
   std::string names;

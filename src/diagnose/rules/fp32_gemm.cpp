@@ -19,6 +19,12 @@ double lab_rate(const LabEvidence& lab, const std::string& name) {
   return -1;
 }
 
+// AMD devices report gfx versions (MI250: 9.0) as compute capability: not comparable to CUDA's.
+bool is_amd(const std::string& name) {
+  return name.find("AMD") != std::string::npos || name.find("Radeon") != std::string::npos ||
+         name.find("Instinct") != std::string::npos;
+}
+
 }  // namespace
 
 std::optional<Finding> fp32_gemm(const Evidence& ev) {
@@ -38,7 +44,7 @@ std::optional<Finding> fp32_gemm(const Evidence& ev) {
     f.recoverable_fraction = std::clamp(1 - lab_fp32 / lab_bf16, 0.0, 0.9);
     f.confidence = 0.95;
     f.title = fmt::format("fp32 on Tensor Core hardware: bf16 autocast measured {:.0f}% faster", 100 * gain);
-  } else if (t && cc >= 70 && t->precision.gemm_time_ns > 0 && t->kernels.total_ns > 0) {
+  } else if (t && cc >= 70 && !is_amd(t->device_name) && t->precision.gemm_time_ns > 0 && t->kernels.total_ns > 0) {
     const auto& p = t->precision;
     double gemm_share = 100.0 * p.gemm_time_ns / t->kernels.total_ns;
     if (p.fp32_share_pct < th::kFp32ShareOfGemmPct || gemm_share < th::kGemmShareOfKernelPct) return std::nullopt;
@@ -50,6 +56,7 @@ std::optional<Finding> fp32_gemm(const Evidence& ev) {
     add(f, "fp32_gemm_ms", fp32_ns / 1e6, "ms");
     add(f, "compute_capability", cc / 10.0, "");
     f.recoverable_fraction = std::clamp(fp32_ns * (1 - 1 / th::kAmpGemmSpeedup) / t->steps.total_ns, 0.0, 0.9);
+    if (f.recoverable_fraction < th::kFp32MinRecoverable) return std::nullopt;
     f.confidence = 0.8;
     f.title = fmt::format("fp32 GEMMs on Tensor Core hardware: {:.0f}% of matmul/conv time in fp32", p.fp32_share_pct);
   } else if (ev.agent && ev.agent->cuda_available && ev.agent->param_device.rfind("cuda", 0) == 0 &&

@@ -32,9 +32,13 @@ std::optional<Finding> pageable_memcpy(const Evidence& ev) {
     double exposed = std::min<double>(c.pageable_time_ns, t->steps.total.memcpy);
     f.recoverable_fraction = std::clamp(exposed / t->steps.total_ns, 0.0, 0.9);
     f.confidence = 0.9;
-    f.title = fmt::format("Pageable{} copies: {} copies of {} from pageable memory ({:.1f}% of step time)",
-                          c.blocking_memcpy_calls > 0 ? " and blocking" : "", c.pageable_count,
-                          ts::human_bytes(c.pageable_bytes), pct);
+    if (c.pageable_count > 0)
+      f.title = fmt::format("Pageable{} copies: {} copies of {} from pageable memory ({:.1f}% of step time)",
+                            c.blocking_memcpy_calls > 0 ? " and blocking" : "", c.pageable_count,
+                            ts::human_bytes(c.pageable_bytes), pct);
+    else
+      f.title = fmt::format("Blocking copies: {} synchronous memcpy calls ({:.1f} per step)", c.blocking_memcpy_calls,
+                            blocking_per_step);
   } else if (ev.agent && (ev.agent->h2d_pageable > 0 || ev.agent->h2d_blocking > 0)) {
     const auto& a = *ev.agent;
     f = make("pageable-memcpy", Bottleneck::Transfer, "agent");

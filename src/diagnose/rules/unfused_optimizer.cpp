@@ -51,6 +51,14 @@ std::optional<Finding> unfused_optimizer(const Evidence& ev) {
       "kernels for each one. The foreach implementation batches them into a few multi-tensor "
       "kernels, and fused=True does the whole update in one kernel per parameter group.";
   std::string cls = opt.empty() ? "AdamW" : opt;
+  if (!known) {
+    // From a trace alone the PyTorch version is unknown: Adam/AdamW have fused= from 2.0, SGD from 2.4.
+    bool adam = cls.find("Adam") != std::string::npos;
+    f.fix = adam ? fmt::format("torch.optim.{}(..., fused=True) on PyTorch >= 2.0; foreach=True before that.", cls)
+                 : fmt::format("torch.optim.{}(..., foreach=True) (the default on CUDA since 2.0; fused=True from 2.4).", cls);
+    f.fix_code = fmt::format("opt = torch.optim.{}(model.parameters(), lr=lr, {}=True)", cls, adam ? "fused" : "foreach");
+    return f;
+  }
   if (has_fused) {
     f.fix = fmt::format("torch.optim.{}(..., fused=True){}", cls,
                         known ? "" : " (PyTorch >= 2.0; on older versions foreach=True)");

@@ -1,0 +1,161 @@
+// trainscope analyze PATH...: read profiler traces, analyse them, diagnose, report.
+// Wiring only: trace::read_trace -> analysis::analyse (threads for several traces) ->
+// diagnose::diagnose (merged across ranks) -> report::render_*.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fmt/format.h>
+#include <memory>
+
+#include "analysis/trace_analysis.h"
+#include "cli/commands.h"
+#include "diagnose/diagnose.h"
+#include "report/report.h"
+#include "trace/reader.h"
+#include "util/error.h"
+
+namespace ts::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// "12", "3-8", "3-", "-8" -> inclusive [first, last], -1 open.
+void parse_steps(const std::string& s, analysis::AnalyseOptions& opt) {
+  auto bad = [&] { return UserError(fmt::format("--steps: expected N, A-B, A- or -B (step numbers), got '{}'", s)); };
+  auto num = [&](const std::string& x) -> int64_t {
+    if (x.empty() || x.find_first_not_of("0123456789") != std::string::npos || x.size() > 15) throw bad();
+    return std::stoll(x);
+  };
+  size_t dash = s.find('-');
+  if (dash == std::string::npos) {
+    opt.first_step = opt.last_step = num(s);
+    return;
+  }
+  std::string a = s.substr(0, dash), b = s.substr(dash + 1);
+  if (a.empty() && b.empty()) throw bad();
+  opt.first_step = a.empty() ? -1 : num(a);
+  opt.last_step = b.empty() ? -1 : num(b);
+  if (opt.first_step >= 0 && opt.last_step >= 0 && opt.first_step > opt.last_step) throw bad();
+}
+
+// A progress line on stderr, shown only once the work has taken more than a second.
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled), tty_(isatty(STDERR_FILENO)), start_(Clock::now()) {}
+  void update(const std::string& text) {
+    if (!enabled_) return;
+    auto now = Clock::now();
+    if (now - start_ < std::chrono::seconds(1)) return;
+    if (shown_ && now - last_ < (tty_ ? std::chrono::milliseconds(250) : std::chrono::milliseconds(1000))) return;
+    last_ = now;
+    shown_ = true;
+    if (tty_)
+      fmt::print(stderr, "\r\033[K{}", text);
+    else
+      fmt::print(stderr, "{}\n", text);
+    std::fflush(stderr);
+  }
+  void finish(const std::string& text) {
+    if (!enabled_ || !shown_) return;
+    if (tty_)
+      fmt::print(stderr, "\r\033[K{}\n", text);
+    else
+      fmt::print(stderr, "{}\n", text);
+  }
+
+ private:
+  bool enabled_, tty_, shown_ = false;
+  Clock::time_point start_, last_;
+};
+
+analysis::MultiTraceAnalysis analyse_all(const std::vector<std::string>& given, const analysis::AnalyseOptions& opt,
+                                          int threads, Progress& progress) {
+  std::vector<std::string> paths = analysis::expand_trace_paths(given);
+  if (paths.size() == 1) {
+    // One trace: report reading progress within the file.
+    const std::string& p = paths[0];
+    trace::ReadOptions ro;
+    auto t0 = Clock::now();
+    ro.progress = [&](uint64_t raw, uint64_t comp, uint64_t size) {
+      double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      progress.update(fmt::format("analyze: reading {}: {:.0f}% ({:.0f} MB of JSON, {:.0f} MB/s)", p,
+                                  size ? 100.0 * comp / size : 0.0, raw / 1e6, s > 0 ? raw / 1e6 / s : 0.0));
+    };
+    trace::EventStore store = trace::read_trace(p, ro);
+    double read_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    progress.update(fmt::format("analyze: analysing {} ({} events)", p, store.size()));
+    analysis::TraceAnalysis a = analysis::analyse(store, opt);
+    a.path = p;
+    a.read_seconds = read_s;
+    std::vector<analysis::TraceAnalysis> v;
+    v.push_back(std::move(a));
+    return analysis::compare_ranks(std::move(v));
+  }
+  return analysis::analyse_traces(paths, opt, threads, [&](size_t done, size_t total) {
+    progress.update(fmt::format("analyze: {} of {} traces analysed", done, total));
+  });
+}
+
+}  // namespace
+
+void register_analyze(CLI::App& app) {
+  struct Opts {
+    std::vector<std::string> paths;
+    bool json = false;
+    std::string md, html, steps;
+    int top = 10, threads = 0;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("analyze", "Read PyTorch profiler traces and say where every step's time goes and what to change");
+  cmd->footer(
+      "PATH is a trace (.json or .json.gz, any Kineto/Chrome-trace form) or a directory of them (one per rank:\n"
+      "analysed in parallel, with a per-rank table). The report starts with the verdict, then the findings\n"
+      "(evidence, explanation, fix, estimated gain), then the evidence tables. docs/FINDINGS.md lists every\n"
+      "finding and its threshold; docs/SCHEMA.md the --json schema.\n"
+      "Exit status: 0 when the traces were analysed (whatever was found), 1 on a bad file or argument.");
+  cmd->add_option("PATH", o->paths, "Trace files or directories")->required();
+  cmd->add_flag("--json", o->json, "Print the JSON report (schema trainscope.report/1) instead of the text report");
+  cmd->add_option("--md", o->md, "Also write a Markdown report to FILE");
+  cmd->add_option("--html", o->html, "Also write a self-contained HTML report with charts to FILE");
+  cmd->add_option("--steps", o->steps, "Only these steps: N, A-B, A- or -B (ProfilerStep numbers, inclusive)");
+  cmd->add_option("--top", o->top, "Rows in the top-kernel tables")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Traces analysed at once (default: one per core)")->check(CLI::Range(0, 256));
+  cmd->callback([o] {
+    analysis::AnalyseOptions opt;
+    opt.top = o->top;
+    if (!o->steps.empty()) parse_steps(o->steps, opt);
+    Progress progress(!globals().quiet);
+    analysis::MultiTraceAnalysis m = analyse_all(o->paths, opt, o->threads, progress);
+    progress.finish(fmt::format("analyze: {} trace{} analysed", m.traces.size(), m.traces.size() == 1 ? "" : "s"));
+
+    std::vector<diagnose::Diagnosis> parts;
+    std::vector<std::string> labels;
+    for (size_t i = 0; i < m.traces.size(); ++i) {
+      diagnose::Evidence ev;
+      ev.trace = m.traces[i];
+      parts.push_back(diagnose::diagnose(ev));
+      int rank = m.traces[i].parallel.rank >= 0 ? m.traces[i].parallel.rank : int(i);
+      labels.push_back(fmt::format("rank {}", rank));
+    }
+    report::ReportInput in;
+    in.command = "analyze";
+    in.top = o->top;
+    in.diagnosis = diagnose::merge(parts, labels);
+    in.traces = std::move(m.traces);
+    if (m.ranks.size() >= 2)
+      for (const auto& r : m.ranks)
+        in.ranks.push_back({r.path, r.rank, r.steps, r.median_step_ns / 1e6, r.comm_ns_per_step / 1e6, r.idle_pct,
+                            r.wait_ns_per_step / 1e6, r.straggler});
+
+    if (!o->md.empty()) report::write_file(o->md, report::render_markdown(in));
+    if (!o->html.empty()) report::write_file(o->html, report::render_html(in));
+    if (o->json)
+      fmt::print("{}", report::render_json(in));
+    else
+      fmt::print("{}", report::render_terminal(in, report::detect_terminal(STDOUT_FILENO, globals().no_color)));
+    std::fflush(stdout);
+  });
+}
+
+}  // namespace ts::cli

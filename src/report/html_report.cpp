@@ -1,0 +1,187 @@
+// HTML report: one self-contained file (inline CSS, inline script, inline SVG; nothing fetched).
+// The text (verdict, findings, tables) is written here; the charts are drawn by the inline
+// script from the JSON report embedded in the page, so the page and --json never disagree.
+#include <fmt/format.h>
+
+#include "report/html_assets.h"
+#include "report/report.h"
+#include "report/text_helpers.h"
+#include "util/format.h"
+
+namespace ts::report {
+namespace {
+
+std::string esc(const std::string& s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+// JSON inside <script>: "</script" would end the element and "<!--" changes how the parser reads
+// it. '<' only occurs inside JSON strings, where \u003c means the same character.
+std::string script_safe(const std::string& json) {
+  std::string o;
+  o.reserve(json.size());
+  for (char c : json) {
+    if (c == '<')
+      o += "\\u003c";
+    else
+      o += c;
+  }
+  return o;
+}
+
+std::string sev_class(diagnose::Severity s) { return std::string("sev-") + diagnose::severity_name(s); }
+
+void findings_html(std::string& h, const diagnose::Diagnosis& d) {
+  h += fmt::format("<h2>Findings ({})</h2>\n", d.findings.size());
+  if (d.findings.empty()) h += "<div class=\"card empty\">No finding.</div>\n";
+  for (const auto& f : d.findings) {
+    h += fmt::format("<section class=\"finding {}\" id=\"finding-{}\">\n", sev_class(f.severity), esc(f.id));
+    h += fmt::format(
+        "<div class=\"top\"><span class=\"badge {}\">{}</span><span class=\"fid\">{}</span>"
+        "<span class=\"meta\">confidence {:.0f}% · from {}</span></div>\n",
+        sev_class(f.severity), diagnose::severity_name(f.severity), esc(f.id), f.confidence * 100, esc(f.source));
+    h += "<div class=\"ftitle\">" + esc(f.title) + "</div>\n";
+    if (!f.gain.empty()) h += "<div class=\"gain\">" + esc(f.gain) + "</div>\n";
+    if (!f.evidence.empty()) {
+      h += "<div class=\"chips\">";
+      for (const auto& e : f.evidence) h += fmt::format("<span class=\"chip\">{} <b>{}</b></span>", esc(e.name), esc(format_evidence(e)));
+      h += "</div>\n";
+    }
+    h += "<p>" + esc(f.explanation) + "</p>\n";
+    h += "<div class=\"fix\"><b>Fix:</b> " + esc(f.fix) + "</div>\n";
+    if (!f.fix_code.empty()) h += "<pre><code>" + esc(f.fix_code) + "</code></pre>\n";
+    h += "</section>\n";
+  }
+}
+
+void chart(std::string& h, const char* id, const std::string& title, bool wide) {
+  h += fmt::format("<div class=\"card chart{}\"><h3>{}</h3><div data-chart=\"{}\"></div></div>\n", wide ? " wide" : "", esc(title), id);
+}
+
+void tables_html(std::string& h, const analysis::TraceAnalysis& t) {
+  h += "<div class=\"grid\">\n";
+  const auto& g = t.gpu;
+  h += "<div class=\"card\"><h3>GPU time</h3><table>";
+  if (!g.present) {
+    h += "<tr><td>No GPU events in this trace.</td></tr>";
+  } else {
+    auto row = [&](const std::string& k, const std::string& v) { h += "<tr><td>" + esc(k) + "</td><td class=\"n\">" + esc(v) + "</td></tr>"; };
+    row("span", ts::human_ns(g.span_ns));
+    row("busy", ts::human_ns(g.busy_ns));
+    row("idle", fmt::format("{:.1f}%", g.idle_pct));
+    row("compute", fmt::format("{:.1f}%", g.compute_pct));
+    row("non-compute", fmt::format("{:.1f}%", g.non_compute_pct));
+    row("utilisation in steps", fmt::format("{:.1f}%", g.utilization_pct));
+    row("idle: host wait", ts::human_ns(g.idle_host_wait_ns));
+    row("idle: kernel wait", ts::human_ns(g.idle_kernel_wait_ns));
+    row("idle: other", ts::human_ns(g.idle_other_ns));
+  }
+  h += "</table></div>\n";
+
+  h += "<div class=\"card\"><h3>Synchronisations</h3><table>";
+  if (t.syncs.count == 0) {
+    h += "<tr><td>None.</td></tr>";
+  } else {
+    h += fmt::format("<tr><th>kind</th><th class=\"n\">count</th><th class=\"n\">time</th></tr>");
+    for (const auto& r : t.syncs.rows)
+      h += fmt::format("<tr><td class=\"mono\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>", esc(r.kind), r.count, ts::human_ns(r.time_ns));
+    h += fmt::format("<tr><td>per step</td><td class=\"n\">{:.1f}</td><td class=\"n\">{:.1f}% of step</td></tr>", t.syncs.per_step, t.syncs.pct_of_step);
+  }
+  h += "</table></div>\n";
+
+  h += "<div class=\"card\"><h3>Copies</h3><table>";
+  if (t.copies.rows.empty()) {
+    h += "<tr><td>None.</td></tr>";
+  } else {
+    h += "<tr><th>direction</th><th>memory</th><th class=\"n\">count</th><th class=\"n\">bytes</th><th class=\"n\">time</th><th class=\"n\">GB/s</th></tr>";
+    for (const auto& r : t.copies.rows)
+      h += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td></tr>",
+                       esc(r.direction), esc(r.kind), r.count, ts::human_bytes(r.bytes), ts::human_ns(r.time_ns), r.bandwidth_gbps);
+  }
+  h += "</table></div>\n";
+
+  const auto& p = t.precision;
+  h += "<div class=\"card\"><h3>Precision and memory</h3><table>";
+  h += fmt::format("<tr><td>GEMM/conv kernels</td><td class=\"n\">{} ({})</td></tr>", p.gemm_kernels, ts::human_ns(p.gemm_time_ns));
+  for (const auto& [c, ns] : p.time_by_class_ns)
+    h += fmt::format("<tr><td>&nbsp;&nbsp;{}</td><td class=\"n\">{:.1f}%</td></tr>", esc(c), p.gemm_time_ns > 0 ? 100.0 * ns / p.gemm_time_ns : 0.0);
+  h += fmt::format("<tr><td>Tensor Core share of GEMM time</td><td class=\"n\">{:.1f}%</td></tr>", p.tensor_core_share_pct);
+  if (t.memory.present) {
+    h += fmt::format("<tr><td>peak allocated</td><td class=\"n\">{}</td></tr>", ts::human_bytes(t.memory.peak_allocated));
+    h += fmt::format("<tr><td>peak reserved</td><td class=\"n\">{}</td></tr>", ts::human_bytes(t.memory.peak_reserved));
+    if (t.memory.device_total > 0)
+      h += fmt::format("<tr><td>device memory</td><td class=\"n\">{}</td></tr>", ts::human_bytes(t.memory.device_total));
+    h += fmt::format("<tr><td>growth per step</td><td class=\"n\">{}</td></tr>", ts::human_bytes(t.memory.slope_bytes_per_step));
+  } else {
+    h += "<tr><td>memory</td><td class=\"n\">no [memory] events</td></tr>";
+  }
+  h += "</table></div>\n</div>\n";
+}
+
+}  // namespace
+
+std::string render_html(const ReportInput& in) {
+  const auto& d = in.diagnosis;
+  std::string h;
+  h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  h += "<title>trainscope report</title>\n<script>" + std::string(kHtmlErrorHook) + "</script>\n";
+  h += "<style>" + std::string(kHtmlCss) + "</style>\n</head>\n<body>\n";
+  std::string sub = fmt::format("trainscope {} · {} trace{}", in.command, in.traces.size(), in.traces.size() == 1 ? "" : "s");
+  if (!in.traces.empty()) {
+    sub += " · " + in.traces[0].path;
+    if (!in.traces[0].device_name.empty()) sub += " · " + in.traces[0].device_name;
+  }
+  h += "<header><h1>trainscope report</h1><div class=\"sub\">" + esc(sub) + "</div></header>\n<main>\n";
+  auto top_sev = d.findings.empty() ? diagnose::Severity::Info : d.findings.front().severity;
+  if (!d.findings.empty() && d.findings.front().id == "compute-bound") top_sev = diagnose::Severity::Info;
+  h += fmt::format("<div class=\"verdict {}\" id=\"verdict\"><div class=\"label\">Verdict</div><div class=\"text\">{}</div>"
+                   "<div class=\"scenario\"><b>{}</b>{}</div></div>\n",
+                   sev_class(top_sev), esc(d.verdict), esc(diagnose::scenario_title(d.scenario)),
+                   d.scenario_reason.empty() ? "" : " — " + esc(d.scenario_reason));
+
+  h += "<div class=\"grid\">\n";
+  if (!in.traces.empty()) chart(h, "breakdown", "Where the step time goes", true);
+  bool has_series = in.samples && in.samples->series.t_s.size() > 1;
+  if (has_series || !in.traces.empty())
+    chart(h, "util", has_series ? "GPU and CPU utilisation over time" : "GPU busy per step over time (from the trace)", true);
+  if (!in.traces.empty()) chart(h, "step-bars", "Time per step, by class", true);
+  chart(h, "memory", "Memory per step", true);
+  if (!in.traces.empty()) chart(h, "kernels", "Top kernels by GPU time", true);
+  if (in.ranks.size() > 1) chart(h, "ranks", "Median step time per rank", true);
+  h += "</div>\n";
+
+  findings_html(h, d);
+
+  if (!in.ranks.empty()) {
+    h += "<h2>Ranks</h2><div class=\"card\"><table><tr><th class=\"n\">rank</th><th class=\"n\">steps</th><th class=\"n\">median step</th>"
+         "<th class=\"n\">comm/step</th><th class=\"n\">GPU idle</th><th class=\"n\">wait/step</th><th>trace</th></tr>";
+    for (const auto& r : in.ranks)
+      h += fmt::format("<tr{}><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}%</td>"
+                       "<td class=\"n\">{}</td><td class=\"mono\">{}</td></tr>",
+                       r.straggler ? " style=\"color:#d32f2f;font-weight:600\"" : "", r.rank, r.steps, ts::human_ns(r.median_step_ms * 1e6),
+                       ts::human_ns(r.comm_ms_per_step * 1e6), r.idle_pct, ts::human_ns(r.wait_ms_per_step * 1e6), esc(r.path));
+    h += "</table></div>\n";
+  }
+  for (const auto& t : in.traces) {
+    h += "<h2>Evidence: " + esc(t.path) + "</h2>\n";
+    tables_html(h, t);
+  }
+  h += "<footer>Generated by trainscope 0.1.0 · self-contained: no network needed</footer>\n</main>\n";
+  h += "<script type=\"application/json\" id=\"ts-data\">" + script_safe(render_json(in, false)) + "</script>\n";
+  h += "<script>" + std::string(kHtmlChartsJs) + "</script>\n</body>\n</html>\n";
+  return h;
+}
+
+}  // namespace ts::report

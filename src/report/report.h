@@ -1,0 +1,61 @@
+#pragma once
+// What every report formats: the diagnosis and the evidence behind it. Reports compute nothing:
+// each one lays out these values (terminal, JSON, Markdown, HTML). docs/SCHEMA.md documents
+// the JSON form, which the HTML report also embeds and draws its charts from.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/trace_analysis.h"
+#include "diagnose/evidence.h"
+#include "diagnose/finding.h"
+
+namespace ts::report {
+
+inline constexpr const char* kSchemaId = "trainscope.report/1";
+
+// One row of the per-rank table (several traces of one job).
+struct RankLine {
+  std::string path;
+  int rank = -1;
+  int64_t steps = 0;
+  double median_step_ms = 0, comm_ms_per_step = 0, idle_pct = 0, wait_ms_per_step = 0;
+  bool straggler = false;
+};
+
+struct ReportInput {
+  std::string command = "analyze";  // the command that made it ("analyze", "run", ...)
+  diagnose::Diagnosis diagnosis;
+  std::vector<analysis::TraceAnalysis> traces;  // one per rank / file; may be empty
+  std::vector<RankLine> ranks;                  // filled when there are >= 2 traces
+  std::optional<diagnose::SamplesEvidence> samples;
+  std::optional<diagnose::AgentEvidence> agent;
+  std::optional<diagnose::LabEvidence> lab;
+  std::optional<diagnose::LoaderSweepEvidence> loader;
+  // Sections other layers add to the JSON report, as (key, already-serialised JSON value):
+  // e.g. the run layer's "run". Documented in docs/SCHEMA.md by their owners.
+  std::vector<std::pair<std::string, std::string>> extra_sections;
+  int top = 10;  // rows in top-N tables
+};
+
+// Fills the evidence parts of a ReportInput from one Evidence (the trace goes to traces[0]).
+ReportInput from_evidence(const diagnose::Evidence& ev, diagnose::Diagnosis d);
+
+std::string render_json(const ReportInput& in, bool pretty = true);
+std::string render_markdown(const ReportInput& in);
+std::string render_html(const ReportInput& in);
+
+struct TerminalStyle {
+  bool color = false;
+  int width = 100;
+};
+// Colour and width for a stream: colour only on a TTY (and not with --no-color / NO_COLOR),
+// width from the terminal, 100 columns otherwise.
+TerminalStyle detect_terminal(int fd, bool no_color);
+std::string render_terminal(const ReportInput& in, const TerminalStyle& style);
+
+// Writes a report file; throws ts::UserError naming the file when it cannot be written.
+void write_file(const std::string& path, const std::string& content);
+
+}  // namespace ts::report

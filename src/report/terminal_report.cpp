@@ -1,0 +1,226 @@
+// Terminal report: the verdict first, then the findings (evidence, why, fix), then the evidence
+// tables. Colour and the terminal's width on a TTY; plain 100-column text otherwise.
+#include <algorithm>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "report/report.h"
+#include "report/text_helpers.h"
+#include "util/format.h"
+
+namespace ts::report {
+namespace {
+
+struct Out {
+  TerminalStyle st;
+  std::string s;
+  std::string c(const char* code, const std::string& text) const {
+    return st.color ? fmt::format("\033[{}m{}\033[0m", code, text) : text;
+  }
+  void line(const std::string& l = "") { s += l + "\n"; }
+  void heading(const std::string& h) {
+    line();
+    line(c("1;4", fit(h, st.width)));
+  }
+  void para(const std::string& text, int indent, const std::string& first_prefix = "") {
+    std::string pad(indent, ' ');
+    auto lines = wrap(text, st.width - indent - int(display_width(first_prefix)));
+    for (size_t i = 0; i < lines.size(); ++i)
+      line(pad + (i == 0 ? first_prefix : std::string(display_width(first_prefix), ' ')) + lines[i]);
+  }
+};
+
+const char* sev_color(diagnose::Severity s) {
+  switch (s) {
+    case diagnose::Severity::Critical: return "1;41;97";
+    case diagnose::Severity::High: return "1;31";
+    case diagnose::Severity::Medium: return "1;33";
+    case diagnose::Severity::Low: return "1;36";
+    default: return "1;32";
+  }
+}
+
+std::string bar(double pct, int width) {
+  int full = static_cast<int>(std::clamp(pct, 0.0, 100.0) / 100 * width * 8 + 0.5);
+  static const char* parts[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  std::string b;
+  for (int i = 0; i < full / 8; ++i) b += "█";
+  b += parts[full % 8];
+  return b;
+}
+
+void findings(Out& o, const ReportInput& in) {
+  const auto& fs = in.diagnosis.findings;
+  o.heading(fmt::format("FINDINGS ({})", fs.size()));
+  if (fs.empty()) o.line("  none");
+  int i = 0;
+  for (const auto& f : fs) {
+    ++i;
+    o.line();
+    std::string sev = fmt::format("[{}]", diagnose::severity_name(f.severity));
+    for (auto& ch : sev) ch = std::toupper(static_cast<unsigned char>(ch));
+    o.line(fmt::format("{:>3}. {} {}  {}", i, o.c(sev_color(f.severity), sev), o.c("1", f.id),
+                       o.c("2", fmt::format("confidence {:.0f}% · from {}", f.confidence * 100, f.source))));
+    o.para(f.title, 5);
+    if (!f.gain.empty()) o.para(f.gain, 5, o.st.color ? "gain: " : "gain: ");
+    std::string ev;
+    for (const auto& e : f.evidence) ev += (ev.empty() ? "" : " · ") + e.name + " " + format_evidence(e);
+    if (!ev.empty()) o.para(ev, 5, "evidence: ");
+    o.para(f.explanation, 5, "why: ");
+    o.para(f.fix, 5, "fix: ");
+    if (!f.fix_code.empty()) {
+      size_t start = 0;
+      while (start <= f.fix_code.size()) {
+        size_t nl = f.fix_code.find('\n', start);
+        std::string l = f.fix_code.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+        o.line("       " + o.c("36", "│ " + l));
+        if (nl == std::string::npos) break;
+        start = nl + 1;
+      }
+    }
+  }
+}
+
+void trace_tables(Out& o, const analysis::TraceAnalysis& t, int top, bool several) {
+  const auto& st = t.steps;
+  std::string name = t.path;
+  o.heading(fmt::format("TRACE {}", name));
+  o.para(fmt::format("{}{} events, {} steps{}, median step {}, read {:.2f} s + analysed {:.2f} s",
+                     t.device_name.empty() ? "" : t.device_name + " · ", t.events, st.steps.size(),
+                     st.synthetic ? " (no ProfilerStep#: whole trace as one step)" : "",
+                     ts::human_ns(st.median_step_ns), t.read_seconds, t.analyse_seconds), 2);
+  for (const auto& w : t.warnings) o.para(w, 2, "warning: ");
+
+  o.heading("Step time breakdown");
+  const int64_t vals[] = {st.total.kernel, st.total.memcpy, st.total.memset, st.total.communication,
+                          st.total.runtime, st.total.dataloader, st.total.cpu_exec, st.total.other};
+  int bw = std::max(10, o.st.width - 40);
+  for (int i = 0; i < 8; ++i) {
+    double pct = st.pct(vals[i]);
+    o.line(fmt::format("  {:<14}{:>6.1f}% {:>10}  {}", breakdown_labels()[i], pct, ts::human_ns(vals[i]),
+                       o.c(i == 0 ? "32" : (i == 5 ? "31" : "34"), bar(pct, bw))));
+  }
+
+  const auto& g = t.gpu;
+  o.heading("GPU time");
+  if (!g.present) {
+    o.line("  no GPU events in this trace");
+  } else {
+    o.para(fmt::format("span {} · busy {} · idle {:.1f}% · compute {:.1f}% · non-compute {:.1f}% · utilisation in steps {:.1f}%",
+                       ts::human_ns(g.span_ns), ts::human_ns(g.busy_ns), g.idle_pct, g.compute_pct, g.non_compute_pct,
+                       g.utilization_pct), 2);
+    o.para(fmt::format("idle: host wait {} · kernel wait {} · other {}", ts::human_ns(g.idle_host_wait_ns),
+                       ts::human_ns(g.idle_kernel_wait_ns), ts::human_ns(g.idle_other_ns)), 2);
+    if (g.est_sm_efficiency_pct >= 0 || g.est_occupancy_pct >= 0)
+      o.line(fmt::format("  est. SM efficiency {:.1f}% · est. occupancy {:.1f}%", g.est_sm_efficiency_pct, g.est_occupancy_pct));
+  }
+
+  const auto& k = t.kernels;
+  if (k.count > 0) {
+    o.heading(fmt::format("Top kernels ({} kernels, {:.0f} per step, median {}, {:.0f}% under 10 µs)", k.count, k.per_step,
+                          ts::human_ns(k.median_ns), k.under_10us_pct));
+    int nw = std::max(20, o.st.width - 36);
+    o.line(o.c("2", fmt::format("  {:>6} {:>8} {:>10}  {}", "share", "count", "total", "name")));
+    for (size_t i = 0; i < k.top.size() && int(i) < top; ++i) {
+      const auto& r = k.top[i];
+      o.line(fmt::format("  {:>5.1f}% {:>8} {:>10}  {}", r.share_pct, r.count, ts::human_ns(r.total_ns), fit(r.name, nw)));
+    }
+    if (k.launch.launches > 0)
+      o.para(fmt::format("launches {} · median launch delay {} · short kernels {} · runtime outliers {}", k.launch.launches,
+                         ts::human_ns(k.launch.median_launch_delay_ns), k.launch.short_kernels, k.launch.runtime_outliers), 2);
+  }
+
+  if (!t.copies.rows.empty()) {
+    o.heading("Copies");
+    o.line(o.c("2", fmt::format("  {:<8} {:<10} {:>8} {:>11} {:>10} {:>11}", "dir", "memory", "count", "bytes", "time", "bandwidth")));
+    for (const auto& r : t.copies.rows)
+      o.line(fmt::format("  {:<8} {:<10} {:>8} {:>11} {:>10} {:>11}", r.direction, r.kind, r.count, ts::human_bytes(r.bytes),
+                         ts::human_ns(r.time_ns), fmt::format("{:.1f} GB/s", r.bandwidth_gbps)));
+    if (t.copies.blocking_memcpy_calls > 0) o.line(fmt::format("  blocking cudaMemcpy calls: {}", t.copies.blocking_memcpy_calls));
+  }
+
+  const auto& sy = t.syncs;
+  o.heading("Synchronisations");
+  if (sy.count == 0) {
+    o.line("  none");
+  } else {
+    o.para(fmt::format("{} in all, {:.1f} per step, {} per step ({:.1f}% of step time), .item() calls {}", sy.count,
+                       sy.per_step, ts::human_ns(sy.time_per_step_ns), sy.pct_of_step, sy.item_calls), 2);
+    for (const auto& r : sy.rows) o.line(fmt::format("  {:<32} {:>8} {:>10}", fit(r.kind, 32), r.count, ts::human_ns(r.time_ns)));
+  }
+
+  const auto& m = t.memory;
+  o.heading("Memory");
+  if (!m.present) {
+    o.line("  no [memory] events (profile_memory=True records them)");
+  } else {
+    o.para(fmt::format("peak allocated {} · peak reserved {}{} · growth {} per step{}", ts::human_bytes(m.peak_allocated),
+                       m.peak_reserved > 0 ? ts::human_bytes(m.peak_reserved) : std::string("unknown"),
+                       m.device_total > 0 ? fmt::format(" ({:.0f}% of {})", m.peak_reserved_pct_of_device, ts::human_bytes(m.device_total)) : "",
+                       ts::human_bytes(m.slope_bytes_per_step), m.relative ? " (relative to the trace's start)" : ""), 2);
+  }
+
+  const auto& p = t.precision;
+  if (p.gemm_kernels > 0) {
+    o.heading("Precision");
+    std::string cls;
+    for (const auto& [c, ns] : p.time_by_class_ns)
+      cls += fmt::format("{}{} {:.0f}%", cls.empty() ? "" : " · ", c, p.gemm_time_ns > 0 ? 100.0 * ns / p.gemm_time_ns : 0.0);
+    o.para(fmt::format("GEMM/conv kernels {} ({}) · Tensor Cores {:.1f}% of GEMM time · compute capability {}", p.gemm_kernels,
+                       ts::human_ns(p.gemm_time_ns), p.tensor_core_share_pct,
+                       p.compute_capability > 0 ? fmt::format("{:.1f}", p.compute_capability / 10.0) : "unknown"), 2);
+    if (!cls.empty()) o.para(cls, 2, "by precision: ");
+  }
+  (void)several;
+}
+
+}  // namespace
+
+TerminalStyle detect_terminal(int fd, bool no_color) {
+  TerminalStyle st;
+  bool tty = isatty(fd);
+  st.color = tty && !no_color && !std::getenv("NO_COLOR");
+  if (const char* t = std::getenv("TERM"); t && std::string(t) == "dumb") st.color = false;
+  st.width = 100;
+  if (tty) {
+    winsize ws{};
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) st.width = std::min<int>(ws.ws_col, 160);
+  }
+  return st;
+}
+
+std::string render_terminal(const ReportInput& in, const TerminalStyle& style) {
+  Out o{style, {}};
+  const auto& d = in.diagnosis;
+  o.para(d.verdict, 0, o.c("1;7", " VERDICT ") + " ");
+  o.para(std::string(diagnose::scenario_title(d.scenario)) + (d.scenario_reason.empty() ? "" : " — " + d.scenario_reason), 0,
+         o.c("1", "scenario: "));
+  findings(o, in);
+  if (!in.ranks.empty()) {
+    o.heading(fmt::format("RANKS ({} traces)", in.ranks.size()));
+    o.line(o.c("2", fmt::format("  {:>5} {:>6} {:>12} {:>12} {:>8} {:>12}  {}", "rank", "steps", "median step", "comm/step",
+                                "idle", "wait/step", "path")));
+    for (const auto& r : in.ranks)
+      o.line(fmt::format("  {:>5} {:>6} {:>12} {:>12} {:>7.1f}% {:>12}  {}{}", r.rank, r.steps, ts::human_ns(r.median_step_ms * 1e6),
+                         ts::human_ns(r.comm_ms_per_step * 1e6), r.idle_pct, ts::human_ns(r.wait_ms_per_step * 1e6),
+                         fit(r.path, std::max(10, o.st.width - 70)), r.straggler ? o.c("1;31", "  ← straggler") : ""));
+  }
+  for (const auto& t : in.traces) trace_tables(o, t, in.top, in.traces.size() > 1);
+  if (in.samples) {
+    const auto& s = *in.samples;
+    o.heading("Samples");
+    if (s.nvml)
+      o.para(fmt::format("GPU utilisation mean {:.0f}% (p10 {:.0f}%, p90 {:.0f}%), pattern {}", s.gpu_util_mean_pct,
+                         s.gpu_util_p10_pct, s.gpu_util_p90_pct, s.gpu_pattern.empty() ? "unknown" : s.gpu_pattern), 2);
+    else
+      o.line("  no NVIDIA driver: GPU not sampled");
+    if (s.host_cpu_mean_pct >= 0)
+      o.para(fmt::format("host CPU mean {:.0f}% of {} cores · job processes {:.0f}% (100 = one core)", s.host_cpu_mean_pct,
+                         s.cpu_cores, s.process_tree_cpu_mean_pct), 2);
+  }
+  return o.s;
+}
+
+}  // namespace ts::report

@@ -1,0 +1,83 @@
+#include "report/text_helpers.h"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <sstream>
+
+#include "util/format.h"
+
+namespace ts::report {
+
+std::string format_evidence(const diagnose::EvidenceValue& e) {
+  const std::string& u = e.unit;
+  double v = e.value;
+  auto num = [](double x) {
+    if (std::fabs(x - std::round(x)) < 1e-9 && std::fabs(x) < 1e15) return fmt::format("{:.0f}", x);
+    if (std::fabs(x) >= 100) return fmt::format("{:.0f}", x);
+    if (std::fabs(x) >= 10) return fmt::format("{:.1f}", x);
+    return fmt::format("{:.2f}", x);
+  };
+  if (u == "%") return fmt::format("{:.1f}%", v);
+  if (u == "ms") return ts::human_ns(v * 1e6);
+  if (u == "us") return ts::human_ns(v * 1e3);
+  if (u == "bytes") return ts::human_bytes(v);
+  if (u == "x") return fmt::format("{:.2f}x", v);
+  if (u == "bool") return v != 0 ? "yes" : "no";
+  if (e.name == "compute_capability") return fmt::format("{:.1f}", v);
+  if (u == "count" || u.empty()) return num(v);
+  if (u == "C") return fmt::format("{:.0f} °C", v);
+  if (u == "bitmask") return fmt::format("0x{:x}", static_cast<unsigned long long>(v));
+  return num(v) + " " + u;
+}
+
+const std::vector<std::string>& breakdown_labels() {
+  static const std::vector<std::string> l = {"Kernel", "Memcpy", "Memset", "Communication",
+                                             "Runtime", "DataLoader", "CPU exec", "Other"};
+  return l;
+}
+
+size_t display_width(const std::string& s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = s[i];
+    if (c == 0x1b) {  // colour escape "\033[...m" takes no columns
+      while (i < s.size() && s[i] != 'm') ++i;
+      continue;
+    }
+    if ((c & 0xC0) != 0x80) ++n;
+  }
+  return n;
+}
+
+std::string fit(const std::string& s, size_t width) {
+  if (display_width(s) <= width) return s;
+  std::string out;
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = s[i];
+    if ((c & 0xC0) != 0x80) {
+      if (n + 1 >= width) break;
+      ++n;
+    }
+    out += s[i];
+  }
+  return out + "…";
+}
+
+std::vector<std::string> wrap(const std::string& text, int width) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string word, line;
+  size_t w = width > 10 ? width : 10;
+  while (in >> word) {
+    if (!line.empty() && display_width(line) + 1 + display_width(word) > w) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace ts::report

@@ -1,0 +1,142 @@
+// The HTML report in a real headless Chromium (Debian's `chromium`): the page's script draws
+// every chart as SVG without a JavaScript error, and a screenshot is a real, non-blank image.
+// Skipped when chromium is not installed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/evidence_fixtures.h"
+#include "report/report.h"
+
+namespace fs = std::filesystem;
+using namespace ts;
+
+namespace {
+
+const char* kChromium = "/usr/bin/chromium";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+size_t count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+  return n;
+}
+
+report::ReportInput full_input() {
+  diagnose::Evidence ev;
+  ev.trace = test::trace_with_steps(12, 100, 40, 55);
+  auto& t = *ev.trace;
+  t.kernels.top = {{"volta_scudnn_128x64_relu_interior_nn_v1", 1200, 140'000'000, 100'000, 21.2},
+                   {"volta_sgemm_128x64_nn", 500, 90'000'000, 180'000, 13.6},
+                   {"void at::native::vectorized_elementwise_kernel<4, at::native::BUnaryFunctor<float>>", 9000, 40'000'000, 4'000, 6.1}};
+  t.memory.present = true;
+  for (int i = 0; i < 12; ++i) {
+    t.memory.allocated_at_step_end.push_back((2000 + 40 * i) * 1048576LL);
+    t.steps.steps[i].mem_allocated_end = t.memory.allocated_at_step_end.back();
+  }
+  t.memory.slope_bytes_per_step = 40 * 1048576.0;
+  t.memory.peak_allocated = 2500 * 1048576LL;
+  t.memory.peak_reserved = 3000 * 1048576LL;
+  t.memory.device_total = 16LL << 30;
+  diagnose::SamplesEvidence s;
+  s.nvml = true;
+  s.gpus = 1;
+  s.gpu_util_mean_pct = 55;
+  s.cpu_cores = 8;
+  s.host_cpu_mean_pct = 30;
+  for (int i = 0; i <= 120; ++i) {
+    double tt = i * 0.01;
+    s.series.t_s.push_back(tt);
+    s.series.gpu_util_pct.push_back((i % 10) < 6 ? 95 : 5);
+    s.series.cpu_util_pct.push_back((i % 10) < 6 ? 20 : 90);
+  }
+  for (int i = 0; i < 12; ++i) s.step_start_s.push_back(i * 0.1);
+  ev.samples = s;
+  auto in = report::from_evidence(ev, diagnose::diagnose(ev));
+  in.ranks = {{"rank0.json", 0, 12, 100, 5, 45, 2, false}, {"rank1.json", 1, 12, 130, 3, 40, 0, true}};
+  return in;
+}
+
+class ChromiumTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access(kChromium, X_OK) != 0) GTEST_SKIP() << "chromium not installed (scripts/bootstrap installs it)";
+    dir_ = fs::temp_directory_path() / fmt::format("ts_html_test_{}", getpid());
+    fs::create_directories(dir_);
+    html_ = dir_ / "report.html";
+    report::write_file(html_.string(), report::render_html(full_input()));
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+  // Runs chromium headless on the report with a fresh profile; returns its exit status.
+  int chromium(const std::string& args, const std::string& out, const std::string& err) {
+    std::string cmd = fmt::format(
+        "timeout 120 {} --headless --no-sandbox --disable-gpu --disable-background-networking "
+        "--disable-component-update --disable-sync --no-first-run --disable-dev-shm-usage "
+        "--user-data-dir={} --enable-logging=stderr --v=0 {} file://{} > {} 2> {}",
+        kChromium, (dir_ / fmt::format("profile{}", runs_++)).string(), args, html_.string(), out, err);
+    return std::system(cmd.c_str());
+  }
+  fs::path dir_, html_;
+  int runs_ = 0;
+};
+
+}  // namespace
+
+TEST_F(ChromiumTest, ChartsRenderWithoutErrors) {
+  std::string dom = (dir_ / "dom.html").string(), log = (dir_ / "log.txt").string();
+  ASSERT_EQ(chromium("--virtual-time-budget=5000 --dump-dom", dom, log), 0) << slurp(log);
+  std::string d = slurp(dom);
+  ASSERT_FALSE(d.empty()) << slurp(log);
+  // The script marks the <html> element (the hook's own source also names the attribute).
+  size_t open = d.find("<html"), close = d.find('>', open);
+  ASSERT_NE(open, std::string::npos);
+  std::string html_tag = d.substr(open, close - open + 1);
+  EXPECT_EQ(html_tag.find("data-js-error"), std::string::npos) << html_tag;
+  // breakdown, util, step-bars, memory, kernels, ranks
+  EXPECT_NE(html_tag.find("data-charts-rendered=\"6\""), std::string::npos) << html_tag;
+  EXPECT_EQ(count(d, "<svg viewBox"), 6u);
+  // 12 steps x 3 non-empty classes in the stacked bars alone.
+  EXPECT_GE(count(d, "<rect"), 36u);
+  std::string l = slurp(log);
+  EXPECT_EQ(l.find("Uncaught"), std::string::npos) << l;
+  EXPECT_EQ(l.find(":ERROR:CONSOLE"), std::string::npos) << l;
+}
+
+TEST_F(ChromiumTest, ScreenshotIsARealImage) {
+  std::string png = (dir_ / "shot.png").string(), log = (dir_ / "log.txt").string();
+  ASSERT_EQ(chromium(fmt::format("--virtual-time-budget=5000 --hide-scrollbars --window-size=1280,2200 --screenshot={}", png),
+                     (dir_ / "out.txt").string(), log),
+            0)
+      << slurp(log);
+  std::string img = slurp(png);
+  ASSERT_GT(img.size(), 24u) << slurp(log);
+  EXPECT_EQ(img.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  auto be32 = [&](size_t at) {
+    return (uint32_t(uint8_t(img[at])) << 24) | (uint32_t(uint8_t(img[at + 1])) << 16) | (uint32_t(uint8_t(img[at + 2])) << 8) |
+           uint32_t(uint8_t(img[at + 3]));
+  };
+  EXPECT_EQ(be32(16), 1280u);  // IHDR width
+  EXPECT_EQ(be32(20), 2200u);  // IHDR height
+  // A blank page compresses to a few KB; charts, text and colour do not.
+  EXPECT_GT(img.size(), 60'000u);
+  // Keep a copy to look at: build dir / report_screenshot.png
+  std::error_code ec;
+  fs::copy_file(png, fs::path(TS_BINARY_DIR) / "report_screenshot.png", fs::copy_options::overwrite_existing, ec);
+  fs::copy_file(html_, fs::path(TS_BINARY_DIR) / "report_example.html", fs::copy_options::overwrite_existing, ec);
+}
