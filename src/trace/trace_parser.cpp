@@ -41,6 +41,9 @@ class Parser {
       eof_ = true;
       next_release_ = data_ + kReleaseStep;
     } else {
+      // Memory (and plain files of known size) need no window larger than themselves.
+      if (!src_.compressed() && src_.raw_size() > 0 && src_.raw_size() < cap_)
+        cap_ = std::max<size_t>(static_cast<size_t>(src_.raw_size()) + 1, 16);
       buf_.reset(new char[cap_ + kPad]);
       data_ = end_ = mark_ = buf_.get();
       std::memset(buf_.get(), 0, kPad);
