@@ -31,6 +31,17 @@ double slope(const std::vector<double>& y) {
   return den > 0 ? num / den : 0;
 }
 
+double robust_slope(const std::vector<double>& y) {
+  size_t n = y.size();
+  if (n < 2) return 0;
+  // Subsample long runs so the pair count stays bounded (~ 200^2 / 2 pairs).
+  size_t stride = std::max<size_t>(1, n / 200);
+  std::vector<double> s;
+  for (size_t i = 0; i < n; i += stride)
+    for (size_t j = i + stride; j < n; j += stride) s.push_back((y[j] - y[i]) / static_cast<double>(j - i));
+  return median(std::move(s));
+}
+
 namespace {
 
 pid_t pick_main_pid(const Records& r) {
@@ -239,7 +250,7 @@ AgentSummary summarise(const Records& r) {
     if (s.flags & kStepNonFinite) ++ev.nonfinite_losses;
   }
   if (ev.mem_allocated_per_step.size() > static_cast<size_t>(out.warmup_steps))
-    ev.mem_slope_bytes_per_step = slope(std::vector<double>(
+    ev.mem_slope_bytes_per_step = robust_slope(std::vector<double>(
         ev.mem_allocated_per_step.begin() + out.warmup_steps, ev.mem_allocated_per_step.end()));
 
   // Per-sample loading cost: DataLoader workers' records plus the main process's own fetches.

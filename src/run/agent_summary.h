@@ -28,5 +28,8 @@ AgentSummary summarise(const Records& r);
 double median(std::vector<double> v);
 // Least-squares slope of y over x = 0, 1, 2, ...
 double slope(const std::vector<double>& y);
+// Theil-Sen slope (median of the pairwise slopes): a one-off jump (the profiler window's
+// buffers, an allocator growing its pool once) does not read as growth; a steady leak does.
+double robust_slope(const std::vector<double>& y);
 
 }  // namespace ts::run

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "util/error.h"
+#include "report/report.h"
 #include "util/json_writer.h"
 
 namespace ts::run {
@@ -121,41 +122,6 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   w.end_object();
 }
 
-#ifndef TS_HAVE_REPORT
-void write_findings(JsonWriter& w, const diagnose::Diagnosis& d) {
-  w.key("diagnosis").begin_object();
-  w.field("verdict", d.verdict);
-  w.field("scenario", diagnose::scenario_id(d.scenario));
-  w.field("scenario_reason", d.scenario_reason);
-  w.key("findings").begin_array();
-  for (const auto& f : d.findings) {
-    w.begin_object();
-    w.field("id", f.id);
-    w.field("severity", diagnose::severity_name(f.severity));
-    w.field("confidence", f.confidence);
-    w.field("bottleneck", diagnose::bottleneck_name(f.bottleneck));
-    w.field("title", f.title);
-    w.field("source", f.source);
-    w.key("evidence").begin_array();
-    for (const auto& v : f.evidence) {
-      w.begin_object();
-      w.field("name", v.name);
-      w.field("value", v.value);
-      w.field("unit", v.unit);
-      w.end_object();
-    }
-    w.end_array();
-    w.field("explanation", f.explanation);
-    w.field("fix", f.fix);
-    w.field("fix_code", f.fix_code);
-    w.field("recoverable_fraction", f.recoverable_fraction);
-    w.field("gain", f.gain);
-    w.end_object();
-  }
-  w.end_array();
-  w.end_object();
-}
-#endif
 
 }  // namespace
 
@@ -202,18 +168,17 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   return w.take();
 }
 
-void write_report_json(const RunResult& r, const RunOptions& opt) {
-  JsonWriter w;
-  w.begin_object();
-  w.field("kind", "run");
-  w.key("run").raw(run_section_json(r, opt));
-#ifndef TS_HAVE_REPORT
-  if (r.diagnosis) write_findings(w, *r.diagnosis);
-#endif
-  w.end_object();
-  std::ofstream f(r.report_path);
-  if (!f) throw UserError(r.report_path + ": cannot write: " + std::strerror(errno));
-  f << w.str() << '\n';
+std::string report_json(const RunResult& r, const RunOptions& opt) {
+  report::ReportInput in = report::from_evidence(r.evidence, r.diagnosis.value_or(diagnose::Diagnosis{}));
+  in.command = "run";
+  in.extra_sections.emplace_back("run", run_section_json(r, opt));
+  return report::render_json(in);
+}
+
+std::string write_report_json(const RunResult& r, const RunOptions& opt) {
+  std::string json = report_json(r, opt);
+  report::write_file(r.report_path, json);
+  return json;
 }
 
 }  // namespace ts::run

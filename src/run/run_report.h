@@ -9,7 +9,9 @@ namespace ts::run {
 
 // The `run` section as a JSON object.
 std::string run_section_json(const RunResult& r, const RunOptions& opt);
-// Writes <out>/report.json; throws UserError when it cannot.
-void write_report_json(const RunResult& r, const RunOptions& opt);
+// The whole report (docs/SCHEMA.md): the report layer's JSON with the `run` section added.
+std::string report_json(const RunResult& r, const RunOptions& opt);
+// Writes <out>/report.json and returns its text; throws UserError when it cannot.
+std::string write_report_json(const RunResult& r, const RunOptions& opt);
 
 }  // namespace ts::run

@@ -16,15 +16,11 @@
 #include "run/run_report.h"
 #include "run/run_store.h"
 #include "run/run_text.h"
-#include "run/samples_csv.h"
-#include "sample/sampler.h"
-#include "util/error.h"
-#ifdef TS_HAVE_ANALYSIS
-#include "trace/reader.h"
-#endif
-#ifdef TS_HAVE_DIAGNOSE
 #include "diagnose/diagnose.h"
-#endif
+#include "sample/sampler.h"
+#include "store/recorder.h"
+#include "trace/reader.h"
+#include "util/error.h"
 
 namespace ts::run {
 namespace fs = std::filesystem;
@@ -124,18 +120,36 @@ RunResult run_session(const RunOptions& opt) {
   scfg.interval = opt.interval;
   scfg.root_pid = pid;
   std::unique_ptr<sample::Sampler> sampler;
-  std::unique_ptr<SamplesCsv> csv;
+  std::unique_ptr<store::Recorder> recorder;
   double sampler_t0 = 0;
+  std::string command_line;
+  for (const auto& a : opt.command) command_line += (command_line.empty() ? "" : " ") + a;
   if (opt.sample) {
     try {
       sampler = std::make_unique<sample::Sampler>(scfg);
       res.samples_path = res.out_dir + "/samples.csv";
-      csv = std::make_unique<SamplesCsv>(res.samples_path);
+      // The store records the run and its samples; samples.csv is written alongside.
+      store::RecorderConfig rc;
+      rc.kind = "run";
+      rc.command = command_line;
+      rc.csv_path = res.samples_path;
+      rc.db_path = opt.store ? (opt.store_path.empty() ? store::Store::default_path() : opt.store_path) : "";
+      try {
+        recorder = std::make_unique<store::Recorder>(rc, *sampler);
+      } catch (const std::exception& e) {
+        if (rc.db_path.empty()) throw;
+        res.warnings.push_back(std::string("run not stored: ") + e.what());
+        rc.db_path.clear();
+        recorder = std::make_unique<store::Recorder>(rc, *sampler);
+      }
       sampler_t0 = steady_s();
-      sampler->start([&csv](const sample::Tick& t) { csv->write(t); });
+      sampler->start([&recorder](const sample::Tick& t) { recorder->on_tick(t); });
     } catch (const std::exception& e) {
       res.warnings.push_back(std::string("hardware sampler unavailable: ") + e.what());
+      if (sampler && sampler->running()) sampler->stop();
+      recorder.reset();
       sampler.reset();
+      res.samples_path.clear();
     }
   }
 
@@ -160,7 +174,10 @@ RunResult run_session(const RunOptions& opt) {
   res.wall_s = steady_s() - t0;
   if (sampler) sampler->stop();
   channel.stop();
-  if (csv) csv->close();
+  if (recorder) {
+    recorder->finish(res.exit.shell_code());
+    if (recorder->store()) res.run_id = recorder->run_id();
+  }
 
   Records records = channel.snapshot();
   res.agent = summarise(records);
@@ -191,7 +208,6 @@ RunResult run_session(const RunOptions& opt) {
   // The profiler window's trace, through the trace engine.
   if (!res.agent.trace_path.empty() && fs::exists(res.agent.trace_path)) {
     res.trace_path = res.agent.trace_path;
-#ifdef TS_HAVE_ANALYSIS
     try {
       progress(opt, "analysing the profiler window " + res.trace_path);
       auto store = trace::read_trace(res.trace_path);
@@ -199,25 +215,23 @@ RunResult run_session(const RunOptions& opt) {
     } catch (const std::exception& e) {
       res.warnings.push_back(std::string("profiler trace not analysed: ") + e.what());
     }
-#endif
   } else if (opt.profile && res.agent.evidence.steps > 0 && res.agent.evidence.steps < opt.profile_first) {
     res.warnings.push_back(fmt::format("no profiler window: the run ended after {} steps, before step {}",
                                        res.agent.evidence.steps, opt.profile_first));
   }
 
-#ifdef TS_HAVE_DIAGNOSE
   res.diagnosis = diagnose::diagnose(res.evidence);
-#endif
 
   res.report_path = res.out_dir + "/report.json";
-  if (opt.store) {
+  std::string json = write_report_json(res, opt);
+  if (recorder && recorder->store()) {
     try {
-      res.run_id = store_run(res, opt);
+      recorder->store()->put_report(res.run_id, json);
+      recorder->store()->flush();
     } catch (const std::exception& e) {
-      res.warnings.push_back(std::string("run not stored: ") + e.what());
+      res.warnings.push_back(std::string("report not stored: ") + e.what());
     }
   }
-  write_report_json(res, opt);
   {
     std::ofstream txt(res.out_dir + "/report.txt");
     txt << run_text(res, opt, false);

@@ -1,7 +1,7 @@
 #pragma once
-// The run store as `trainscope run`, `runs` and `report` use it: each run is recorded with its
-// command, times, exit status and output directory; its report is kept so `report RUN` can
-// show it again even when the output directory is gone.
+// The run store as `runs` and `report` read it. `trainscope run` records each run through
+// store::Recorder (command, times, exit status, samples) and keeps its report.json there, so
+// `report RUN` can show it again even when the output directory is gone.
 #include <cstdint>
 #include <string>
 
@@ -9,8 +9,6 @@
 
 namespace ts::run {
 
-// Records a finished run; returns its id (-1 when this build has no store).
-int64_t store_run(const RunResult& r, const RunOptions& opt);
 // `trainscope runs`: newest first.
 std::string list_runs_text(const std::string& store_path, int limit, bool json);
 // `trainscope report RUN`: RUN is an id, "last", or a run's output directory.

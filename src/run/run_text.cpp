@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/report.h"
 #include "util/format.h"
 
 namespace ts::run {
@@ -27,19 +28,12 @@ std::string run_text(const RunResult& r, const RunOptions& opt, bool color) {
   o += fmt::format("\n{}trainscope run{}: {}  [{}, {:.1f} s]\n", bold, reset, join_cmd(opt.command), how, r.wall_s);
 
   if (r.diagnosis) {
-    const auto& d = *r.diagnosis;
-    o += fmt::format("\n{}{}{}\n", bold, d.verdict, reset);
-    if (!d.scenario_reason.empty()) o += fmt::format("{}{}{}\n", dim, d.scenario_reason, reset);
-    int i = 0;
-    for (const auto& f : d.findings) {
-      o += fmt::format("\n {}. [{}] {}{}{}  ({})\n", ++i, diagnose::severity_name(f.severity), bold, f.title, reset, f.id);
-      std::string nums;
-      for (const auto& v : f.evidence) nums += fmt::format("{}{} = {:.4g} {}", nums.empty() ? "" : ", ", v.name, v.value, v.unit);
-      if (!nums.empty()) o += fmt::format("    evidence: {}\n", nums);
-      if (!f.fix.empty()) o += fmt::format("    fix: {}\n", f.fix);
-      if (!f.fix_code.empty()) o += fmt::format("    {}{}{}\n", dim, f.fix_code, reset);
-      if (!f.gain.empty()) o += fmt::format("    gain: {}\n", f.gain);
-    }
+    // The diagnosis as every report shows it (verdict first); the agent's own numbers follow.
+    report::ReportInput in = report::from_evidence(r.evidence, *r.diagnosis);
+    in.command = "run";
+    report::TerminalStyle style;
+    style.color = color;
+    o += "\n" + report::render_terminal(in, style);
   }
 
   if (e.steps > 0) {
