@@ -18,6 +18,7 @@ void register_doctor(CLI::App& app);  // cmd_doctor.cpp
 void register_lab(CLI::App& app);        // cmd_lab.cpp
 void register_loader(CLI::App& app);     // cmd_loader.cpp
 void register_max_batch(CLI::App& app);  // cmd_max_batch.cpp
+void register_compare(CLI::App& app);    // cmd_compare.cpp
 void register_run(CLI::App& app);        // cmd_run.cpp
 void register_runs(CLI::App& app);       // cmd_runs.cpp (list stored runs)
 void register_report(CLI::App& app);     // cmd_report.cpp (show a stored run again)

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   ts::cli::register_lab(app);
   ts::cli::register_loader(app);
   ts::cli::register_max_batch(app);
+  ts::cli::register_compare(app);
   ts::cli::register_run(app), ts::cli::register_runs(app), ts::cli::register_report(app);
 
   try {

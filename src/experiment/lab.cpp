@@ -37,7 +37,8 @@ static LabConfigResult summarise(const std::string& name, const RunnerResult& rr
   c.wall_s = rr.wall_s;
   if (!rr.has_json || rr.status != "ok") return c;
   c.batch_size = rr.integer("batch_size");
-  std::vector<double> step_ms = rr.nums("step_ms");
+  std::vector<double>& step_ms = c.step_ms;
+  step_ms = rr.nums("step_ms");
   c.steps = int64_t(step_ms.size());
   c.step_ms_median = median(step_ms);
   double p10 = percentile(step_ms, 0.1), p90 = percentile(step_ms, 0.9);

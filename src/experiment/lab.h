@@ -36,6 +36,7 @@ struct LabConfigResult {
   double warmup_ms = 0;              // includes compilation
   int64_t nonfinite_losses = 0;
   double wall_s = 0;                 // the whole process
+  std::vector<double> step_ms;       // the measured steps, as the runner timed them
   bool ok() const { return status == "ok"; }
 };
 

@@ -131,15 +131,13 @@ RunnerResult run_runner(const PythonEnv& py, const RunnerCall& call, ProgressBar
   return r;
 }
 
-static bool imports_torch(const std::string& python, std::string& version) {
+// find_spec locates torch without importing it (an import costs a second or more per candidate).
+static bool has_torch(const std::string& python) {
   ChildOptions opt;
-  opt.argv = {python, "-c", "import torch; print(torch.__version__)"};
-  opt.timeout_s = 120;
+  opt.argv = {python, "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)"};
+  opt.timeout_s = 60;
   ChildResult c = run_child(opt);
-  if (c.exit_code != 0 || c.timed_out) return false;
-  version = c.out;
-  while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) version.pop_back();
-  return true;
+  return c.exit_code == 0 && !c.timed_out;
 }
 
 PythonEnv find_python(const std::string& requested) {
@@ -155,7 +153,7 @@ PythonEnv find_python(const std::string& requested) {
     candidates.push_back("/usr/bin/python3");
   }
   for (auto& c : candidates) {
-    if (imports_torch(c, env.torch_version)) {
+    if (has_torch(c)) {
       env.python = c;
       return env;
     }

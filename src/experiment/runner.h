@@ -1,7 +1,7 @@
 #pragma once
 // Launching one of the Python runners (agent/trainscope_lab/*) for one configuration and reading
 // the one result line it prints ("@ts-result {json}"). Finding the interpreter: --python, then
-// $TRAINSCOPE_PYTHON, then `python3` on PATH, then /usr/bin/python3 - the first that imports torch.
+// $TRAINSCOPE_PYTHON, then `python3` on PATH, then /usr/bin/python3 - the first that has torch.
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,7 +15,6 @@ class ProgressBar;
 struct PythonEnv {
   std::string python;     // interpreter path or name
   std::string agent_dir;  // folder holding trainscope_lab/
-  std::string torch_version;
 };
 
 // Throws ts::UserError naming what was tried when no interpreter imports torch.

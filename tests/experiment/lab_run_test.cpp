@@ -1,0 +1,127 @@
+// The three-run lab for real: torch 1.13 on the CPU, the worked example's small CNN. bf16 runs under
+// CPU autocast, bf16 + compile is skipped with its reason (1.13 has no torch.compile).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <simdjson.h>
+
+#include "experiment/evidence_fill.h"
+#include "experiment/lab.h"
+#include "torch_python.h"
+#include "util/error.h"
+
+using namespace ts::experiment;
+
+static const std::string kTarget = std::string(TS_SOURCE_DIR) + "/examples/lab/tiny_convnet.py:factory";
+
+static double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+TEST(LabRun, ThreeConfigurationsOnCpu) {
+  TS_REQUIRE_TORCH();
+  LabOptions o;
+  o.target = kTarget;
+  o.python = ts::test::torch_python();
+  o.steps = 8;
+  o.warmup = 2;
+  o.progress = false;
+  LabResult r = run_lab(o);
+  ASSERT_EQ(r.configs.size(), 3u);
+  EXPECT_EQ(r.device, "cpu");
+  EXPECT_EQ(r.python, "/usr/bin/python3");
+  const auto* fp32 = r.find("fp32");
+  const auto* bf16 = r.find("bf16");
+  const auto* comp = r.find("bf16+compile");
+  ASSERT_TRUE(fp32 && bf16 && comp);
+  ASSERT_TRUE(fp32->ok()) << fp32->reason;
+  ASSERT_TRUE(bf16->ok()) << bf16->reason;
+  EXPECT_EQ(comp->status, "skipped");
+  EXPECT_NE(comp->reason.find("torch.compile"), std::string::npos) << comp->reason;
+
+  for (const auto* c : {fp32, bf16}) {
+    ASSERT_EQ(c->step_ms.size(), 8u);  // warm-up excluded
+    EXPECT_EQ(c->batch_size, 32);
+    // samples/s is the batch over the median step time, recomputed here from the raw step times.
+    EXPECT_NEAR(c->samples_per_s, 32 * 1000.0 / median_of(c->step_ms), 1e-6 * c->samples_per_s);
+    EXPECT_LE(c->samples_per_s_p10, c->samples_per_s);
+    EXPECT_GE(c->samples_per_s_p90, c->samples_per_s);
+    EXPECT_GE(c->spread_pct, 0);
+    // The seed's number (samples over wall time) measures the same steps a second way.
+    EXPECT_GT(c->samples_per_s_overall, 0.3 * c->samples_per_s);
+    EXPECT_LT(c->samples_per_s_overall, 3.0 * c->samples_per_s);
+    EXPECT_GT(c->peak_mem_bytes, 0);
+    EXPECT_EQ(c->mem_kind, "rss_delta_plus_params");
+    EXPECT_GE(c->data_wait_pct, 0);
+    EXPECT_EQ(c->nonfinite_losses, 0);
+  }
+  EXPECT_NEAR(r.bf16_speedup, bf16->samples_per_s / fp32->samples_per_s, 1e-12);
+  EXPECT_LT(r.compile_speedup, 0);
+  bool untested = false, precision = false;
+  for (auto& rd : r.readings) {
+    untested |= rd.id == "compile-untested";
+    precision |= rd.id == "precision-not-bottleneck" || rd.id == "bf16-helps";
+  }
+  EXPECT_TRUE(untested);
+  EXPECT_TRUE(precision);
+
+  auto ev = lab_evidence(r);
+  ASSERT_EQ(ev.configs.size(), 3u);
+  EXPECT_FALSE(ev.configs[0].skipped);
+  EXPECT_TRUE(ev.configs[2].skipped);
+  EXPECT_EQ(ev.configs[1].samples_per_s, bf16->samples_per_s);
+
+  std::string text = lab_text(r);
+  EXPECT_NE(text.find("skipped: torch"), std::string::npos) << text;
+}
+
+TEST(LabRun, BadTargetIsOneLine) {
+  TS_REQUIRE_TORCH();
+  LabOptions o;
+  o.target = "/nonexistent/model.py:factory";
+  o.python = ts::test::torch_python();
+  o.configs = {"fp32"};
+  o.progress = false;
+  try {
+    run_lab(o);
+    FAIL() << "expected a UserError";
+  } catch (const ts::UserError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("/nonexistent/model.py"), std::string::npos) << m;
+    EXPECT_NE(m.find("no such file"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
+static int run_cli(const std::string& args, std::string& out) {
+  std::string cmd = std::string(TS_CLI) + " " + args + " 2>/dev/null";
+  FILE* f = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) out.append(buf.data(), n);
+  return pclose(f);
+}
+
+TEST(LabRun, CliJson) {
+  TS_REQUIRE_TORCH();
+  std::string out;
+  int rc = run_cli("lab " + kTarget + " --configs fp32,bf16+compile --steps 3 --warmup 1 --python /usr/bin/python3 --json",
+                   out);
+  ASSERT_EQ(rc, 0) << out;
+  simdjson::dom::parser p;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(p.parse(out).get(doc)) << out;
+  EXPECT_EQ(std::string_view(doc["kind"]), "lab");
+  simdjson::dom::array configs = doc["configs"];
+  ASSERT_EQ(configs.size(), 2u);
+  EXPECT_EQ(std::string_view(configs.at(0)["status"]), "ok");
+  EXPECT_EQ(int64_t(configs.at(0)["steps"]), 3);
+  EXPECT_EQ(std::string_view(configs.at(1)["status"]), "skipped");
+
+  std::string bad;
+  EXPECT_NE(run_cli("lab nocolon", bad), 0);
+}

@@ -1,0 +1,73 @@
+// The DataLoader sweep on a dataset with a known per-sample cost: __getitem__ sleeps 5 ms (like
+// decoding in a worker, it runs in parallel across workers), batch 4, so one batch costs 20 ms in
+// one process. The sweep must measure that cost, and with a 15 ms GPU step recommend
+// ceil(20 / 15) = 2 workers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "experiment/evidence_fill.h"
+#include "experiment/loader_sweep.h"
+#include "torch_python.h"
+
+using namespace ts::experiment;
+
+TEST(LoaderRun, KnownPerSampleCost) {
+  TS_REQUIRE_TORCH();
+  constexpr double kSampleMs = 5, kBatch = 4, kGpuStepMs = 15;
+  setenv("LAB_SAMPLE_MS", "5", 1);
+  setenv("LAB_BATCH", "4", 1);
+  LoaderOptions o;
+  o.target = std::string(TS_SOURCE_DIR) + "/examples/lab/tiny_convnet.py:slow_data";
+  o.python = ts::test::torch_python();
+  o.workers = {0, 1, 2};
+  o.batches = 15;
+  o.gpu_step_ms = kGpuStepMs;
+  o.progress = false;
+  LoaderResult r = run_loader_sweep(o);
+
+  ASSERT_EQ(r.points.size(), 5u);  // 3 worker counts, prefetch 4, persistent
+  for (auto& p : r.points) ASSERT_TRUE(p.ok()) << p.label() << ": " << p.reason;
+  EXPECT_EQ(r.batch_size, 4);
+  EXPECT_FALSE(r.cuda);
+  // time.sleep never returns early; scheduling adds a little.
+  EXPECT_GE(r.getitem_ms, kSampleMs);
+  EXPECT_LT(r.getitem_ms, kSampleMs * 1.5);
+  EXPECT_GE(r.collate_ms, 0);
+  EXPECT_LT(r.collate_ms, 5);
+
+  const double batch_ms = kSampleMs * kBatch;  // 20 ms in one process
+  auto& w0 = r.points[0];
+  auto& w2 = r.points[2];
+  EXPECT_EQ(w0.num_workers, 0);
+  EXPECT_EQ(w2.num_workers, 2);
+  EXPECT_NEAR(1000.0 / w0.batches_per_s, batch_ms, 0.35 * batch_ms);
+  EXPECT_GT(w2.batches_per_s, 1.6 * w0.batches_per_s);  // sleep parallelises over two workers
+  EXPECT_EQ(r.points[3].prefetch_factor, 4);
+  EXPECT_TRUE(r.points[4].persistent_workers);
+  EXPECT_LT(r.points[4].restart_ms, w2.restart_ms);  // no respawn at the second epoch
+
+  ASSERT_GE(r.recommended, 0);
+  EXPECT_EQ(r.points[size_t(r.recommended)].num_workers, int(std::ceil(batch_ms / kGpuStepMs)));
+  EXPECT_FALSE(r.points[size_t(r.recommended)].persistent_workers);  // 25000-batch epochs: restart negligible
+  // Seed 000's arithmetic on the measured rate: the GPU waits for whatever the loader is late by.
+  double period = 1000.0 / w0.epoch_batches_per_s;
+  EXPECT_NEAR(w0.predicted_gpu_idle_pct, 100.0 * (1 - kGpuStepMs / period), 1e-9);
+  EXPECT_NEAR(w0.predicted_gpu_idle_pct, 100.0 * (1 - kGpuStepMs / batch_ms), 12);
+  EXPECT_EQ(r.points[size_t(r.recommended)].predicted_gpu_idle_pct, 0);
+
+  // Without a GPU step: the cheapest within 5% of the best is still 2 workers (1 worker is half as fast).
+  LoaderResult nogpu = r;
+  nogpu.gpu_step_ms = -1;
+  nogpu.warnings.clear();
+  recommend_loader(nogpu);
+  EXPECT_EQ(nogpu.points[size_t(nogpu.recommended)].num_workers, 2);
+
+  auto ev = loader_evidence(r);
+  EXPECT_EQ(ev.points.size(), 5u);
+  EXPECT_EQ(ev.recommended_workers, 2);
+  EXPECT_EQ(ev.gpu_step_ms, kGpuStepMs);
+  EXPECT_EQ(ev.getitem_ms, r.getitem_ms);
+  EXPECT_GT(r.shm_total_bytes, 0);
+}
