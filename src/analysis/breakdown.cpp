@@ -12,6 +12,8 @@
 //                 python_function events excluded: they span whole call stacks)
 //   other         the rest of the step (host idle, Python between ops)
 // So the classes sum to the step time, per step and overall.
+// dataloader_host_ns: |union of DataLoader calls| inside the steps, whatever ran meanwhile
+// (the main thread was blocked on data that long; on the GPU the previous step may still run).
 #include "analysis/passes.h"
 
 namespace ts::analysis {
@@ -48,6 +50,8 @@ void analyse_breakdown(const TraceIndex& idx, StepSummary& steps) {
 
   const Intervals bins = step_intervals(steps);
   Intervals slots = merged(bins);
+  merge(role[DL]);
+  steps.dataloader_host_ns = length(intersect(slots, role[DL]));
   int64_t* fields[N_ROLES + 1];
   std::vector<std::vector<int64_t>> per_role(N_ROLES + 1);
   for (int r = 0; r < N_ROLES; ++r) {

@@ -7,12 +7,12 @@
 //   busy        |union of GPU events|;   idle = span - busy
 //   compute     |union of kernels other than communication kernels|
 //   non_compute busy - compute (communication kernels, copies, memsets not under compute)
-// Idle attribution, per stream (device, stream), summed over streams: for each GPU event after
-// the stream's first, the gap from the end of the stream's previous work to its start is
-//   host wait   if the runtime call that launched it started after that previous work ended
-//               (the GPU waited for the CPU to launch);
+// Idle attribution (HTA's rule, applied to the GPU's idle gaps across all streams so that the
+// three parts sum to idle): each gap between GPU activity is
+//   host wait   if a GPU event starting at the gap's end was launched by a runtime call that
+//               started after the gap began (the GPU waited for the CPU to launch it);
 //   kernel wait else if the gap is under 30 µs (back-to-back launch overhead);
-//   other       otherwise (cross-stream dependencies, events without a launcher).
+//   other       otherwise (events without a known launcher, launched early but delayed).
 // utilization_pct   |union of kernels| inside the steps / step time (TensorBoard's "GPU Utilization").
 // est_sm_efficiency sum over kernels of dur x min(blocks / numSms, 1) / step time, capped at 100
 //                   (-1 without grid sizes or deviceProperties).
@@ -42,7 +42,6 @@ GpuTime analyse_gpu_time(const TraceIndex& idx, StepSummary& steps) {
   out.present = true;
 
   Intervals all, compute, kernels;
-  std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> streams;
   std::vector<int> devices;
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (uint32_t r : gpu) {
@@ -54,7 +53,6 @@ GpuTime analyse_gpu_time(const TraceIndex& idx, StepSummary& steps) {
       kernels.push_back(iv);
       if (!idx.flag(r, kCommKernel)) compute.push_back(iv);
     }
-    streams[{s.pid[r], s.tid[r]}].push_back(r);
     int d = device_of(s, r);
     if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
   }
@@ -73,19 +71,23 @@ GpuTime analyse_gpu_time(const TraceIndex& idx, StepSummary& steps) {
     out.non_compute_pct = 100.0 * out.non_compute_ns / out.span_ns;
   }
 
-  for (auto& [key, rows] : streams) {  // rows already sorted by ts (idx.gpu is)
-    int64_t prev_end = INT64_MIN;
-    for (uint32_t r : rows) {
-      const int64_t ts = s.ts_ns[r];
-      if (prev_end != INT64_MIN && ts > prev_end) {
-        const int64_t gap = ts - prev_end;
-        const uint32_t rt = idx.launcher(r);
-        if (rt != kNoRow && s.ts_ns[rt] > prev_end) out.idle_host_wait_ns += gap;
-        else if (gap < kKernelWaitNs) out.idle_kernel_wait_ns += gap;
-        else out.idle_other_ns += gap;
+  // Idle gaps of the GPU as a whole (sorted by start, `gpu` is); the events that end a gap
+  // decide its cause.
+  int64_t max_end = INT64_MIN;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    const int64_t ts = s.ts_ns[gpu[i]];
+    if (max_end != INT64_MIN && ts > max_end) {
+      const int64_t gap = ts - max_end;
+      bool host_wait = false;
+      for (size_t j = i; j < gpu.size() && s.ts_ns[gpu[j]] == ts; ++j) {
+        const uint32_t rt = idx.launcher(gpu[j]);
+        host_wait |= rt != kNoRow && s.ts_ns[rt] > max_end;
       }
-      prev_end = std::max(prev_end, s.end_ns(r));
+      if (host_wait) out.idle_host_wait_ns += gap;
+      else if (gap < kKernelWaitNs) out.idle_kernel_wait_ns += gap;
+      else out.idle_other_ns += gap;
     }
+    max_end = std::max(max_end, s.end_ns(gpu[i]));
   }
 
   const Intervals bins = step_intervals(steps);

@@ -44,6 +44,9 @@ struct StepSummary {
   bool synthetic = false;          // no ProfilerStep#: the whole trace is one pseudo-step
   Breakdown total;
   int64_t total_ns = 0;
+  // Host time inside DataLoader calls (union, within the steps), whatever else ran meanwhile:
+  // the "blocked on data" view; breakdown.dataloader is only the part nothing else covered.
+  int64_t dataloader_host_ns = 0;
   int64_t median_step_ns = 0, mean_step_ns = 0, p90_step_ns = 0;
   double pct(int64_t part) const { return total_ns > 0 ? 100.0 * part / total_ns : 0.0; }
 };

@@ -234,6 +234,11 @@ def breakdown(ev, steps):
     return per_step
 
 
+def dataloader_host(ev, steps):
+    dl = union([(h.ts, h.end) for h in ev["host"] if is_dataloader(h.name)])
+    return sum(clip_total(dl, s, e) for s, e, _ in steps)
+
+
 def gpu_time(ev, steps, lo, hi):
     gpu = [g for g in ev["kernel"] + ev["memcpy"] + ev["memset"] if lo <= g.ts < hi]
     if not gpu:
@@ -246,24 +251,22 @@ def gpu_time(ev, steps, lo, hi):
     for r in ev["runtime"]:
         if r.corr is not None and r.corr not in rt_by_corr:
             rt_by_corr[r.corr] = r
-    streams = defaultdict(list)
+    starts = defaultdict(list)
     for g in gpu:
-        streams[(str(g.pid), str(g.tid))].append(g)
+        starts[g.ts].append(g)
     host_wait = kernel_wait = other = 0
-    for evs in streams.values():
-        evs.sort(key=lambda g: g.ts)
-        prev_end = None
-        for g in evs:
-            if prev_end is not None and g.ts > prev_end:
-                gap = g.ts - prev_end
-                rt = rt_by_corr.get(g.corr) if g.corr is not None else None
-                if rt is not None and rt.ts > prev_end:
-                    host_wait += gap
-                elif gap < 30000:
-                    kernel_wait += gap
-                else:
-                    other += gap
-            prev_end = g.end if prev_end is None else max(prev_end, g.end)
+    for (b0, e0), (b1, e1) in zip(busy, busy[1:]):
+        gap = b1 - e0
+        launched_late = False
+        for g in starts[b1]:
+            rt = rt_by_corr.get(g.corr) if g.corr is not None else None
+            launched_late = launched_late or (rt is not None and rt.ts > e0)
+        if launched_late:
+            host_wait += gap
+        elif gap < 30000:
+            kernel_wait += gap
+        else:
+            other += gap
     step_time = sum(e - s for s, e, _ in steps)
     util = sum(clip_total(kernels, s, e) for s, e, _ in steps)
     return {
@@ -469,6 +472,7 @@ def analyse(path):
         "step_durations_ns": [e - s for s, e, _ in steps],
         "total_ns": step_total,
         "breakdown_ns": dict(tot),
+        "dataloader_host_ns": dataloader_host(ev, steps),
         "breakdown_pct": {k: round(100.0 * v / step_total, 4) for k, v in tot.items()},
         "gpu": gpu_time(ev, steps, lo, hi),
         "kernels": kernel_stats(ev, len(steps), lo, hi),
@@ -479,6 +483,67 @@ def analyse(path):
     }
 
 
+def flatten(d, prefix=""):
+    """{"a": {"b": 1}, "l": [5]} -> {"a.b": 1, "l.0": 5}; copy rows [count, bytes, time] and
+    sync rows [count, time] get named fields, matching tests/analysis/reference_json.cpp."""
+    out = {}
+    for k, v in d.items():
+        key = prefix + str(k)
+        if key.startswith("copies.rows."):
+            name = key[len("copies.rows."):]
+            out["copies." + name + ".count"], out["copies." + name + ".bytes"], \
+                out["copies." + name + ".time_ns"] = v
+        elif key.startswith("syncs.rows."):
+            out[key + ".count"], out[key + ".time_ns"] = v
+        elif key == "kernels.top":
+            for i, (name, count, tot) in enumerate(v):
+                out[f"kernels.top.{i}.count"], out[f"kernels.top.{i}.total_ns"] = count, tot
+        elif key == "memory.at_step_end":
+            for i, x in enumerate(v):
+                if x is not None:
+                    out[f"memory.at_step_end.{i}"] = x
+        elif key == "memory.slope":
+            out[key] = v
+        elif isinstance(v, dict):
+            out.update(flatten(v, key + "."))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                out[f"{key}.{i}"] = x
+        else:
+            out[key] = v
+    return out
+
+
+def check(cpp_json_path, trace_path):
+    """Compares every key of the C++ output with this script's value. Exit 1 on a mismatch."""
+    with open(cpp_json_path) as f:
+        cpp = json.load(f)
+    ref = flatten(analyse(trace_path))
+    ref["gpu.idle_ns"] = ref.get("gpu.idle_ns")
+    bad = 0
+    for k, v in cpp.items():
+        if k not in ref:
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0:
+                continue  # a zero the script has no row for (e.g. no copies at all)
+            print(f"{trace_path}: {k}: C++ {v}, reference has no value")
+            bad += 1
+            continue
+        r = ref[k]
+        if isinstance(v, bool) or isinstance(r, bool):
+            ok = bool(v) == bool(r)
+        elif isinstance(v, float) or isinstance(r, float):
+            ok = abs(float(v) - float(r)) <= 1e-5 * max(1.0, abs(float(r)))  # JsonWriter keeps ~6 digits
+        else:
+            ok = v == r
+        if not ok:
+            print(f"{trace_path}: {k}: C++ {v} != reference {r}")
+            bad += 1
+    print(f"{trace_path}: {len(cpp)} values compared, {bad} mismatches")
+    return 1 if bad else 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--check":
+        sys.exit(check(sys.argv[2], sys.argv[3]))
     for p in sys.argv[1:]:
         print(json.dumps(analyse(p), indent=1, default=str))

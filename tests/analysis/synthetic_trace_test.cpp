@@ -124,7 +124,7 @@ TEST_F(Synthetic, GpuTimeAndIdleAttribution) {
   EXPECT_EQ(a.gpu.compute_ns, 55 * us);
   EXPECT_EQ(a.gpu.non_compute_ns, 25 * us);
   EXPECT_NEAR(a.gpu.idle_pct, 100.0 * 55 / 135, 1e-9);
-  EXPECT_EQ(a.gpu.idle_host_wait_ns, 58 * us);
+  EXPECT_EQ(a.gpu.idle_host_wait_ns, 53 * us);  // gaps [110,130) and [132,165)
   EXPECT_EQ(a.gpu.idle_kernel_wait_ns, 2 * us);
   EXPECT_EQ(a.gpu.idle_other_ns, 0);
   EXPECT_DOUBLE_EQ(a.gpu.utilization_pct, 30.0);
