@@ -1,0 +1,81 @@
+#pragma once
+// The recording store: one SQLite file holding many runs (a `watch`, a `run`), with their
+// devices, GPU, host and process samples and, for `run`, the report JSON.
+// WAL journal; rows are batched in a transaction that is committed before it could hold
+// more than `max_loss` seconds of samples, so a crash (even kill -9) loses at most that.
+// Schema: docs/SAMPLER.md.
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sample/readings.h"
+
+namespace ts::store {
+
+struct RunInfo {
+  int64_t id = 0;
+  std::string kind;     // watch | run | snapshot
+  std::string command;  // what was run / watched
+  std::string hostname;
+  double started_unix = 0;
+  double finished_unix = -1;  // -1 while running, or if the recorder died
+  int exit_code = -1;         // -1 unknown
+  double interval_ms = 0;
+  int64_t root_pid = 0;
+  bool has_report = false;
+  int64_t gpu_samples = 0, host_samples = 0, process_samples = 0;  // list_runs/get_run fill these
+};
+
+class Store {
+ public:
+  // Opens (creating the file, its folder and the schema when needed). Throws ts::UserError
+  // naming the file when it cannot be opened or is not a trainscope store.
+  explicit Store(const std::string& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // $TRAINSCOPE_HOME/trainscope.db, else $XDG_DATA_HOME/trainscope/trainscope.db, else
+  // ~/.local/share/trainscope/trainscope.db.
+  static std::string default_path();
+  const std::string& path() const { return path_; }
+
+  int64_t add_run(const RunInfo& info);  // returns the new run's id (hostname filled if empty)
+  void finish_run(int64_t run_id, double finished_unix, int exit_code);
+  std::vector<RunInfo> list_runs();      // newest first
+  std::optional<RunInfo> get_run(int64_t run_id);
+  void put_report(int64_t run_id, const std::string& json);
+  std::optional<std::string> get_report(int64_t run_id);
+
+  void add_devices(int64_t run_id, const std::vector<sample::GpuInfo>& gpus,
+                   const std::string& driver_version);
+  std::vector<sample::GpuInfo> devices(int64_t run_id);
+
+  // Samples. Process rows are written only for ticks that read the tree (processes_fresh).
+  void add_tick(int64_t run_id, const sample::Tick& t);
+  // Read back, one Tick per recorded instant, in time order (t_s = seconds since the first).
+  std::vector<sample::Tick> ticks(int64_t run_id);
+
+  // Commit before the open batch could hold more than `seconds` of samples when the next
+  // tick arrives `tick_interval_s` later (default: 1 s, 0.1 s ticks).
+  void set_max_loss(double seconds, double tick_interval_s);
+  void flush();  // commit now
+
+ private:
+  void exec(const char* sql);
+  sqlite3_stmt* prepare(const char* sql);
+  void begin_if_needed();
+  [[noreturn]] void fail(const std::string& what);
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt *ins_gpu_ = nullptr, *ins_host_ = nullptr, *ins_proc_ = nullptr;
+  bool in_txn_ = false;
+  double txn_started_ = 0;  // monotonic seconds
+  double commit_after_s_ = 0.9;
+};
+
+}  // namespace ts::store
