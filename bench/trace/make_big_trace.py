@@ -12,6 +12,20 @@ import re
 import sys
 
 
+def matching_bracket(text, open_at):
+    """Index of the ']' closing the '[' at open_at (strings skipped)."""
+    depth = 0
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text[open_at:]):
+        tok = m.group(0)
+        if tok in "[{":
+            depth += 1
+        elif tok in "]}":
+            depth -= 1
+            if depth == 0:
+                return open_at + m.start()
+    raise ValueError("unbalanced traceEvents array")
+
+
 def main():
     src, out, min_mb = sys.argv[1], sys.argv[2], float(sys.argv[3])
     with open(src, "rb") as f:
@@ -20,7 +34,7 @@ def main():
         text = f.read().decode("utf-8")
     start = text.index('"traceEvents"')
     start = text.index("[", start) + 1
-    end = text.rindex("]")
+    end = matching_bracket(text, start - 1)
     head, body, tail = text[:start], text[start:end].rstrip(), text[end:]
     ts_re = re.compile(r'("ts": *)(\d+)')
     stamps = [int(m.group(2)) for m in ts_re.finditer(body)]
