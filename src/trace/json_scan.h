@@ -15,11 +15,13 @@ struct ByteClass {
   bool ws[256] = {};
   bool structural[256] = {};  // " [ ] { } and the NUL sentinel
   bool number[256] = {};      // characters that may appear in a JSON number
+  bool string_stop[256] = {}; // '"', '\\' and the NUL sentinel
   constexpr ByteClass() {
     for (char c : {' ', '\n', '\r', '\t'}) ws[static_cast<unsigned char>(c)] = true;
     for (char c : {'"', '[', ']', '{', '}', '\0'}) structural[static_cast<unsigned char>(c)] = true;
     for (char c = '0'; c <= '9'; ++c) number[static_cast<unsigned char>(c)] = true;
     for (char c : {'-', '+', '.', 'e', 'E'}) number[static_cast<unsigned char>(c)] = true;
+    for (char c : {'"', '\\', '\0'}) string_stop[static_cast<unsigned char>(c)] = true;
   }
 };
 inline constexpr ByteClass kBytes{};

@@ -121,6 +121,18 @@ class Parser {
 
   // ---- JSON values ----
   inline const char* read_string(const char* p, std::string_view& out);
+  // Keys, "ph", "cat", pid/tid names: short, and in the same order event after event. A plain
+  // byte loop, whose branches the predictor learns, beats the SIMD search here (the next load
+  // would wait on the SIMD result).
+  const char* read_short_string(const char* p, std::string_view& out) {
+    const char* q = p + 1;
+    while (!kBytes.string_stop[static_cast<unsigned char>(*q)]) ++q;
+    if (*q == '"') {
+      out = std::string_view(p + 1, static_cast<size_t>(q - p - 1));
+      return q + 1;
+    }
+    return read_string(p, out);
+  }
   [[gnu::noinline]] const char* decode_string(const char* p, std::string_view& out);
   const char* skip_string(const char* p) const;
   const char* skip_value(const char* p);
@@ -470,7 +482,7 @@ const char* Parser::read_id(const char* p, int64_t& out) {
   // pid/tid: a number, a numeric string ("25738"), or a name ("CPU functions", "stream 7").
   if (*p == '"') {
     std::string_view s;
-    const char* after = read_string(p, s);
+    const char* after = read_short_string(p, s);
     int64_t v;
     if (!s.empty() && s.size() <= 19 && (is_digit(s[0]) || s[0] == '-') &&
         scan_digits(s.data() + (s[0] == '-'), s.data() + s.size()) == s.data() + s.size() &&
@@ -498,7 +510,7 @@ const char* Parser::for_each_member(const char* p, const char* what, F&& on_memb
   for (;;) {
     if (*p != '"') unexpected_in(p, "a key string in ", what);
     std::string_view key;
-    p = read_string(p, key);
+    p = read_short_string(p, key);
     if (key.data() == scratch_.data()) {
       // Keys with escapes are rare; copy so a value's decoding cannot clobber it.
       static thread_local std::string key_copy;
@@ -576,7 +588,7 @@ const char* Parser::parse_event(const char* p) {
       case 2:
         if (KEY_IS(k, "ph")) {
           if (*v != '"') unexpected(v, "a string for \"ph\"");
-          v = read_string(v, s);
+          v = read_short_string(v, s);
           ev.ph = phase_of(s);
           ev.has_ph = true;
           return v;
@@ -593,7 +605,7 @@ const char* Parser::parse_event(const char* p) {
       case 3:
         if (KEY_IS(k, "cat")) {
           if (*v != '"') return skip_value(v);
-          v = read_string(v, s);
+          v = read_short_string(v, s);
           ev.cat = category_of(s);
           return v;
         }
