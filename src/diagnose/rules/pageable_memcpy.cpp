@@ -22,11 +22,13 @@ std::optional<Finding> pageable_memcpy(const Evidence& ev) {
     double blocking_per_step = c.blocking_memcpy_calls / steps;
     if (pct < th::kPageablePctOfStep && per_step < 1 && blocking_per_step < 1) return std::nullopt;
     f = make("pageable-memcpy", Bottleneck::Transfer, "trace");
-    add(f, "pageable_copies", c.pageable_count, "count");
-    add(f, "pageable_copies_per_step", per_step, "count");
-    add(f, "pageable_bytes", c.pageable_bytes, "bytes");
-    add(f, "pageable_time_ms", c.pageable_time_ns / 1e6, "ms");
-    add(f, "pageable_pct_of_step", pct, "%");
+    if (c.pageable_count > 0) {
+      add(f, "pageable_copies", c.pageable_count, "count");
+      add(f, "pageable_copies_per_step", per_step, "count");
+      add(f, "pageable_bytes", c.pageable_bytes, "bytes");
+      add(f, "pageable_time_ms", c.pageable_time_ns / 1e6, "ms");
+      add(f, "pageable_pct_of_step", pct, "%");
+    }
     if (c.blocking_memcpy_calls > 0) add(f, "blocking_memcpy_calls", c.blocking_memcpy_calls, "count");
     // What the GPU waited on copies alone (memcpy class of the breakdown) bounds the gain.
     double exposed = std::min<double>(c.pageable_time_ns, t->steps.total.memcpy);
