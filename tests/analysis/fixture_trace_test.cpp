@@ -13,6 +13,7 @@
 #include "analysis/trace_analysis.h"
 #include "reference_json.h"
 #include "trace/reader.h"
+#include "util/error.h"
 
 namespace ts::analysis {
 namespace {
@@ -52,6 +53,170 @@ TEST(FixtureTraces, MatchesReferenceScript) {
     std::remove(tmp.c_str());
     EXPECT_EQ(rc, 0) << cmd;
   }
+}
+
+
+// The data-starved ResNet-50 (num_workers=0) and its healthy twin (num_workers=4).
+TEST(FixtureTraces, ResnetDataLoaderShare) {
+  TraceAnalysis starved = analyse_fixture(kResnet0);
+  ASSERT_EQ(starved.steps.steps.size(), 6u);
+  EXPECT_EQ(starved.steps.steps.front().number, 5);
+  EXPECT_EQ(starved.steps.total_ns, 1'065'553 * us);
+  EXPECT_EQ(starved.steps.total.dataloader, 355'571 * us);  // 33.4%: nothing else ran
+  EXPECT_EQ(starved.steps.dataloader_host_ns, 415'791 * us);  // 39.0%: main thread blocked on data
+  EXPECT_NEAR(starved.steps.pct(starved.steps.total.dataloader), 33.3696, 1e-3);
+  EXPECT_NEAR(starved.steps.pct(starved.steps.dataloader_host_ns), 39.0211, 1e-3);
+  EXPECT_EQ(starved.steps.total.kernel, 591'532 * us);
+  EXPECT_EQ(starved.steps.total.total(), starved.steps.total_ns);
+
+  TraceAnalysis healthy = analyse_fixture(kResnet4);
+  ASSERT_EQ(healthy.steps.steps.size(), 6u);
+  EXPECT_EQ(healthy.steps.total_ns, 846'408 * us);
+  EXPECT_EQ(healthy.steps.total.dataloader, 7'117 * us);  // 0.84%
+  EXPECT_EQ(healthy.steps.dataloader_host_ns, 8'522 * us);  // 1.0%
+  EXPECT_LT(healthy.steps.pct(healthy.steps.total.dataloader), 1.0);
+  EXPECT_EQ(healthy.steps.total.total(), healthy.steps.total_ns);
+}
+
+TEST(FixtureTraces, ResnetKernelsCopiesSyncsMemory) {
+  TraceAnalysis a = analyse_fixture(kResnet0);
+  EXPECT_EQ(a.kernels.count, 8772);
+  EXPECT_DOUBLE_EQ(a.kernels.per_step, 1462.0);
+  EXPECT_EQ(a.kernels.median_ns, 2 * us);
+  EXPECT_NEAR(a.kernels.under_10us_pct, 62.3233, 1e-3);
+  ASSERT_FALSE(a.kernels.top.empty());
+  EXPECT_EQ(a.kernels.top[0].count, 162);  // cudnn::detail::dgrad_engine<float, ...>
+  EXPECT_EQ(a.kernels.top[0].total_ns, 80'756 * us);
+  EXPECT_EQ(a.kernels.launch.short_kernels, 5429);
+  EXPECT_EQ(a.gpu.busy_ns, 603'558 * us);
+  EXPECT_EQ(a.gpu.idle_host_wait_ns, 382'676 * us);
+  ASSERT_EQ(a.copies.rows.size(), 2u);
+  EXPECT_EQ(a.copies.rows[0].direction, "HtoD");
+  EXPECT_EQ(a.copies.rows[0].kind, "pageable");
+  EXPECT_EQ(a.copies.pageable_count, 12);
+  EXPECT_EQ(a.copies.pageable_bytes, 115'607'040);
+  EXPECT_EQ(a.syncs.count, 13);  // 12 cudaStreamSynchronize + 1 cudaDeviceSynchronize
+  EXPECT_EQ(a.syncs.time_ns, 16'745 * us);
+  EXPECT_TRUE(a.memory.present);
+  EXPECT_TRUE(a.memory.relative);  // 2021 format: no Total Allocated
+  EXPECT_EQ(a.memory.peak_allocated, 2'791'636'480);
+  EXPECT_EQ(a.memory.device_total, 34'084'028'416);  // Tesla V100-DGXS-32GB
+  EXPECT_EQ(a.precision.compute_capability, 70);
+  EXPECT_EQ(a.parallel.optimizer, "SGD");
+  EXPECT_EQ(a.parallel.optimizer_impl, "single_tensor");  // PyTorch 1.9 SGD: per-parameter aten::add_
+}
+
+// Alexnet benchmark (A100): cuda_sync events duplicate the runtime syncs; pageable HtoD copies.
+TEST(FixtureTraces, AlexnetSyncEventsAndPageableCopies) {
+  TraceAnalysis a = analyse_fixture(kAlexnet);
+  EXPECT_TRUE(a.steps.synthetic);  // no ProfilerStep#
+  EXPECT_EQ(a.syncs.count, 21);    // 16 cudaStreamSynchronize + 5 cudaDeviceSynchronize
+  EXPECT_EQ(a.syncs.time_ns, 1'497 * us);
+  auto row = [&](const std::string& kind) {
+    for (const SyncRow& r : a.syncs.rows)
+      if (r.kind == kind) return r;
+    return SyncRow{};
+  };
+  EXPECT_EQ(row("Stream Sync").count, 16);
+  EXPECT_EQ(row("Context Sync").count, 5);
+  EXPECT_EQ(row("Stream Wait Event").count, 20);
+  EXPECT_EQ(row("cudaStreamSynchronize").count, 16);
+  EXPECT_EQ(a.copies.pageable_count, 16);
+  EXPECT_EQ(a.copies.pageable_bytes, 244'403'360);
+  EXPECT_EQ(a.copies.pageable_time_ns, 55'503 * us);
+  EXPECT_EQ(a.kernels.count, 79);
+  EXPECT_EQ(a.kernels.launch.runtime_outliers, 3);
+  EXPECT_EQ(a.precision.compute_capability, 80);
+  EXPECT_GT(a.precision.gemm_kernels, 0);
+  EXPECT_GT(a.precision.time_by_class_ns.at("fp32"), 0);  // ampere_sgemm_*, scudnn
+  EXPECT_GT(a.precision.time_by_class_ns.at("tf32"), 0);  // sm80_xmma_fprop_*_tf32*
+}
+
+TEST(FixtureTraces, TritonExampleIsCompiled) {
+  TraceAnalysis a = analyse_fixture(kTriton);
+  EXPECT_TRUE(a.parallel.compiled);
+  EXPECT_EQ(a.kernels.triton_kernels, 1);
+  EXPECT_EQ(a.kernels.count, 1);
+  EXPECT_EQ(a.kernels.launch.launches, 1);  // launched by cuLaunchKernel (cuda_driver)
+  EXPECT_EQ(a.syncs.count, 1);              // cudaDeviceSynchronize
+  EXPECT_EQ(a.steps.total.total(), a.steps.total_ns);
+}
+
+// Rank 0 of a 2-GPU DDP job: NCCL all-reduce kernels, SGD with foreach ops.
+TEST(FixtureTraces, NcclCommunicationShare) {
+  TraceAnalysis a = analyse_fixture(kNccl);
+  ASSERT_EQ(a.steps.steps.size(), 3u);
+  EXPECT_TRUE(a.parallel.ddp);
+  EXPECT_FALSE(a.parallel.data_parallel);
+  EXPECT_EQ(a.parallel.rank, 0);
+  EXPECT_EQ(a.parallel.world_size, 2);
+  EXPECT_EQ(a.parallel.backend, "nccl");
+  EXPECT_EQ(a.parallel.comm_kernels, 21);
+  EXPECT_EQ(a.parallel.comm_time_ns, 46'876'493);
+  EXPECT_NEAR(a.parallel.comm_pct_of_step, 7.02685, 1e-4);
+  EXPECT_NEAR(a.parallel.comm_pct_of_gpu, 29.76285, 1e-4);
+  EXPECT_NEAR(a.parallel.comm_overlap_pct, 15.60916, 1e-4);
+  EXPECT_EQ(a.steps.total.communication, 40'221'700);
+  EXPECT_EQ(a.parallel.optimizer, "SGD");
+  EXPECT_EQ(a.parallel.optimizer_impl, "foreach");
+  EXPECT_EQ(a.syncs.count, 24);  // cudaEventSynchronize
+}
+
+TEST(FixtureTraces, AmdTraceDropsTailStepAndCannotTellPinned) {
+  TraceAnalysis a = analyse_fixture(kAmd);
+  ASSERT_EQ(a.steps.steps.size(), 1u);
+  EXPECT_EQ(a.steps.dropped_tail_steps, 1);
+  ASSERT_EQ(a.copies.rows.size(), 1u);
+  EXPECT_EQ(a.copies.rows[0].kind, "host");
+  EXPECT_EQ(a.copies.pageable_count, 0);
+  EXPECT_EQ(a.copies.blocking_memcpy_calls, 2);  // hipMemcpyWithStream
+  EXPECT_EQ(a.syncs.count, 2);
+  EXPECT_EQ(a.kernels.count, 14);
+  EXPECT_GT(a.precision.gemm_kernels, 0);  // Cijk_* Tensile GEMMs
+  EXPECT_DOUBLE_EQ(a.precision.tensor_core_share_pct, 100.0);  // MFMA
+  EXPECT_EQ(a.parallel.optimizer, "SGD");
+  EXPECT_EQ(a.parallel.optimizer_impl, "foreach");
+}
+
+TEST(FixtureTraces, CpuOnlyAndBareArrayTraces) {
+  TraceAnalysis cpu = analyse_fixture(kCpuOnly);
+  EXPECT_FALSE(cpu.gpu.present);
+  ASSERT_EQ(cpu.steps.steps.size(), 1u);
+  EXPECT_EQ(cpu.steps.total.communication, 178'777'427);  // gloo:* annotations
+  EXPECT_EQ(cpu.steps.total.total(), cpu.steps.total_ns);
+
+  TraceAnalysis bare = analyse_fixture("torch113_bare_array_cpu.json");
+  ASSERT_EQ(bare.steps.steps.size(), 2u);
+  EXPECT_FALSE(bare.steps.synthetic);
+  EXPECT_EQ(bare.steps.total_ns, 1'580 * us);
+  EXPECT_EQ(bare.steps.total.cpu_exec, 919 * us);
+  EXPECT_FALSE(bare.gpu.present);
+}
+
+// Several traces: analysed in threads, one row per rank, the slowest rank flagged.
+TEST(FixtureTraces, MultiTraceRankTable) {
+  std::vector<std::string> paths = {fixture(kNccl), fixture(kResnet4), fixture(kResnet0)};
+  MultiTraceAnalysis m = analyse_traces(paths, {}, 2);
+  ASSERT_EQ(m.traces.size(), 3u);
+  EXPECT_EQ(m.traces[0].path, paths[0]);
+  ASSERT_EQ(m.ranks.size(), 3u);
+  // The NCCL trace says rank 0; the ResNet traces have no distributedInfo: their position.
+  EXPECT_EQ(m.ranks[0].rank, 0);
+  EXPECT_EQ(m.ranks[1].rank, 1);
+  EXPECT_EQ(m.ranks[2].rank, 2);
+  EXPECT_EQ(m.straggler_rank, 0);  // the DDP rank's median step: 222 ms
+  EXPECT_TRUE(m.ranks[0].straggler);
+  EXPECT_EQ(m.ranks[0].median_step_ns, m.traces[0].steps.median_step_ns);
+  EXPECT_GT(m.straggler_gap_ns, 0);
+  // |communication kernels| inside the 3 steps (7.02685% of 667,105,339 ns) / 3.
+  EXPECT_NEAR(m.ranks[0].comm_ns_per_step, 0.0702685 * 667'105'339 / 3, 1e3);
+  EXPECT_EQ(m.ranks[1].wait_ns_per_step, 0.0);  // no collectives at all
+}
+
+TEST(FixtureTraces, DirectoryExpandsAndBadFilesNameThemselves) {
+  auto files = expand_trace_paths({std::string(TS_TEST_DATA)});
+  EXPECT_GE(files.size(), 9u);
+  EXPECT_THROW(analyse_traces({fixture("does-not-exist.json")}), UserError);
 }
 
 }  // namespace
