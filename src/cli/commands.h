@@ -15,6 +15,7 @@ Globals& globals();
 
 void register_analyze(CLI::App& app);  // cmd_analyze.cpp
 void register_doctor(CLI::App& app);  // cmd_doctor.cpp
+void register_serve(CLI::App& app);   // cmd_serve.cpp
 void register_lab(CLI::App& app);        // cmd_lab.cpp
 void register_loader(CLI::App& app);     // cmd_loader.cpp
 void register_max_batch(CLI::App& app);  // cmd_max_batch.cpp

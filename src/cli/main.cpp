@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   // Commands register here, one line each.
   ts::cli::register_analyze(app);
   ts::cli::register_doctor(app);
+  ts::cli::register_serve(app);
   ts::cli::register_lab(app);
   ts::cli::register_loader(app);
   ts::cli::register_max_batch(app);
