@@ -19,6 +19,7 @@
 // [first kept step's start, last kept step's end).
 #include <algorithm>
 #include <charconv>
+#include <unordered_set>
 
 #include "analysis/passes.h"
 #include "analysis/stats.h"
@@ -63,12 +64,11 @@ StepSummary analyse_steps(TraceIndex& idx, const AnalyseOptions& opt) {
 
   // 1. Host steps.
   std::vector<HostStep> host;
+  std::unordered_set<int64_t> seen;
   for (uint32_t r : idx.host_ops) {
     if (!idx.flag(r, kProfilerStep)) continue;
     int64_t n = parse_step_number(s.name_of(r));
-    bool dup = false;
-    for (const HostStep& h : host) dup |= (h.number == n);
-    if (dup && n >= 0) continue;
+    if (n >= 0 && !seen.insert(n).second) continue;
     host.push_back({n, s.ts_ns[r], s.end_ns(r)});
   }
   if (host.empty()) {

@@ -1,0 +1,87 @@
+// analyse() throughput on a real trace and on a large store made by repeating it.
+// Baseline in the same run: reading the trace file (trace::read_trace). Prints events/s and the
+// ratio analyse time / read time, so results compare across machines.
+//
+// Usage: analyse_bench [TRACE] [--copies K] [--runs N]
+//   TRACE defaults to tests/data/tb_resnet50_num_workers_0...; K (default 40) copies of its events
+//   are laid end to end (timestamps and correlation ids shifted) to make a store of K x events.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "analysis/trace_analysis.h"
+#include "trace/reader.h"
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Appends copies 1..k-1 of the store's own events, each shifted past the previous copy.
+void repeat_store(ts::trace::EventStore& s, int k) {
+  const size_t n = s.size();
+  int64_t lo = INT64_MAX, hi = INT64_MIN, max_corr = 0, max_ext = 0;
+  for (size_t i = 0; i < n; ++i) {
+    lo = std::min(lo, s.ts_ns[i]);
+    hi = std::max(hi, s.ts_ns[i] + s.dur_ns[i]);
+    max_corr = std::max(max_corr, s.correlation[i]);
+    max_ext = std::max(max_ext, s.external_id[i]);
+  }
+  const int64_t span = hi - lo + 1000;
+  s.reserve(n * k);
+  for (int c = 1; c < k; ++c)
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t corr = s.correlation[i] == ts::trace::kNone ? ts::trace::kNone
+                                                                  : s.correlation[i] + c * (max_corr + 1);
+      const int64_t ext = s.external_id[i] == ts::trace::kNone ? ts::trace::kNone
+                                                                 : s.external_id[i] + c * (max_ext + 1);
+      s.add(s.name[i], s.cat[i], s.ph[i], s.pid[i], s.tid[i], s.ts_ns[i] + c * span, s.dur_ns[i],
+            corr, ext, s.args[i], s.input_dims[i], s.input_types[i]);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path = std::string(TS_SOURCE_DIR) +
+                     "/tests/data/tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz";
+  int copies = 40, runs = 3;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--copies" && i + 1 < argc) copies = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
+    else path = a;
+  }
+  double read_s = 1e30;
+  ts::trace::EventStore store;
+  for (int r = 0; r < runs; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    store = ts::trace::read_trace(path);
+    read_s = std::min(read_s, seconds_since(t0));
+  }
+  auto best_analyse = [&](const ts::trace::EventStore& s) {
+    double best = 1e30;
+    for (int r = 0; r < runs; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      ts::analysis::TraceAnalysis a = ts::analysis::analyse(s);
+      best = std::min(best, seconds_since(t0));
+      if (a.steps.steps.empty()) std::fprintf(stderr, "warning: no steps\n");
+    }
+    return best;
+  };
+  const double one_s = best_analyse(store);
+  const size_t n1 = store.size();
+  std::printf("trace: %s\n", path.c_str());
+  std::printf("read_trace:        %9zu events  %8.3f s  %6.2f M events/s\n", n1, read_s, n1 / read_s / 1e6);
+  std::printf("analyse:           %9zu events  %8.3f s  %6.2f M events/s  (%.2fx the read time)\n", n1,
+              one_s, n1 / one_s / 1e6, one_s / read_s);
+  repeat_store(store, copies);
+  const size_t nk = store.size();
+  const double big_s = best_analyse(store);
+  std::printf("analyse x%-3d:      %9zu events  %8.3f s  %6.2f M events/s  (%.2fx the time per event of x1)\n",
+              copies, nk, big_s, nk / big_s / 1e6, (big_s / nk) / (one_s / n1));
+  return 0;
+}
