@@ -131,14 +131,17 @@ function memoryChart(div){
   if(T&&T.memory.present&&T.memory.allocated_at_step_end_bytes.length){vals=T.memory.allocated_at_step_end_bytes;label='allocated at step end';}
   else if(R.agent&&R.agent.mem_allocated_per_step&&R.agent.mem_allocated_per_step.length){vals=R.agent.mem_allocated_per_step;label='allocated per step (agent)';}
   if(!vals.length){empty(div,'No memory events (record with profile_memory=True).');return;}
-  var W=900,H=200,x0=70,y0=10,w=W-x0-14,h=H-y0-34,s=svg(W,H);
   var lo=Math.min.apply(null,vals),hi=Math.max.apply(null,vals);
-  var max=niceMax(hi*1.1);
-  axes(s,x0,y0,w,h,max,bytes);
+  if(lo===0&&hi===0){empty(div,'Allocated memory at step ends did not change (or the trace has only relative totals).');return;}
+  var W=900,H=200,x0=70,y0=10,w=W-x0-14,h=H-y0-34,s=svg(W,H);
+  // Relative totals (no "Total Allocated" in the trace) can go below zero: the axis spans both.
+  var base=lo<0?-niceMax(-lo*1.1):0,max=hi>0?niceMax(hi*1.1):0,span=(max-base)||1;
+  for(var t=0;t<=4;t++){var yv=base+span*t/4,yy=y0+h-h*t/4;el('line',{x1:x0,x2:x0+w,y1:yy,y2:yy,stroke:'#e3e7ee'},s);el('text',{x:x0-6,y:yy+4,'text-anchor':'end','font-size':11,fill:'#5f6b7a'},s,(yv<0?'-':'')+bytes(yv));}
+  function Y(v){return y0+h-h*(v-base)/span;}
   var n=vals.length,dx=n>1?w/(n-1):0;
-  var d=vals.map(function(v,i){return (i?'L':'M')+(x0+(n>1?i*dx:w/2)).toFixed(1)+' '+(y0+h-h*v/max).toFixed(1);}).join(' ');
+  var d=vals.map(function(v,i){return (i?'L':'M')+(x0+(n>1?i*dx:w/2)).toFixed(1)+' '+Y(v).toFixed(1);}).join(' ');
   el('path',{d:d,fill:'none',stroke:'#8e24aa','stroke-width':2},s);
-  vals.forEach(function(v,i){var c=el('circle',{cx:x0+(n>1?i*dx:w/2),cy:y0+h-h*v/max,r:3.5,fill:'#8e24aa'},s);tip(c,'step '+i+': '+bytes(v));});
+  vals.forEach(function(v,i){var c=el('circle',{cx:x0+(n>1?i*dx:w/2),cy:Y(v),r:3.5,fill:'#8e24aa'},s);tip(c,'step '+i+': '+(v<0?'-':'')+bytes(v));});
   el('text',{x:x0+w/2,y:H-4,'text-anchor':'middle','font-size':11,fill:'#5f6b7a'},s,'step ('+label+'; range '+bytes(lo)+' – '+bytes(hi)+')');
   done(div,s);
 }
