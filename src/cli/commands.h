@@ -23,5 +23,7 @@ void register_compare(CLI::App& app);    // cmd_compare.cpp
 void register_run(CLI::App& app);        // cmd_run.cpp
 void register_runs(CLI::App& app);       // cmd_runs.cpp (list stored runs)
 void register_report(CLI::App& app);     // cmd_report.cpp (show a stored run again)
+void register_watch(CLI::App& app);      // cmd_watch.cpp
+void register_snapshot(CLI::App& app);   // cmd_snapshot.cpp
 
 }  // namespace ts::cli

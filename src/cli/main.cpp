@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   ts::cli::register_max_batch(app);
   ts::cli::register_compare(app);
   ts::cli::register_run(app), ts::cli::register_runs(app), ts::cli::register_report(app);
+  ts::cli::register_watch(app), ts::cli::register_snapshot(app);
 
   try {
     app.parse(argc, argv);

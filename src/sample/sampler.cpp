@@ -222,11 +222,13 @@ Summary Sampler::summary() const {
         primary = static_cast<int>(i);
         break;
       }
-  for (size_t i = 0; i < s.per_gpu.size() && primary < 0; ++i) (void)i;
   if (primary < 0 && !s.per_gpu.empty()) {
+    // A GPU still answering beats a lost one; then the busiest.
     primary = 0;
-    for (size_t i = 1; i < s.per_gpu.size(); ++i)
-      if (s.per_gpu[i].util_mean_pct > s.per_gpu[primary].util_mean_pct) primary = static_cast<int>(i);
+    for (size_t i = 1; i < s.per_gpu.size(); ++i) {
+      const GpuSummary &a = s.per_gpu[i], &b = s.per_gpu[primary];
+      if (a.lost != b.lost ? b.lost : a.util_mean_pct > b.util_mean_pct) primary = static_cast<int>(i);
+    }
   }
   s.primary_gpu = primary;
   if (primary >= 0) {

@@ -1,0 +1,135 @@
+// trainscope watch: every GPU and the host, 10-100 times a second, live on the terminal (or
+// one plain line per interval without one), recorded into the SQLite store.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <fmt/format.h>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/watch_screen.h"
+#include "sample/readings_format.h"
+#include "sample/sampler.h"
+#include "store/recorder.h"
+#include "util/error.h"
+
+namespace ts::cli {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop = true; }
+
+// "100ms", "0.5s", "2s", "250" (milliseconds).
+std::chrono::milliseconds parse_interval(const std::string& s) {
+  double v = 0;
+  size_t used = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (...) {
+    throw UserError(fmt::format("--interval {}: not a duration (try 100ms, 0.5s)", s));
+  }
+  std::string unit = s.substr(used);
+  double ms = unit == "" || unit == "ms" ? v : unit == "s" ? v * 1000 : -1;
+  if (ms < 0) throw UserError(fmt::format("--interval {}: unknown unit '{}' (ms or s)", s, unit));
+  if (ms < 10 || ms > 60000) throw UserError(fmt::format("--interval {}: must be between 10ms and 60s", s));
+  return std::chrono::milliseconds(static_cast<int64_t>(ms));
+}
+
+}  // namespace
+
+void register_watch(CLI::App& app) {
+  struct Opts {
+    std::string interval = "100ms", record, csv;
+    bool no_record = false, plain = false;
+    int pid = 0;
+    double duration = 0;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("watch", "Live view of every GPU, the host and a job's processes, recorded as it goes");
+  cmd->footer(
+      "On a terminal: one panel per GPU (utilisation, SM and tensor activity with history, memory, temperature,\n"
+      "power, clocks, throttle flags, and the utilisation pattern in words), per-core CPU bars and the processes\n"
+      "under --pid. Keys: q quit, p pause, s sort processes. Without a terminal (or with --plain): one line per\n"
+      "interval on stdout.\n"
+      "Recording: into the SQLite store by default ($TRAINSCOPE_HOME/trainscope.db, else\n"
+      "~/.local/share/trainscope/trainscope.db); --record FILE.db picks another, --no-record turns it off.\n"
+      "A crash loses at most the last second. --csv also writes seed 000's CSV columns first, then the rest.\n"
+      "docs/SAMPLER.md lists every metric, unit and column.");
+  cmd->add_option("--interval", o->interval, "Sampling interval: 100ms, 0.5s, ... (10ms to 60s)")->capture_default_str();
+  cmd->add_option("--pid", o->pid, "Follow this process and its descendants (DataLoader workers, ranks)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--record", o->record, "Record into this SQLite file (default: the trainscope store)");
+  cmd->add_flag("--no-record", o->no_record, "Do not record");
+  cmd->add_option("--csv", o->csv, "Also write the samples as CSV to this file");
+  cmd->add_option("--duration", o->duration, "Stop after this many seconds (default: until q or Ctrl-C)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--plain", o->plain, "One plain line per interval even on a terminal");
+  cmd->get_option("--no-record")->excludes("--record");
+  cmd->callback([o] {
+    sample::SamplerConfig c;
+    c.interval = parse_interval(o->interval);
+    c.slow_interval = std::max(c.interval, std::chrono::milliseconds(500));
+    c.root_pid = o->pid;
+    if (o->pid > 0 && kill(o->pid, 0) != 0 && errno == ESRCH)
+      throw UserError(fmt::format("--pid {}: no such process", o->pid));
+    const bool tty = !o->plain && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+    sample::Sampler sampler(c);
+
+    store::RecorderConfig rc;
+    rc.db_path = o->no_record ? "" : (o->record.empty() ? store::Store::default_path() : o->record);
+    rc.csv_path = o->csv;
+    rc.kind = "watch";
+    rc.command = o->pid > 0 ? fmt::format("watch --pid {}", o->pid) : "watch";
+    store::Recorder rec(rc, sampler);  // a bad --record file fails here, before anything is shown
+    if (!sampler.nvml_available() && !tty)
+      fmt::print(stderr, "trainscope: {}; showing the host only\n", sampler.nvml_error());
+    std::string recording;
+    if (!rc.db_path.empty()) recording = fmt::format("recording to {} (run {})", rc.db_path, rec.run_id());
+    if (!recording.empty() && !globals().quiet && !tty) fmt::print(stderr, "trainscope: {}\n", recording);
+
+    g_stop = false;
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGHUP, &sa, nullptr);
+
+    sampler.start([&rec, tty](const sample::Tick& t) {
+      rec.on_tick(t);
+      if (!tty) {
+        fmt::print("{}\n", sample::plain_line(t));
+        std::fflush(stdout);
+      }
+    });
+    if (tty) {
+      WatchScreenOptions wo;
+      wo.recording = recording;
+      wo.duration_s = o->duration;
+      wo.color = !globals().no_color;
+      run_watch_screen(sampler, wo, g_stop);
+    } else {
+      const auto t0 = std::chrono::steady_clock::now();
+      while (!g_stop) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (o->duration > 0 &&
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >= o->duration)
+          break;
+      }
+    }
+    sampler.stop();
+    rec.finish(0);
+    if (!globals().quiet) {
+      sample::Summary sum = sampler.summary();
+      if (sum.nvml && sum.primary_gpu >= 0)
+        fmt::print(stderr, "trainscope: GPU {}: {}\n", sum.primary_gpu, sum.pattern_reading);
+      if (!recording.empty()) fmt::print(stderr, "trainscope: {} ticks {}\n", sum.ticks, recording);
+    }
+  });
+}
+
+}  // namespace ts::cli
