@@ -42,6 +42,18 @@ double robust_slope(const std::vector<double>& y) {
   return median(std::move(s));
 }
 
+double robust_slope(const std::vector<double>& y, const std::vector<int>& segment) {
+  size_t n = y.size();
+  size_t stride = std::max<size_t>(1, n / 200);
+  std::vector<double> s;
+  for (size_t i = 0; i < n; i += stride) {
+    if (segment[i] < 0) continue;
+    for (size_t j = i + stride; j < n; j += stride)
+      if (segment[j] == segment[i]) s.push_back((y[j] - y[i]) / static_cast<double>(j - i));
+  }
+  return s.empty() ? robust_slope(y) : median(std::move(s));
+}
+
 namespace {
 
 pid_t pick_main_pid(const Records& r) {
@@ -249,9 +261,22 @@ AgentSummary summarise(const Records& r) {
     }
     if (s.flags & kStepNonFinite) ++ev.nonfinite_losses;
   }
+  // Segments: runs of steps after warm-up outside the profiler window (which raises memory once).
+  std::vector<int> segment(out.steps.size(), -1);
+  int seg = 0;
+  bool in_run = false;
+  for (size_t i = static_cast<size_t>(out.warmup_steps); i < out.steps.size(); ++i) {
+    bool profiled = out.steps[i].flags & kStepProfiled;
+    if (profiled) {
+      if (in_run) ++seg;
+      in_run = false;
+      continue;
+    }
+    segment[i] = seg;
+    in_run = true;
+  }
   if (ev.mem_allocated_per_step.size() > static_cast<size_t>(out.warmup_steps))
-    ev.mem_slope_bytes_per_step = robust_slope(std::vector<double>(
-        ev.mem_allocated_per_step.begin() + out.warmup_steps, ev.mem_allocated_per_step.end()));
+    ev.mem_slope_bytes_per_step = robust_slope(ev.mem_allocated_per_step, segment);
 
   // Per-sample loading cost: DataLoader workers' records plus the main process's own fetches.
   int64_t samples = 0, getitem = 0, collate = 0, batches = 0;

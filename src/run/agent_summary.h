@@ -31,5 +31,9 @@ double slope(const std::vector<double>& y);
 // Theil-Sen slope (median of the pairwise slopes): a one-off jump (the profiler window's
 // buffers, an allocator growing its pool once) does not read as growth; a steady leak does.
 double robust_slope(const std::vector<double>& y);
+// The same, with pairs taken only within each segment (segment[i] labels point i; points
+// labelled -1 are left out): the profiler window raises the RSS once, so the steps before and
+// after it are compared only among themselves.
+double robust_slope(const std::vector<double>& y, const std::vector<int>& segment);
 
 }  // namespace ts::run

@@ -13,6 +13,7 @@
 
 #include "run/agent_channel.h"
 #include "run/agent_locator.h"
+#include "run/live_status.h"
 #include "run/run_report.h"
 #include "run/run_store.h"
 #include "run/run_text.h"
@@ -99,8 +100,11 @@ RunResult run_session(const RunOptions& opt) {
 
   AgentChannel channel;
   std::atomic<int64_t> steps_seen{0};
+  std::unique_ptr<LiveStatusWriter> live;  // for `trainscope serve`; created once the child runs
+  std::atomic<LiveStatusWriter*> live_ptr{nullptr};
   channel.start([&](const StepRecord& s) {
     if (s.step > steps_seen.load()) steps_seen = s.step;
+    if (auto* l = live_ptr.load()) l->on_step(s);
   });
 
   std::map<std::string, std::string> env;
@@ -115,6 +119,13 @@ RunResult run_session(const RunOptions& opt) {
   Launcher launcher(opt.command, env);
   double t0 = steady_s();
   pid_t pid = launcher.start();
+  std::string joined;
+  for (const auto& a : opt.command) joined += (joined.empty() ? "" : " ") + a;
+  if (opt.live) {
+    live = std::make_unique<LiveStatusWriter>(opt.live_dir.empty() ? live_dir() : opt.live_dir, pid, joined,
+                                              static_cast<double>(std::time(nullptr)));
+    live_ptr = live.get();
+  }
 
   sample::SamplerConfig scfg;
   scfg.interval = opt.interval;
@@ -122,8 +133,6 @@ RunResult run_session(const RunOptions& opt) {
   std::unique_ptr<sample::Sampler> sampler;
   std::unique_ptr<store::Recorder> recorder;
   double sampler_t0 = 0;
-  std::string command_line;
-  for (const auto& a : opt.command) command_line += (command_line.empty() ? "" : " ") + a;
   if (opt.sample) {
     try {
       sampler = std::make_unique<sample::Sampler>(scfg);
@@ -131,7 +140,7 @@ RunResult run_session(const RunOptions& opt) {
       // The store records the run and its samples; samples.csv is written alongside.
       store::RecorderConfig rc;
       rc.kind = "run";
-      rc.command = command_line;
+      rc.command = joined;
       rc.csv_path = res.samples_path;
       rc.db_path = opt.store ? (opt.store_path.empty() ? store::Store::default_path() : opt.store_path) : "";
       try {
@@ -143,6 +152,7 @@ RunResult run_session(const RunOptions& opt) {
         recorder = std::make_unique<store::Recorder>(rc, *sampler);
       }
       sampler_t0 = steady_s();
+      if (live && recorder->store()) live->set_run_id(std::to_string(recorder->run_id()));
       sampler->start([&recorder](const sample::Tick& t) { recorder->on_tick(t); });
     } catch (const std::exception& e) {
       res.warnings.push_back(std::string("hardware sampler unavailable: ") + e.what());
@@ -155,9 +165,13 @@ RunResult run_session(const RunOptions& opt) {
 
   // --steps: the agent ends the program itself after step N (SystemExit). If the program
   // catches that and keeps going, we ask again with SIGINT, then SIGTERM.
-  double steps_reached_at = 0;
+  double steps_reached_at = 0, live_written = 0;
   int escalation = 0;
   res.exit = launcher.wait(std::chrono::milliseconds(20), [&] {
+    if (live && steady_s() - live_written >= 1.0) {
+      live_written = steady_s();
+      live->write(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+    }
     if (opt.steps <= 0 || steps_seen.load() < opt.steps) return;
     double now = steady_s();
     if (steps_reached_at == 0) steps_reached_at = now;
@@ -174,6 +188,8 @@ RunResult run_session(const RunOptions& opt) {
   res.wall_s = steady_s() - t0;
   if (sampler) sampler->stop();
   channel.stop();
+  live_ptr = nullptr;
+  live.reset();  // removes the live file: the job is over
   if (recorder) {
     recorder->finish(res.exit.shell_code());
     if (recorder->store()) res.run_id = recorder->run_id();

@@ -26,6 +26,8 @@ struct RunOptions {
   bool store = true;               // record the run in the SQLite store
   std::string store_path;          // "" = the store's default
   bool quiet = false;              // no progress on stderr
+  bool live = true;                // live-status file for `trainscope serve` while it runs
+  std::string live_dir;            // "" = live_dir() (XDG_RUNTIME_DIR or /tmp/trainscope-<uid>)
 };
 
 struct RunResult {

@@ -107,3 +107,44 @@ TEST(AgentSummary, NoRecordsMeansTheAgentDidNotLoad) {
 
 }  // namespace
 }  // namespace ts::run
+
+namespace ts::run {
+namespace {
+
+TEST(Slopes, RobustSlopeIgnoresAOneOffJumpButSeesALeak) {
+  std::vector<double> jump, leak;
+  for (int i = 0; i < 40; ++i) {
+    jump.push_back(100e6 + (i >= 12 ? 30e6 : 0));  // the profiler window's buffers, once
+    leak.push_back(100e6 + 2e6 * i);
+  }
+  EXPECT_GT(slope(jump), 0.5e6);  // least squares reads the jump as growth
+  EXPECT_EQ(robust_slope(jump), 0.0);
+  EXPECT_DOUBLE_EQ(robust_slope(leak), 2e6);
+  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2.0);
+  EXPECT_DOUBLE_EQ(median({4, 1, 2, 3}), 2.5);
+}
+
+}  // namespace
+}  // namespace ts::run
+
+namespace ts::run {
+namespace {
+
+// RSS of a real run (examples/launch_bound.py, 30 steps, window 10-14): flat, a rise during the
+// profiler window, flat again. Not growth.
+TEST(Slopes, ProfilerWindowRiseIsNotGrowth) {
+  std::vector<double> mb = {248.6, 249.1, 249.2, 249.2, 249.3, 249.3, 249.3, 249.3, 249.3, 251.2,
+                            252.3, 253.3, 254.3, 255.3, 318.5, 318.5, 318.5, 318.5, 318.5, 318.5,
+                            318.5, 318.5, 318.5, 318.5, 318.5, 318.5, 318.5, 318.5, 318.5, 318.5};
+  std::vector<double> y;
+  std::vector<int> seg;
+  for (size_t i = 0; i < mb.size(); ++i) {
+    y.push_back(mb[i] * 1e6);
+    seg.push_back(i < 2 ? -1 : (i >= 9 && i <= 14) ? -1 : (i < 9 ? 0 : 1));
+  }
+  EXPECT_GT(robust_slope(std::vector<double>(y.begin() + 2, y.end())), 1e5);  // one segment: fooled
+  EXPECT_LT(std::abs(robust_slope(y, seg)), 1e4);
+}
+
+}  // namespace
+}  // namespace ts::run

@@ -1,0 +1,78 @@
+"""The loop the overhead benchmark runs with and without `trainscope run`.
+
+Each step does what the agent hooks (a DataLoader fetch, a forward through a module, a backward,
+an optimizer step, a Tensor.to, a .item()) plus a fixed amount of pure-Python work (`--spin K`
+iterations) that sets the step time. `--calibrate MS` prints the K that makes a step take MS ms
+here without the agent; both runs then use the same K, so any difference is the agent's cost.
+Prints one line: BENCH steps=<n> median_ms=<..> mean_ms=<..>
+"""
+import argparse
+import statistics
+import time
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def spin(k):
+    acc = 0
+    for i in range(k):
+        acc += i & 7
+    return acc
+
+
+def make():
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    ds = TensorDataset(torch.randn(4096, 16), torch.randint(0, 2, (4096,)))
+    return model, opt, DataLoader(ds, batch_size=4, shuffle=False)
+
+
+def run(k, steps):
+    model, opt, loader = make()
+    times = []
+    it = iter(loader)
+    t_prev = time.perf_counter_ns()
+    for step in range(steps):
+        try:
+            x, y = next(it)
+        except StopIteration:
+            it = iter(loader)
+            x, y = next(it)
+        x = x.to("cpu")
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if step % 50 == 0:
+            loss.item()
+        spin(k)
+        t = time.perf_counter_ns()
+        times.append((t - t_prev) / 1e6)
+        t_prev = t
+    return times[20:]  # warm-up out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--calibrate", type=float, default=0)
+    ap.add_argument("--spin", type=int, default=0)
+    ap.add_argument("--steps", type=int, default=600)
+    a = ap.parse_args()
+    if a.calibrate:
+        base = statistics.median(run(0, 200))
+        t0 = time.perf_counter()
+        spin(200000)
+        per_iter_ms = (time.perf_counter() - t0) * 1e3 / 200000
+        k = max(0, int((a.calibrate - base) / per_iter_ms))
+        print("CALIBRATE spin=%d base_ms=%.4f" % (k, base), flush=True)
+        return
+    times = run(a.spin, a.steps)
+    print("BENCH steps=%d median_ms=%.5f mean_ms=%.5f" % (len(times), statistics.median(times),
+                                                          statistics.fmean(times)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
