@@ -49,7 +49,6 @@ TraceIndex::TraceIndex(const trace::EventStore& store) : s(store) {
       case Category::CudaRuntime:
       case Category::CudaDriver:
         runtime.push_back(i);
-        if (s.correlation[i] != trace::kNone) runtime_by_corr.emplace(s.correlation[i], i);
         break;
       case Category::CpuOp:
       case Category::UserAnnotation: host_ops.push_back(i); break;
@@ -65,21 +64,29 @@ TraceIndex::TraceIndex(const trace::EventStore& store) : s(store) {
   auto by_ts = [this](uint32_t a, uint32_t b) {
     return s.ts_ns[a] != s.ts_ns[b] ? s.ts_ns[a] < s.ts_ns[b] : a < b;
   };
+  // Lists are built in row order, so a stable sort by start alone equals (start, row) order;
+  // most are nearly sorted already.
+  auto ts_less = [this](uint32_t a, uint32_t b) { return s.ts_ns[a] < s.ts_ns[b]; };
   for (auto* v : {&kernels, &memcpys, &memsets, &runtime, &host_ops, &python, &memory, &cuda_sync})
-    std::sort(v->begin(), v->end(), by_ts);
+    if (!std::is_sorted(v->begin(), v->end(), ts_less)) std::stable_sort(v->begin(), v->end(), ts_less);
+  runtime_by_corr.reserve(runtime.size());
+  for (uint32_t r : runtime)  // in time order: the first call with a correlation id wins
+    if (s.correlation[r] != trace::kNone) runtime_by_corr.emplace(s.correlation[r], r);
   gpu.reserve(kernels.size() + memcpys.size() + memsets.size());
   gpu.insert(gpu.end(), kernels.begin(), kernels.end());
   gpu.insert(gpu.end(), memcpys.begin(), memcpys.end());
   gpu.insert(gpu.end(), memsets.begin(), memsets.end());
-  std::sort(gpu.begin(), gpu.end(), by_ts);
+  std::stable_sort(gpu.begin(), gpu.end(), by_ts);
+  // Launcher of every GPU event, looked up once here instead of in each analysis.
+  launcher_.assign(s.size(), kNoRow);
+  for (uint32_t g : gpu) {
+    const int64_t c = s.correlation[g];
+    if (c == trace::kNone) continue;
+    auto it = runtime_by_corr.find(c);
+    if (it != runtime_by_corr.end()) launcher_[g] = it->second;
+  }
 }
 
-uint32_t TraceIndex::launcher(uint32_t row) const {
-  const int64_t c = s.correlation[row];
-  if (c == trace::kNone) return kNoRow;
-  auto it = runtime_by_corr.find(c);
-  return it == runtime_by_corr.end() ? kNoRow : it->second;
-}
 
 std::vector<uint32_t> TraceIndex::windowed(const std::vector<uint32_t>& list) const {
   std::vector<uint32_t> out;

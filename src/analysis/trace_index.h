@@ -43,12 +43,15 @@ struct TraceIndex {
 
   bool flag(uint32_t row, NameFlag f) const { return (name_flags[s.name[row]] & f) != 0; }
   // Runtime/driver row that launched GPU row `row`, or kNoRow.
-  uint32_t launcher(uint32_t row) const;
+  uint32_t launcher(uint32_t row) const { return launcher_[row]; }
   bool in_window(uint32_t row) const {
     return s.ts_ns[row] >= window_begin && s.ts_ns[row] < window_end;
   }
   // Rows of `list` whose start lies in the window.
   std::vector<uint32_t> windowed(const std::vector<uint32_t>& list) const;
+
+ private:
+  std::vector<uint32_t> launcher_;  // by row; kNoRow for non-GPU rows
 };
 
 uint16_t classify_name(std::string_view name);
