@@ -97,9 +97,19 @@ bool HostSampler::read_process(pid_t pid, double t_s, bool thread_names, Process
         static_cast<double>(p.nonvoluntary_switches - std::min(p.nonvoluntary_switches, pr.nonvol)) / dt;
     if (ss.ok) p.run_delay_ms_per_s = static_cast<double>(ss.wait_ns - std::min(ss.wait_ns, pr.wait_ns)) / 1e6 / dt;
   }
-  prev_[pid] = Prev{st->starttime, ticks, p.nonvoluntary_switches, ss.wait_ns, t_s};
+  Prev& pr = prev_[pid];
+  const bool same = pr.starttime == st->starttime && pr.names_t_s >= 0;
+  const bool names_due = !same || t_s - pr.names_t_s >= 5.0 || t_s < pr.names_t_s;
+  if (!same) pr.thread_names.clear();
+  pr.starttime = st->starttime;
+  pr.cpu_ticks = ticks;
+  pr.nonvol = p.nonvoluntary_switches;
+  pr.wait_ns = ss.wait_ns;
+  pr.t_s = t_s;
 
-  if (thread_names) {
+  if (thread_names && !names_due) {
+    p.thread_names = pr.thread_names;
+  } else if (thread_names) {
     const std::string tdir = base + "/task";
     if (DIR* d = opendir(tdir.c_str())) {
       while (dirent* e = readdir(d)) {
@@ -112,6 +122,8 @@ bool HostSampler::read_process(pid_t pid, double t_s, bool thread_names, Process
       closedir(d);
     }
     std::sort(p.thread_names.begin(), p.thread_names.end());
+    pr.thread_names = p.thread_names;
+    pr.names_t_s = t_s;
   }
   return true;
 }
@@ -128,7 +140,7 @@ std::vector<ProcessReading> HostSampler::read_tree(double t_s, bool thread_names
   // Forget processes that are gone, so the map does not grow over a long run.
   if (prev_.size() > 2 * out.size() + 64) {
     std::unordered_map<pid_t, Prev> keep;
-    for (const auto& p : out) keep[p.pid] = prev_[p.pid];
+    for (const auto& p : out) keep[p.pid] = std::move(prev_[p.pid]);
     prev_.swap(keep);
   }
   return out;

@@ -33,6 +33,9 @@ class HostSampler {
   struct Prev {
     uint64_t starttime = 0, cpu_ticks = 0, nonvol = 0, wait_ns = 0;
     double t_s = 0;
+    // Thread names change rarely and cost a directory walk: re-read every 5 s.
+    std::vector<std::string> thread_names;
+    double names_t_s = -1;
   };
   std::string proc_root_, shm_path_;
   pid_t root_;
