@@ -79,8 +79,9 @@ TEST(TerminalReport, VerdictFirstPlainAndWidth) {
   while (pos < out.size()) {
     size_t nl = out.find('\n', pos);
     std::string line = out.substr(pos, nl - pos);
-    if (line.find("│") == std::string::npos)  // code lines are never wrapped
+    if (line.find("│") == std::string::npos) {  // code lines are never wrapped
       EXPECT_LE(report::display_width(line), 72u) << line;
+    }
     pos = nl + 1;
   }
   EXPECT_NE(out.find("dataloader-starvation"), std::string::npos);

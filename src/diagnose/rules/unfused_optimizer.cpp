@@ -38,6 +38,9 @@ std::optional<Finding> unfused_optimizer(const Evidence& ev) {
     // section 2): take 10 µs.
     double step_ns = t->steps.median_step_ns > 0 ? t->steps.median_step_ns : t->steps.mean_step_ns;
     if (step_ns > 0) f.recoverable_fraction = std::clamp(std::max(0.0, k - 10) * 10e3 / step_ns, 0.0, 0.5);
+    // Fewer launches only give back time the GPU spent waiting on the host (runtime + cpu_exec).
+    f.recoverable_fraction =
+        std::min(f.recoverable_fraction, t->steps.pct(t->steps.total.runtime + t->steps.total.cpu_exec) / 100);
   } else {
     return std::nullopt;
   }
