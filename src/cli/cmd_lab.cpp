@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "experiment/store_result.h"
 #include "experiment/lab.h"
 
 namespace ts::cli {
@@ -11,7 +12,7 @@ void register_lab(CLI::App& app) {
   struct Opts {
     experiment::LabOptions lab;
     std::string configs;
-    bool json = false;
+    bool json = false, no_store = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("lab", "The three-run lab: fp32, bf16 autocast, bf16 + torch.compile on your model, "
@@ -34,6 +35,7 @@ void register_lab(CLI::App& app) {
   cmd->add_option("--python", o->lab.python, "Interpreter to run in (default: $TRAINSCOPE_PYTHON, python3, /usr/bin/python3: the first with torch)");
   cmd->add_option("--timeout", o->lab.timeout_s, "Seconds per configuration before it is killed")->capture_default_str();
   cmd->add_flag("--json", o->json, "Machine-readable output");
+  cmd->add_flag("--no-store", o->no_store, "Do not record the result as a run in the store");
   cmd->callback([o] {
     if (!o->configs.empty()) {
       size_t start = 0;
@@ -46,9 +48,16 @@ void register_lab(CLI::App& app) {
       }
     }
     o->lab.progress = !globals().quiet;
+    double started = experiment::unix_now();
     auto r = experiment::run_lab(o->lab);
-    fmt::print("{}", o->json ? experiment::lab_json(r) : experiment::lab_text(r));
+    std::string json = experiment::lab_json(r);
+    fmt::print("{}", o->json ? json : experiment::lab_text(r));
     std::fflush(stdout);
+    if (!o->no_store) {
+      int64_t id = experiment::store_experiment("lab", "trainscope lab " + o->lab.target, json, started,
+                                                experiment::unix_now());
+      if (id >= 0 && !globals().quiet) fmt::print(stderr, "trainscope: stored as run {}\n", id);
+    }
   });
 }
 

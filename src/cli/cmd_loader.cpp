@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "experiment/store_result.h"
 #include "experiment/loader_sweep.h"
 
 namespace ts::cli {
@@ -10,7 +11,7 @@ namespace ts::cli {
 void register_loader(CLI::App& app) {
   struct Opts {
     experiment::LoaderOptions loader;
-    bool no_persistent = false, json = false;
+    bool no_persistent = false, json = false, no_store = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("loader", "Sweep DataLoader settings (num_workers, pin_memory, prefetch_factor, "
@@ -32,12 +33,20 @@ void register_loader(CLI::App& app) {
   cmd->add_option("--python", o->loader.python, "Interpreter to run in (default: the first with torch)");
   cmd->add_option("--timeout", o->loader.timeout_s, "Seconds per setting before it is killed")->capture_default_str();
   cmd->add_flag("--json", o->json, "Machine-readable output");
+  cmd->add_flag("--no-store", o->no_store, "Do not record the result as a run in the store");
   cmd->callback([o] {
     o->loader.try_persistent = !o->no_persistent;
     o->loader.progress = !globals().quiet;
+    double started = experiment::unix_now();
     auto r = experiment::run_loader_sweep(o->loader);
-    fmt::print("{}", o->json ? experiment::loader_json(r) : experiment::loader_text(r));
+    std::string json = experiment::loader_json(r);
+    fmt::print("{}", o->json ? json : experiment::loader_text(r));
     std::fflush(stdout);
+    if (!o->no_store) {
+      int64_t id = experiment::store_experiment("loader", "trainscope loader " + o->loader.target, json, started,
+                                                experiment::unix_now());
+      if (id >= 0 && !globals().quiet) fmt::print(stderr, "trainscope: stored as run {}\n", id);
+    }
   });
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "experiment/store_result.h"
 #include "experiment/max_batch.h"
 
 namespace ts::cli {
@@ -11,7 +12,7 @@ void register_max_batch(CLI::App& app) {
   struct Opts {
     experiment::MaxBatchOptions mb;
     std::string limit;
-    bool json = false;
+    bool json = false, no_store = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("max-batch", "Find the largest batch for which forward, backward and the optimizer "
@@ -33,12 +34,20 @@ void register_max_batch(CLI::App& app) {
   cmd->add_option("--python", o->mb.python, "Interpreter to run in (default: the first with torch)");
   cmd->add_option("--timeout", o->mb.timeout_s, "Seconds before the search is killed")->capture_default_str();
   cmd->add_flag("--json", o->json, "Machine-readable output");
+  cmd->add_flag("--no-store", o->no_store, "Do not record the result as a run in the store");
   cmd->callback([o] {
     if (!o->limit.empty()) o->mb.memory_limit_bytes = experiment::parse_bytes(o->limit);
     o->mb.progress = !globals().quiet;
+    double started = experiment::unix_now();
     auto r = experiment::run_max_batch(o->mb);
-    fmt::print("{}", o->json ? experiment::max_batch_json(r) : experiment::max_batch_text(r));
+    std::string json = experiment::max_batch_json(r);
+    fmt::print("{}", o->json ? json : experiment::max_batch_text(r));
     std::fflush(stdout);
+    if (!o->no_store) {
+      int64_t id = experiment::store_experiment("max-batch", "trainscope max-batch " + o->mb.target, json, started,
+                                                experiment::unix_now());
+      if (id >= 0 && !globals().quiet) fmt::print(stderr, "trainscope: stored as run {}\n", id);
+    }
   });
 }
 

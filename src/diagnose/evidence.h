@@ -105,8 +105,10 @@ struct LabEvidence {
     bool skipped = false;
     std::string skip_reason;
     double samples_per_s = 0, spread_pct = 0, peak_mem_bytes = 0;
+    double data_wait_pct = -1;  // share of the measured step time spent in next(loader), -1 unknown
   };
   std::vector<Config> configs;
+  std::string device;  // "cpu", "cuda", "cuda:N": where the lab ran (a CPU lab says little about Tensor Cores)
 };
 
 struct LoaderSweepEvidence {

@@ -4,6 +4,7 @@ namespace ts::experiment {
 
 diagnose::LabEvidence lab_evidence(const LabResult& r) {
   diagnose::LabEvidence ev;
+  ev.device = r.device;
   for (auto& c : r.configs) {
     diagnose::LabEvidence::Config k;
     k.name = c.name;
@@ -13,6 +14,7 @@ diagnose::LabEvidence lab_evidence(const LabResult& r) {
     k.samples_per_s = c.samples_per_s;
     k.spread_pct = c.spread_pct;
     k.peak_mem_bytes = c.peak_mem_bytes;
+    k.data_wait_pct = c.data_wait_pct;
     ev.configs.push_back(std::move(k));
   }
   return ev;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "diagnose/diagnose.h"
+#include "experiment/evidence_fill.h"
 #include "experiment/progress.h"
 #include "experiment/runner.h"
 #include "experiment/stats.h"
@@ -93,6 +95,9 @@ LabResult run_lab(const LabOptions& opt) {
   }
   bar.finish();
   read_lab(r);
+  diagnose::Evidence ev;
+  ev.lab = lab_evidence(r);
+  r.findings = diagnose::diagnose(ev).findings;
   return r;
 }
 

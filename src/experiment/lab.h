@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/finding.h"
+
 namespace ts::experiment {
 
 struct LabOptions {
@@ -55,6 +57,7 @@ struct LabResult {
   double compile_speedup = -1;  // bf16+compile / bf16
   double total_speedup = -1;    // bf16+compile / fp32
   std::vector<LabReading> readings;
+  std::vector<diagnose::Finding> findings;  // the findings engine on this lab's evidence
   const LabConfigResult* find(const std::string& name) const;
 };
 

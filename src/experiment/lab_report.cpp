@@ -1,6 +1,7 @@
 // The lab's terminal table and JSON: formatting only, every number comes from run_lab / read_lab.
 #include <fmt/format.h>
 
+#include "experiment/findings_text.h"
 #include "experiment/lab.h"
 #include "util/format.h"
 #include "util/json_writer.h"
@@ -31,6 +32,7 @@ std::string lab_text(const LabResult& r) {
   if (r.compile_speedup > 0) out += fmt::format("  bf16 -> bf16 + compile:  {:.2f}x\n", r.compile_speedup);
   if (!r.readings.empty()) out += "\nReading (seed 001):\n";
   for (auto& rd : r.readings) out += fmt::format("  - {}\n", rd.text);
+  out += findings_text(r.findings);
   return out;
 }
 
@@ -69,6 +71,7 @@ std::string lab_json(const LabResult& r) {
   w.key("readings").begin_array();
   for (auto& rd : r.readings) w.begin_object().field("id", rd.id).field("text", rd.text).field("ratio", rd.ratio).end_object();
   w.end_array();
+  findings_json(w, r.findings);
   w.end_object();
   return w.take() + "\n";
 }

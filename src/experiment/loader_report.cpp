@@ -1,6 +1,7 @@
 // The loader sweep's terminal table and JSON: formatting only.
 #include <fmt/format.h>
 
+#include "experiment/findings_text.h"
 #include "experiment/loader_sweep.h"
 #include "util/format.h"
 #include "util/json_writer.h"
@@ -40,6 +41,7 @@ std::string loader_text(const LoaderResult& r) {
                          p.predicted_gpu_idle_pct, r.points.front().predicted_gpu_idle_pct);
   }
   for (auto& w : r.warnings) out += fmt::format("warning: {}\n", w);
+  out += findings_text(r.findings);
   return out;
 }
 
@@ -69,6 +71,7 @@ std::string loader_json(const LoaderResult& r) {
   w.key("warnings").begin_array();
   for (auto& s : r.warnings) w.value(s);
   w.end_array();
+  findings_json(w, r.findings);
   w.end_object();
   return w.take() + "\n";
 }

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "diagnose/diagnose.h"
+#include "experiment/evidence_fill.h"
 #include "experiment/progress.h"
 #include "experiment/runner.h"
 #include "experiment/stats.h"
@@ -131,6 +133,9 @@ LoaderResult run_loader_sweep(const LoaderOptions& opt) {
   bar.finish();
   recommend_loader(r);
   check_shm(r);
+  diagnose::Evidence ev;
+  ev.loader = loader_evidence(r);
+  r.findings = diagnose::diagnose(ev).findings;
   return r;
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/finding.h"
+
 namespace ts::experiment {
 
 struct LoaderOptions {
@@ -51,6 +53,7 @@ struct LoaderResult {
   std::string why;                   // why the recommended point
   double shm_total_bytes = -1, shm_free_bytes = -1, shm_needed_bytes = -1;
   std::vector<std::string> warnings;
+  std::vector<diagnose::Finding> findings;  // the findings engine on this sweep's evidence
 };
 
 // Pure parts (tested directly).

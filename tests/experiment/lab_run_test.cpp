@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <unistd.h>
 #include <simdjson.h>
 
 #include "experiment/evidence_fill.h"
@@ -97,8 +99,7 @@ TEST(LabRun, BadTargetIsOneLine) {
   }
 }
 
-static int run_cli(const std::string& args, std::string& out) {
-  std::string cmd = std::string(TS_CLI) + " " + args + " 2>/dev/null";
+static int run_sh(const std::string& cmd, std::string& out) {
   FILE* f = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf;
   size_t n;
@@ -106,8 +107,15 @@ static int run_cli(const std::string& args, std::string& out) {
   return pclose(f);
 }
 
+static int run_cli(const std::string& args, std::string& out) {
+  return run_sh(std::string(TS_CLI) + " " + args + " 2>/dev/null", out);
+}
+
 TEST(LabRun, CliJson) {
   TS_REQUIRE_TORCH();
+  // The result is stored as a run: in a store of our own, not the user's.
+  std::string home = "/tmp/ts_lab_test_" + std::to_string(getpid());
+  setenv("TRAINSCOPE_HOME", home.c_str(), 1);
   std::string out;
   int rc = run_cli("lab " + kTarget + " --configs fp32,bf16+compile --steps 3 --warmup 1 --python /usr/bin/python3 --json",
                    out);
@@ -121,6 +129,12 @@ TEST(LabRun, CliJson) {
   EXPECT_EQ(std::string_view(configs.at(0)["status"]), "ok");
   EXPECT_EQ(int64_t(configs.at(0)["steps"]), 3);
   EXPECT_EQ(std::string_view(configs.at(1)["status"]), "skipped");
+  EXPECT_TRUE(doc["findings"].is_array());
+
+  std::string stored;
+  run_sh("sqlite3 " + home + "/trainscope.db 'select kind, command from runs'", stored);
+  EXPECT_NE(stored.find("lab|trainscope lab "), std::string::npos) << stored;
+  std::filesystem::remove_all(home);
 
   std::string bad;
   EXPECT_NE(run_cli("lab nocolon", bad), 0);

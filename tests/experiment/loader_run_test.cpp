@@ -42,8 +42,10 @@ TEST(LoaderRun, KnownPerSampleCost) {
   auto& w2 = r.points[2];
   EXPECT_EQ(w0.num_workers, 0);
   EXPECT_EQ(w2.num_workers, 2);
-  EXPECT_NEAR(1000.0 / w0.batches_per_s, batch_ms, 0.35 * batch_ms);
-  EXPECT_GT(w2.batches_per_s, 1.6 * w0.batches_per_s);  // sleep parallelises over two workers
+  // Lower bounds are exact (sleep never returns early); upper bounds leave room for a loaded machine.
+  EXPECT_GE(1000.0 / w0.batches_per_s, 0.98 * batch_ms);
+  EXPECT_LT(1000.0 / w0.batches_per_s, 2.0 * batch_ms);
+  EXPECT_GT(w2.batches_per_s, 1.4 * w0.batches_per_s);  // sleep parallelises over two workers
   EXPECT_EQ(r.points[3].prefetch_factor, 4);
   EXPECT_TRUE(r.points[4].persistent_workers);
   EXPECT_LT(r.points[4].restart_ms, w2.restart_ms);  // no respawn at the second epoch
@@ -54,7 +56,8 @@ TEST(LoaderRun, KnownPerSampleCost) {
   // Seed 000's arithmetic on the measured rate: the GPU waits for whatever the loader is late by.
   double period = 1000.0 / w0.epoch_batches_per_s;
   EXPECT_NEAR(w0.predicted_gpu_idle_pct, 100.0 * (1 - kGpuStepMs / period), 1e-9);
-  EXPECT_NEAR(w0.predicted_gpu_idle_pct, 100.0 * (1 - kGpuStepMs / batch_ms), 12);
+  // A batch can never come faster than its 20 ms of sleep: the GPU idles at least 1 - 15/20 = 25%.
+  EXPECT_GE(w0.predicted_gpu_idle_pct, 100.0 * (1 - kGpuStepMs / (0.98 * batch_ms)));
   EXPECT_EQ(r.points[size_t(r.recommended)].predicted_gpu_idle_pct, 0);
 
   // Without a GPU step: the cheapest within 5% of the best is still 2 workers (1 worker is half as fast).
