@@ -923,6 +923,7 @@ EventStore Parser::run() {
         if (state == State::Done) break;
       }
     } catch (NeedMore&) {
+      depth_ = 0;  // the item restarts at the top level; its nesting count restarts with it
       refill();
     }
   }

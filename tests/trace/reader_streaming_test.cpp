@@ -60,6 +60,16 @@ TEST(TraceStreaming, TinyWindowsGiveTheSameStore) {
   }
 }
 
+TEST(TraceStreaming, ManyRefillsInsideNestedArgs) {
+  // Thousands of refills, many inside args with nested Input Dims: the nesting count must
+  // restart with each re-parsed item (it once leaked a level per refill and failed after 256).
+  const char* f = "tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz";
+  std::string json = test::gunzip_file(data_path(f));
+  auto src = memory_byte_source(json);
+  EventStore part = detail::parse_source(*src, f, ReadOptions{}, 64);
+  expect_same(read_trace(data_path(f)), part);
+}
+
 TEST(TraceStreaming, PlainAndGzipAgree) {
   std::string gz = data_path("tb_resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz");
   std::string plain = test::temp_dir() + "/tb4.json";
