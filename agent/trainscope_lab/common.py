@@ -171,7 +171,9 @@ def oom_error_types():
 def is_oom(exc):
     if isinstance(exc, oom_error_types()):
         return True
-    return isinstance(exc, RuntimeError) and "out of memory" in str(exc)
+    # Before 1.13 an OOM was a plain RuntimeError; cuBLAS/cuDNN workspace failures are the same thing.
+    msg = str(exc)
+    return isinstance(exc, RuntimeError) and ("out of memory" in msg or "STATUS_ALLOC_FAILED" in msg)
 
 
 def sync(device):

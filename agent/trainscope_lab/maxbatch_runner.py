@@ -141,9 +141,10 @@ def main(argv=None):
         tr = Trainer(build(a.target), device, a.config, a.clip)
         capacity = a.memory_limit
         if cuda:
-            total = torch.cuda.get_device_properties(torch.device(device)).total_memory
+            idx = torch.device(device).index or 0  # 1.13 wants an explicit index here
+            total = torch.cuda.get_device_properties(idx).total_memory
             if a.memory_limit > 0:
-                torch.cuda.set_per_process_memory_fraction(min(1.0, a.memory_limit / total), torch.device(device))
+                torch.cuda.set_per_process_memory_fraction(min(1.0, a.memory_limit / total), idx)
             else:
                 capacity = total
         fields["capacity_bytes"] = capacity

@@ -4,7 +4,9 @@
 
 #include "cli/commands.h"
 #include "experiment/store_result.h"
+#include "experiment/compare.h"
 #include "experiment/loader_sweep.h"
+#include "util/error.h"
 
 namespace ts::cli {
 
@@ -12,6 +14,7 @@ void register_loader(CLI::App& app) {
   struct Opts {
     experiment::LoaderOptions loader;
     bool no_persistent = false, json = false, no_store = false;
+    std::string from_run;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("loader", "Sweep DataLoader settings (num_workers, pin_memory, prefetch_factor, "
@@ -29,12 +32,20 @@ void register_loader(CLI::App& app) {
   cmd->add_option("--batches", o->loader.batches, "Timed batches per epoch")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--epochs", o->loader.epochs, "Epochs per setting (2+: the restart persistent_workers saves)")->capture_default_str()->check(CLI::Range(1, 100));
   cmd->add_option("--gpu-step-ms", o->loader.gpu_step_ms, "The GPU's compute time per step (from `trainscope run`), for the idle prediction");
+  cmd->add_option("--from-run", o->from_run, "Take the GPU step time from a `trainscope run` (folder, report.json or id)")
+      ->excludes("--gpu-step-ms");
   cmd->add_option("--cores", o->loader.cores, "Usable cores (default: affinity and cgroup quota)");
   cmd->add_option("--python", o->loader.python, "Interpreter to run in (default: the first with torch)");
   cmd->add_option("--timeout", o->loader.timeout_s, "Seconds per setting before it is killed")->capture_default_str();
   cmd->add_flag("--json", o->json, "Machine-readable output");
   cmd->add_flag("--no-store", o->no_store, "Do not record the result as a run in the store");
   cmd->callback([o] {
+    if (!o->from_run.empty()) {
+      auto run = experiment::load_side(o->from_run, false);
+      if (run.gpu_ms <= 0)
+        throw UserError(o->from_run + ": the run measured no GPU step time (no CUDA there?); pass --gpu-step-ms");
+      o->loader.gpu_step_ms = run.gpu_ms;
+    }
     o->loader.try_persistent = !o->no_persistent;
     o->loader.progress = !globals().quiet;
     double started = experiment::unix_now();

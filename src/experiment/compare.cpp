@@ -160,6 +160,8 @@ CompareSide side_from_report_json(const std::string& path) {
     s.step_ms = agent_step;
     s.steps = int64_t(std::max(num_at(root, {"agent", "steps"}, 0), num_at(root, {"run", "agent", "steps"}, 0)));
   }
+  s.gpu_ms = num_at(root, {"agent", "gpu_ms"});
+  if (s.gpu_ms < 0) s.gpu_ms = num_at(root, {"run", "agent", "summary", "gpu_ms"});
   s.data_wait_pct = num_at(root, {"agent", "data_wait_pct"});
   if (s.data_wait_pct < 0) s.data_wait_pct = num_at(root, {"run", "agent", "summary", "data_wait_pct"});
   if (s.step_ms < 0 && s.findings.empty())

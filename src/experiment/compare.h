@@ -30,6 +30,7 @@ struct CompareSide {
   double class_ms[8] = {};   // per step, in analysis::kBreakdownClasses order
   double class_pct[8] = {};  // of step time
   double gpu_idle_pct = -1, data_wait_pct = -1;
+  double gpu_ms = -1;  // the agent's GPU time per step (CUDA events), -1 unknown
   std::map<std::string, CompareKernel> kernels;
   std::vector<CompareFinding> findings;
 };

@@ -108,7 +108,7 @@ TEST(Compare, RunReportsBothSchemas) {
   fs::path dir = fs::temp_directory_path() / ("ts_compare_" + std::to_string(getpid()));
   // The run layer's own report.json (no report layer): agent summary and diagnosis.findings.
   std::string a = write(dir / "before" / "report.json",
-                        R"({"kind": "run", "run": {"agent": {"steps": 120, "summary": {"step_ms": 45.0,
+                        R"({"kind": "run", "run": {"agent": {"steps": 120, "summary": {"step_ms": 45.0, "gpu_ms": 20.0,
                            "data_wait_pct": 55.6}}}, "diagnosis": {"findings": [
                            {"id": "dataloader-starvation", "title": "GPU waiting for data", "severity": "high",
                             "recoverable_fraction": 0.55},
@@ -133,6 +133,8 @@ TEST(Compare, RunReportsBothSchemas) {
   EXPECT_DOUBLE_EQ(r.b.step_ms, 20);  // the trace's median wins over the agent's
   EXPECT_NEAR(r.step_change_pct, 100.0 * (20 - 45) / 45, 1e-9);
   EXPECT_DOUBLE_EQ(r.b.data_wait_pct, 2);
+  EXPECT_DOUBLE_EQ(r.a.gpu_ms, 20);  // what `loader --from-run` takes as the GPU step
+  EXPECT_DOUBLE_EQ(r.b.gpu_ms, -1);
   EXPECT_DOUBLE_EQ(r.b.gpu_idle_pct, 12.5);
   EXPECT_TRUE(r.classes.empty());  // only one side has a breakdown
   ASSERT_EQ(r.kernels.size(), 1u);
