@@ -56,7 +56,15 @@ class FileSource final : public ByteSource {
     }
     consumed_ = static_cast<uint64_t>(upto - map_);
   }
+  // Bytes already taken from a pipe to sniff the gzip magic, served before the rest.
+  void unread(const char* data, size_t n) { pending_.assign(data, n); }
   size_t read(char* dst, size_t cap) override {
+    if (!pending_.empty() && cap > 0) {
+      size_t n = std::min(cap, pending_.size());
+      std::memcpy(dst, pending_.data(), n);
+      pending_.erase(0, n);
+      return n;
+    }
     for (;;) {
       ssize_t n = ::read(fd_, dst, cap);
       if (n >= 0) {
@@ -76,6 +84,7 @@ class FileSource final : public ByteSource {
   std::string path_;
   uint64_t size_;
   uint64_t consumed_ = 0;
+  std::string pending_;
   char* map_ = nullptr;
   char* released_ = nullptr;
   size_t map_len_ = 0;
@@ -194,10 +203,22 @@ std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
   }
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   auto file = std::make_unique<FileSource>(fd, path, S_ISREG(sb.st_mode) ? sb.st_size : 0);
-  // Peek at the magic with pread so the plain reader still starts at offset 0.
-  unsigned char magic[2] = {0, 0};
-  ssize_t n = ::pread(fd, magic, 2, 0);
-  if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) return std::make_unique<GzipSource>(std::move(file));
+  // Peek at the magic: pread on files; on pipes (no pread) read it and hand it back.
+  char magic[2] = {0, 0};
+  size_t got = 0;
+  if (S_ISREG(sb.st_mode)) {
+    ssize_t n = ::pread(fd, magic, 2, 0);
+    got = n > 0 ? static_cast<size_t>(n) : 0;
+  } else {
+    while (got < 2) {
+      size_t n = file->read(magic + got, 2 - got);
+      if (n == 0) break;
+      got += n;
+    }
+    file->unread(magic, got);
+  }
+  if (got == 2 && static_cast<unsigned char>(magic[0]) == 0x1f && static_cast<unsigned char>(magic[1]) == 0x8b)
+    return std::make_unique<GzipSource>(std::move(file));
   return file;
 }
 

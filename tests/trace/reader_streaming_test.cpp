@@ -108,6 +108,16 @@ TEST(TraceStreaming, PipeIsReadThroughTheWindow) {
   EXPECT_EQ(s.meta.input_bytes, json.size());
 }
 
+TEST(TraceStreaming, GzipFromAPipe) {
+  std::string gz = test::read_file(data_path("hta_critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz"));
+  std::string fifo = test::temp_dir() + "/trace_gz.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { test::write_file(fifo, gz); });
+  EventStore s = read_trace(fifo);
+  writer.join();
+  EXPECT_EQ(s.size(), 1408u);
+}
+
 TEST(TraceStreaming, MultiMemberGzip) {
   // gzip members concatenated (as `cat a.gz b.gz` makes) inflate to the concatenated text.
   std::string json = test::gunzip_file(data_path("hta_trace_filter_sampled_rank-0.json.gz"));
