@@ -17,7 +17,7 @@
 // cudnn           implicit/precomputed/explicit_convolve_*gemm,     cudnn::detail::implicit_convolve_sgemm<float, ...>, cudnn::cnn::wgrad_alg0_engine<float, ...>,
 //                 dgrad/wgrad engines, winograd, grouped direct     cudnn::winograd_nonfused::winogradForwardData4x4<float, float>
 // cublas-small    gemv*, gemmk1*, gemmsn*, splitkreduce*            gemv2T_kernel_val<int, int, float, ...>, splitKreduce_kernel<..., __nv_bfloat16, ...>
-// generic         *gemm*, *matmul*                                  anything else naming a GEMM
+// generic         *gemm*, *matmul* (not counting "fbgemm")          anything else naming a GEMM
 //
 // Precision, when the family does not fix it, comes from element-type tokens in this priority:
 // fp8 (e4m3 e5m2 fp8) > int8 (int8 i8i8 imma i8816 i16832) > tf32 (tf32 tfloat32 xf32) >
@@ -205,7 +205,12 @@ GemmClass classify_gemm_kernel(std::string_view name) {
       s.starts_with("splitkreduce") || has(s, "::gemv")) {
     return make("cublas-small", precision_from_tokens(s), false);
   }
-  if (has_any(s, {"gemm", "matmul"})) {
+  // "fbgemm" (FBGEMM's namespace, e.g. its embedding and quantisation kernels) is a library
+  // name, not a GEMM; its real GEMMs are CUTLASS kernels, matched above.
+  std::string rest = s;
+  for (size_t p = rest.find("fbgemm"); p != std::string::npos; p = rest.find("fbgemm", p))
+    rest.replace(p, 6, "fb");
+  if (has_any(rest, {"gemm", "matmul"})) {
     P p = precision_from_tokens(s);
     return make("generic", p, tc_tokens(s) || tc_precision(p));
   }

@@ -164,12 +164,18 @@ TEST(GemmClassifier, SmallCublasKernels) {
 
 TEST(GemmClassifier, GenericFallbackAndNonGemms) {
   check({{"my_custom_gemm_bf16_kernel", P::BF16, true, "generic"},
+         {"void sgemm_largek_lds64<true, true, 6, 3, 4, 5, 2, 66>(float*, float const*, float const*, int, int, int, int, int, int, float const*, float const*, float, float, int, int, int*, int*)",
+          P::FP32, false, "generic"},
          {"matmul_kernel", P::Unknown, false, "generic"}});
   for (const char* n :
        {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
         "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
         "void cudnn::bn_fw_tr_1C11_singleread<float, 512, true, 1, 2, 0>(cudnn::bn_fw_tr_1C11_args<float>)",
         "cask_cudnn::computeOffsetsKernel(cask_cudnn::ComputeOffsetsParams)",
+        // FBGEMM's non-GEMM kernels (from the trace_filter fixture).
+        "void fbgemm_gpu::permute_2D_lengths_kernel<int>(int, int, int const*, int const*, int*)",
+        "void split_embedding_codegen_forward_unweighted_kernel<c10::Half, c10::Half, float, false, long, 2ul, 32ul>(at::GenericPackedTensorAccessor<c10::Half, 1ul, at::RestrictPtrTraits, long>, fbgemm_gpu::FixedDivisor)",
+        "void fbgemm_gpu::(anonymous namespace)::_compute_FP8_quantize_cuda_kernel<float>(float const*, float const*, int, int, unsigned char*, bool)",
         "Memcpy HtoD (Pageable -> Device)"})
     EXPECT_FALSE(classify_gemm_kernel(n).gemm) << n;
 }
