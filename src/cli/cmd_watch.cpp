@@ -16,6 +16,7 @@
 #include "sample/sampler.h"
 #include "store/recorder.h"
 #include "util/error.h"
+#include "util/json_writer.h"
 
 namespace ts::cli {
 
@@ -45,7 +46,7 @@ std::chrono::milliseconds parse_interval(const std::string& s) {
 void register_watch(CLI::App& app) {
   struct Opts {
     std::string interval = "100ms", record, csv;
-    bool no_record = false, plain = false;
+    bool no_record = false, plain = false, json = false;
     int pid = 0;
     double duration = 0;
   };
@@ -69,6 +70,7 @@ void register_watch(CLI::App& app) {
   cmd->add_option("--duration", o->duration, "Stop after this many seconds (default: until q or Ctrl-C)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--plain", o->plain, "One plain line per interval even on a terminal");
+  cmd->add_flag("--json", o->json, "One JSON object per interval (JSON Lines, the fields of snapshot --json)");
   cmd->get_option("--no-record")->excludes("--record");
   cmd->callback([o] {
     sample::SamplerConfig c;
@@ -77,7 +79,7 @@ void register_watch(CLI::App& app) {
     c.root_pid = o->pid;
     if (o->pid > 0 && kill(o->pid, 0) != 0 && errno == ESRCH)
       throw UserError(fmt::format("--pid {}: no such process", o->pid));
-    const bool tty = !o->plain && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+    const bool tty = !o->plain && !o->json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
     sample::Sampler sampler(c);
 
     store::RecorderConfig rc;
@@ -99,9 +101,22 @@ void register_watch(CLI::App& app) {
     sigaction(SIGTERM, &sa, nullptr);
     sigaction(SIGHUP, &sa, nullptr);
 
-    sampler.start([&rec, tty](const sample::Tick& t) {
+    sample::SnapshotView view;  // static parts of the JSON lines
+    view.nvml = sampler.nvml_available();
+    view.nvml_error = view.nvml ? "" : sampler.nvml_error();
+    view.driver_version = sampler.driver_version();
+    view.gpus = sampler.gpus();
+    view.root_pid = o->pid;
+    const bool json = o->json;
+    sampler.start([&rec, &view, tty, json](const sample::Tick& t) {
       rec.on_tick(t);
-      if (!tty) {
+      if (json) {
+        view.tick = t;
+        JsonWriter w(false);
+        sample::write_json(w, view);
+        fmt::print("{}\n", w.str());
+        std::fflush(stdout);
+      } else if (!tty) {
         fmt::print("{}\n", sample::plain_line(t));
         std::fflush(stdout);
       }

@@ -19,7 +19,7 @@ struct SamplesEvidence {
   bool nvml = false;  // false: no NVIDIA driver, GPU fields unknown
   double gpu_util_mean_pct = -1, gpu_util_p10_pct = -1, gpu_util_p90_pct = -1;
   double sm_active_mean_pct = -1, tensor_active_mean_pct = -1;  // GPM, -1 if absent
-  std::string gpu_pattern;  // idle | sawtooth | steady-high | steady-low | unknown
+  std::string gpu_pattern;  // idle | sawtooth | steady-high | steady-low | irregular | unknown (sample/pattern.h)
   double sawtooth_period_ms = 0, sawtooth_duty_pct = 0;
   double gpu_mem_used_max_bytes = -1, gpu_mem_total_bytes = -1;
   double temp_max_c = -1, power_mean_w = -1;

@@ -112,6 +112,20 @@ TEST(CliWatch, NoDriverOneClearLineAndHostStillWorks) {
   EXPECT_EQ(s.out.rfind("GPUs: no NVIDIA driver found (libnvidia-ml.so.1 not loadable)\nHost: ", 0), 0u) << s.out;
 }
 
+TEST(CliWatch, JsonLines) {
+  Env e;
+  Result r = e.run(e.inject_env(), "watch --json --no-record --interval 100ms --duration 0.8");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::istringstream in(r.out);
+  int n = 0;
+  for (std::string line; std::getline(in, line); ++n) {
+    EXPECT_EQ(line.front(), '{');
+    EXPECT_EQ(line.back(), '}');
+    EXPECT_NE(line.find("\"util_pct\":97"), std::string::npos) << line;
+  }
+  EXPECT_GE(n, 4);
+}
+
 TEST(CliWatch, BadArgumentsAreOneLine) {
   Env e;
   Result r = e.run("", "watch --interval 5ms --duration 1");
