@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <simdjson.h>
 #include <thread>
@@ -190,12 +192,36 @@ ProbeResult run_python_probe(const std::string& python, double timeout_s) {
   return r;
 }
 
+// The file `python3` resolves to on PATH ("" when none).
+static std::string which_python3() {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t colon = dirs.find(':', start);
+    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/python3";
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return {};
+}
+
+static bool same_file(const std::string& a, const std::string& b) {
+  char ra[PATH_MAX], rb[PATH_MAX];
+  return realpath(a.c_str(), ra) && realpath(b.c_str(), rb) && std::strcmp(ra, rb) == 0;
+}
+
 ProbeResult probe_default_python(double timeout_s) {
   ProbeResult debian;
   bool tried_debian = access("/usr/bin/python3", X_OK) == 0;
   if (tried_debian) {
     debian = run_python_probe("/usr/bin/python3", timeout_s);
     if (debian.python.has_torch) return debian;
+    // python3 on PATH is the same interpreter: no second probe.
+    std::string on_path = which_python3();
+    if (on_path.empty() || same_file(on_path, "/usr/bin/python3")) return debian;
   }
   ProbeResult path = run_python_probe("python3", timeout_s);
   if (path.python.has_torch || !tried_debian) return path;
