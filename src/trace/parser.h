@@ -1,0 +1,274 @@
+#pragma once
+// The trace parser's class, shared by its parts (internal to src/trace):
+//   trace_parser.cpp    the window (refills, errors) and the top-level state machine
+//   parse_values.cpp    JSON values: strings, numbers, skipping
+//   parse_events.cpp    one traceEvents element -> one EventStore row
+//   parse_metadata.cpp  top-level keys: deviceProperties, distributedInfo, baseTimeNanoseconds...
+// Hot helpers (short strings, member/element loops) are inline here.
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/byte_source.h"
+#include "trace/event_store.h"
+#include "trace/json_scan.h"
+#include "trace/reader.h"
+#include "trace/trace_parser.h"
+#include "util/error.h"
+
+namespace ts::trace::detail {
+
+struct NeedMore {};  // the current item runs past the window: refill and parse it again
+
+inline constexpr size_t kPad = 64;  // zeroed bytes after the data: a sentinel for the scanning loops
+
+// One event while it is being parsed; committed to the store only once its '}' is seen,
+// so an item parsed twice (after a refill) is never stored twice.
+struct PendingEvent {
+  uint32_t name = kNoString;
+  Category cat = Category::Unknown;
+  Phase ph = Phase::Other;
+  bool has_ph = false, has_args = false;
+  int64_t pid = 0, tid = 0, ts = 0, dur = 0;
+  int64_t corr = kNone, ext = kNone, flow_id = kNone;
+  uint32_t dims = kNoString, types = kNoString, meta_name = kNoString;
+  EventArgs a;
+};
+
+class Parser {
+ public:
+  Parser(ByteSource& src, const std::string& origin, const ReadOptions& opt, size_t window)
+      : src_(src), origin_(origin), opt_(opt), cap_(std::max<size_t>(window, 16)) {
+    std::string_view whole = src_.map_whole();
+    if (!whole.empty()) {
+      // Parse the mapped file in place: the window is the whole file and no refill happens.
+      data_ = mark_ = whole.data();
+      end_ = data_ + whole.size();
+      eof_ = true;
+      next_release_ = data_ + kReleaseStep;
+    } else {
+      // Memory (and plain files of known size) need no window larger than themselves.
+      if (!src_.compressed() && src_.raw_size() > 0 && src_.raw_size() < cap_)
+        cap_ = std::max<size_t>(static_cast<size_t>(src_.raw_size()) + 1, 16);
+      buf_.reset(new char[cap_ + kPad]);
+      data_ = end_ = mark_ = buf_.get();
+      std::memset(buf_.get(), 0, kPad);
+    }
+    memory_id_ = store_.strings.intern("[memory]");
+    process_name_id_ = store_.strings.intern("process_name");
+    thread_name_id_ = store_.strings.intern("thread_name");
+    // Reserve the columns from the file size (~250 bytes of JSON per event, gzip ~10x): growing
+    // by doubling would copy every column and touch twice the memory. Unused reservation is
+    // only address space, never resident.
+    uint64_t expect_bytes = src_.raw_size() * (src_.compressed() ? 10 : 1);
+    uint64_t expect_events = std::min<uint64_t>(expect_bytes / 250 + 1024, uint64_t(1) << 27);
+    if (opt_.max_events) expect_events = std::min<uint64_t>(expect_events, opt_.max_events);
+    store_.reserve(static_cast<size_t>(expect_events));
+    store_.args_table.reserve(static_cast<size_t>(expect_events / 4));
+    advise_huge_pages();
+  }
+
+  EventStore run();
+
+  // Large columns: ask for transparent huge pages (Linux "madvise" mode), so filling them
+  // costs one fault per 2 MiB instead of per 4 KiB.
+  void advise_huge_pages() {
+    auto advise = [](const void* data, size_t bytes) {
+      constexpr uintptr_t kHuge = 2u << 20;
+      if (bytes < 2 * kHuge) return;
+      uintptr_t b = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
+      uintptr_t e = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
+      if (e > b) ::madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);
+    };
+    EventStore& s = store_;
+    size_t n = s.name.capacity();
+    advise(s.name.data(), n * sizeof(uint32_t));
+    advise(s.cat.data(), n);
+    advise(s.ph.data(), n);
+    for (auto* col : {&s.pid, &s.tid, &s.ts_ns, &s.dur_ns, &s.correlation, &s.external_id})
+      advise(col->data(), col->capacity() * sizeof(int64_t));
+    for (auto* col : {&s.args, &s.input_dims, &s.input_types}) advise(col->data(), col->capacity() * sizeof(uint32_t));
+    advise(s.args_table.data(), s.args_table.capacity() * sizeof(EventArgs));
+  }
+
+ private:
+  enum class State { Start, ObjFirst, ObjKey, ObjNext, EvFirst, EvNext, End, Done };
+
+  // ---- window ----
+  void refill();
+  uint64_t offset(const char* p) const { return base_ + static_cast<uint64_t>(p - data_); }
+  // Mapped input: every kReleaseStep bytes, let go of what is parsed and report progress.
+  [[gnu::noinline]] void mapped_progress(const char* p) {
+    src_.release_before(p);
+    next_release_ = p + kReleaseStep;
+    uint64_t done = offset(p);
+    if (opt_.progress) opt_.progress(done, done, src_.raw_size());
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void fail(const char* p, const std::string& what) const;
+  // Called when a scan hits the end of the window: refill, or report the truncation.
+  [[noreturn, gnu::cold, gnu::noinline]] void more(const char* what) const {
+    if (!eof_) throw NeedMore{};
+    fail(end_, what);
+  }
+  // At a character that is not what the grammar needs: truncated or wrong.
+  [[noreturn, gnu::cold, gnu::noinline]] void unexpected(const char* p, const char* what) const {
+    if (p >= end_) more(what);
+    fail(p, what);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void unexpected_in(const char* p, const char* expected, const char* what) const {
+    unexpected(p, std::string(expected).append(what).c_str());
+  }
+  const char* expect(const char* p, char c, const char* what) const {
+    if (*p != c) unexpected(p, what);
+    return p + 1;
+  }
+
+  // ---- JSON values ----
+  inline const char* read_string(const char* p, std::string_view& out);
+  // Keys, "ph", "cat", pid/tid names: short, and in the same order event after event. A plain
+  // byte loop, whose branches the predictor learns, beats the SIMD search here (the next load
+  // would wait on the SIMD result).
+  const char* read_short_string(const char* p, std::string_view& out) {
+    const char* q = p + 1;
+    while (!kBytes.string_stop[static_cast<unsigned char>(*q)]) ++q;
+    if (*q == '"') {
+      out = std::string_view(p + 1, static_cast<size_t>(q - p - 1));
+      return q + 1;
+    }
+    return read_string(p, out);
+  }
+  [[gnu::noinline]] const char* decode_string(const char* p, std::string_view& out);
+  const char* skip_string(const char* p) const;
+  const char* skip_value(const char* p);
+  const char* skip_literal(const char* p) const;
+  const char* number_end(const char* p) const {
+    const char* q = scan_number(p);
+    if (q == end_ && !eof_) throw NeedMore{};
+    return q;
+  }
+  // Number (or numeric string) scaled by 10^scale into `out`; false if absent/not numeric.
+  const char* read_scaled(const char* p, int scale, int64_t& out, bool& ok);
+  const char* read_int(const char* p, int64_t& out) {
+    bool ok;
+    int64_t v;
+    p = read_scaled(p, 0, v, ok);
+    if (ok) out = v;
+    return p;
+  }
+  template <class T>
+  const char* read_int_as(const char* p, T& out) {
+    int64_t v = 0;
+    bool ok;
+    p = read_scaled(p, 0, v, ok);
+    if (ok) out = static_cast<T>(v);
+    return p;
+  }
+  const char* read_float(const char* p, float& out);
+  const char* read_int3(const char* p, int32_t out[3]);
+  const char* read_raw_interned(const char* p, uint32_t& out);
+  const char* read_time(const char* p, int64_t& out, const char* field);
+  const char* read_id(const char* p, int64_t& out);
+  template <class F>
+  const char* for_each_member(const char* p, const char* what, F&& on_member);
+  template <class F>
+  const char* for_each_element(const char* p, const char* what, F&& on_element);
+
+  // ---- trace structure ----
+  const char* parse_event(const char* p);
+  const char* parse_event_args(const char* p, PendingEvent& ev);
+  void commit(const PendingEvent& ev, const char* p);
+  Category category_of(std::string_view cat);
+  const char* parse_top_value(const char* p, std::string_view key);
+  const char* parse_device(const char* p);
+
+  ByteSource& src_;
+  const std::string& origin_;
+  const ReadOptions& opt_;
+  size_t cap_;
+  static constexpr size_t kReleaseStep = 16u << 20;
+  std::unique_ptr<char[]> buf_;  // the read() window (null when the file is mapped)
+  const char* data_;  // start of the window: buf_, or the mapped file
+  const char* end_;   // end of valid data in the window (a zero byte sits there)
+  const char* next_release_ = reinterpret_cast<const char*>(UINTPTR_MAX);
+  const char* mark_;  // start of the item being parsed
+  uint64_t base_ = 0;  // uncompressed offset of buf_[0]
+  bool eof_ = false;
+  std::string scratch_;  // decoded strings with escapes
+  int depth_ = 0;
+
+  EventStore store_;
+  bool bare_ = false, saw_trace_events_ = false, saw_2021_cats_ = false;
+  uint32_t memory_id_, process_name_id_, thread_name_id_;
+  struct CatEntry {
+    std::string text;
+    Category cat;
+  };
+  std::vector<CatEntry> cat_cache_;
+};
+
+
+inline const char* Parser::read_string(const char* p, std::string_view& out) {
+  // p at the opening quote. Fast path: no escapes, one SIMD scan to the closing quote.
+  const char* s = p + 1;
+  const char* q = find_quote_or_backslash(s, end_);
+  if (q == end_) more("a closing '\"'");
+  if (*q == '"') {
+    out = std::string_view(s, static_cast<size_t>(q - s));
+    return q + 1;
+  }
+  return decode_string(p, out);
+}
+
+
+template <class F>
+const char* Parser::for_each_member(const char* p, const char* what, F&& on_member) {
+  // p at '{'. on_member(key, p_at_value) returns the pointer after the value.
+  p = skip_ws(p + 1);
+  if (*p == '}') return p + 1;
+  for (;;) {
+    if (*p != '"') unexpected_in(p, "a key string in ", what);
+    std::string_view key;
+    p = read_short_string(p, key);
+    if (key.data() == scratch_.data()) {
+      // Keys with escapes are rare; copy so a value's decoding cannot clobber it.
+      static thread_local std::string key_copy;
+      key_copy.assign(key);
+      key = key_copy;
+    }
+    p = skip_ws(p);
+    p = expect(p, ':', "':' after a key");
+    p = skip_ws(p);
+    p = on_member(key, p);
+    p = skip_ws(p);
+    if (*p == ',') {
+      p = skip_ws(p + 1);
+      continue;
+    }
+    if (*p == '}') return p + 1;
+    unexpected_in(p, "',' or '}' in ", what);
+  }
+}
+
+template <class F>
+const char* Parser::for_each_element(const char* p, const char* what, F&& on_element) {
+  p = skip_ws(p + 1);
+  if (*p == ']') return p + 1;
+  for (;;) {
+    p = on_element(p);
+    p = skip_ws(p);
+    if (*p == ',') {
+      p = skip_ws(p + 1);
+      continue;
+    }
+    if (*p == ']') return p + 1;
+    unexpected_in(p, "',' or ']' in ", what);
+  }
+}
+
+
+}  // namespace ts::trace::detail
