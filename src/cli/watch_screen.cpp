@@ -130,6 +130,12 @@ void draw(const sample::Sampler& s, const WatchScreenOptions& o, const State& st
       put(y, label + barw + 3,
           g.mem_used_bytes < 0 ? "n/a" : fmt::format("{} / {}", human_bytes(g.mem_used_bytes), human_bytes(g.mem_total_bytes)));
       ++y;
+      if (!g.processes.empty()) {
+        std::string procs = " processes:";
+        for (const auto& p : g.processes)
+          procs += fmt::format(" {} ({})", p.pid, p.used_bytes < 0 ? "n/a" : human_bytes(p.used_bytes));
+        put(y++, 0, procs);
+      }
       sample::Pattern p = sample::Sampler::gpu_pattern(hist[i], 10.0);
       put(y++, 1, "pattern: " + sample::describe(p), p.kind == "sawtooth" || p.kind == "steady-low" ? COLOR_PAIR(kWarn) : 0);
     }

@@ -60,7 +60,8 @@ class Store {
   std::vector<sample::Tick> ticks(int64_t run_id);
 
   // Commit before the open batch could hold more than `seconds` of samples when the next
-  // tick arrives `tick_interval_s` later (default: 1 s, 0.1 s ticks).
+  // tick arrives `tick_interval_s` later, with a margin for late ticks (default: commit
+  // batches older than 0.7 s, i.e. 1 s with 0.1 s ticks).
   void set_max_loss(double seconds, double tick_interval_s);
   void flush();  // commit now
 
@@ -75,7 +76,7 @@ class Store {
   sqlite3_stmt *ins_gpu_ = nullptr, *ins_host_ = nullptr, *ins_proc_ = nullptr;
   bool in_txn_ = false;
   double txn_started_ = 0;  // monotonic seconds
-  double commit_after_s_ = 0.9;
+  double commit_after_s_ = 0.7;
 };
 
 }  // namespace ts::store
