@@ -71,6 +71,8 @@ void trace_obj(JsonWriter& w, const analysis::TraceAnalysis& t, int top) {
   w.field("median_ms", ms(st.median_step_ns));
   w.field("mean_ms", ms(st.mean_step_ns));
   w.field("p90_ms", ms(st.p90_step_ns));
+  w.field("dataloader_host_ms", ms(st.dataloader_host_ns));
+  w.field("dataloader_host_pct", st.pct(st.dataloader_host_ns));
   w.key("items").begin_array();
   int64_t t0 = st.steps.empty() ? 0 : st.steps.front().start_ns;
   for (const auto& s : st.steps) {

@@ -377,3 +377,60 @@ TEST(Merge, OneFindingPerIdWorstKept) {
   EXPECT_EQ(ev_value(*f, "ranks_affected"), 2);
   EXPECT_NE(f->source.find("rank 0, rank 1"), std::string::npos);
 }
+
+TEST(Scenario, SeedThreeTablePlusNotOnGpu) {
+  Evidence ev;
+  ev.trace = trace_with_steps(4, 100, 0, 30);  // GPU 30%, no data wait
+  EXPECT_EQ(diagnose(ev).scenario, Scenario::SmallModelSimpleData);
+  ev.trace = trace_with_steps(4, 100, 50, 30);  // GPU 30%, data 50%
+  EXPECT_EQ(diagnose(ev).scenario, Scenario::SmallModelComplexData);
+  ev.trace = trace_with_steps(4, 100, 1, 92);
+  Diagnosis d = diagnose(ev);
+  EXPECT_EQ(d.scenario, Scenario::LargeModelSimpleData);
+  EXPECT_NE(d.scenario_reason.find("GPU busy 92%"), std::string::npos) << d.scenario_reason;
+  ev.trace = trace_with_steps(4, 100, 20, 70);
+  EXPECT_EQ(diagnose(ev).scenario, Scenario::LargeModelComplexData);
+  // Samples only: sawtooth GPU with the CPU saturated is complex data.
+  Evidence s;
+  SamplesEvidence se;
+  se.nvml = true;
+  se.gpus = 1;
+  se.gpu_util_mean_pct = 35;
+  se.gpu_pattern = "sawtooth";
+  se.cpu_cores = 8;
+  se.host_cpu_mean_pct = 96;
+  s.samples = se;
+  d = diagnose(s);
+  EXPECT_EQ(d.scenario, Scenario::SmallModelComplexData);
+  EXPECT_NE(find(d, "cpu-bound-transforms"), nullptr);
+  EXPECT_EQ(find(d, "dataloader-starvation"), nullptr);
+  // Same pattern with idle cores: starvation from the samples alone, moderate confidence.
+  s.samples->host_cpu_mean_pct = 20;
+  s.samples->sawtooth_duty_pct = 40;
+  d = diagnose(s);
+  const Finding* f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->source, "samples");
+  EXPECT_NEAR(f->recoverable_fraction, 0.6, 1e-9);
+  EXPECT_LT(f->confidence, 0.7);
+  // GPU idle while the job's CPU works: not on the GPU.
+  s.samples->gpu_pattern = "idle";
+  s.samples->gpu_util_mean_pct = 0;
+  s.samples->process_tree_cpu_mean_pct = 400;
+  d = diagnose(s);
+  EXPECT_EQ(d.scenario, Scenario::NotOnGpu);
+  EXPECT_EQ(d.findings[0].id, "not-on-gpu");
+}
+
+TEST(Verdict, HealthyThenLargestOpportunity) {
+  Evidence ev;
+  ev.trace = trace_with_steps(4, 100, 1, 95);
+  ev.trace->precision.compute_capability = 90;
+  ev.trace->precision.gemm_time_ns = 4 * 9'600'000;  // 10.1% of kernel time, 4.8% of the step back
+  ev.trace->precision.fp32_share_pct = 100;
+  ev.trace->kernels.total_ns = ev.trace->steps.total.kernel;
+  Diagnosis d = diagnose(ev);
+  ASSERT_NE(find(d, "fp32-gemm"), nullptr);
+  EXPECT_EQ(d.verdict.rfind("Compute-bound", 0), 0u) << d.verdict;
+  EXPECT_NE(d.verdict.find("Largest opportunity: fp32-gemm"), std::string::npos) << d.verdict;
+}

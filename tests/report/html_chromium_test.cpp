@@ -140,3 +140,27 @@ TEST_F(ChromiumTest, ScreenshotIsARealImage) {
   fs::copy_file(png, fs::path(TS_BINARY_DIR) / "report_screenshot.png", fs::copy_options::overwrite_existing, ec);
   fs::copy_file(html_, fs::path(TS_BINARY_DIR) / "report_example.html", fs::copy_options::overwrite_existing, ec);
 }
+
+// A `trainscope run` report without a profiler window: samples and agent only. The utilisation
+// and memory charts still draw; the trace charts are not on the page.
+TEST_F(ChromiumTest, RunReportWithoutTrace) {
+  auto in = full_input();
+  in.traces.clear();
+  in.ranks.clear();
+  diagnose::AgentEvidence a;
+  a.steps = 30;
+  a.step_ms = 100;
+  for (int i = 0; i < 30; ++i) a.mem_allocated_per_step.push_back(1e9 + 4e6 * i);
+  in.agent = a;
+  in.command = "run";
+  report::write_file(html_.string(), report::render_html(in));
+  std::string dom = (dir_ / "dom.html").string(), log = (dir_ / "log.txt").string();
+  ASSERT_EQ(chromium("--virtual-time-budget=5000 --dump-dom", dom, log), 0) << slurp(log);
+  std::string d = slurp(dom);
+  size_t open = d.find("<html"), close = d.find('>', open);
+  ASSERT_NE(open, std::string::npos);
+  std::string html_tag = d.substr(open, close - open + 1);
+  EXPECT_EQ(html_tag.find("data-js-error"), std::string::npos) << html_tag;
+  EXPECT_NE(html_tag.find("data-charts-rendered=\"2\""), std::string::npos) << html_tag;
+  EXPECT_EQ(count(d, "<svg viewBox"), 2u);
+}
