@@ -21,6 +21,9 @@ namespace ts::trace {
 
 // Categories, matched case-insensitively; the 2021 names map onto the modern ones
 // (Operator -> CpuOp, Runtime -> CudaRuntime, Kernel, Memcpy, Memset).
+// The reader also sets: Memory for every event named "[memory]" (whatever its cat), and
+// CpuOp for ph:"X" events without cat in the bare-array form (it records only operators and
+// record_function ranges such as ProfilerStep#N).
 enum class Category : uint8_t {
   Unknown = 0,
   CpuOp,
