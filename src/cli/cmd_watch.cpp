@@ -129,7 +129,7 @@ void register_watch(CLI::App& app) {
       run_watch_screen(sampler, wo, g_stop);
     } else {
       const auto t0 = std::chrono::steady_clock::now();
-      while (!g_stop) {
+      while (!g_stop && sampler.callback_error().empty()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         if (o->duration > 0 &&
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >= o->duration)
@@ -137,6 +137,7 @@ void register_watch(CLI::App& app) {
       }
     }
     sampler.stop();
+    if (std::string err = sampler.callback_error(); !err.empty()) throw UserError(err);
     rec.finish(0);
     if (!globals().quiet) {
       sample::Summary sum = sampler.summary();

@@ -1,6 +1,7 @@
 #include "sample/sampler.h"
 
 #include <algorithm>
+#include <exception>
 #include <set>
 
 #include "sample/host_sampler.h"
@@ -283,6 +284,11 @@ HostHistory Sampler::host_history() const {
   return host_hist_;
 }
 
+std::string Sampler::callback_error() const {
+  std::lock_guard lk(mu_);
+  return callback_error_;
+}
+
 Tick Sampler::last_tick() const {
   std::lock_guard lk(mu_);
   return last_;
@@ -311,7 +317,17 @@ void Sampler::loop() {
   auto next = steady_clock::now();
   while (true) {
     Tick t = tick();
-    if (on_tick_) on_tick_(t);
+    if (on_tick_) {
+      // A failing consumer (disk full under the recorder) must not kill the process from
+      // the sampler thread: keep its first error for the owner and stop calling it.
+      try {
+        on_tick_(t);
+      } catch (const std::exception& e) {
+        std::lock_guard lk(mu_);
+        callback_error_ = e.what();
+        on_tick_ = nullptr;
+      }
+    }
     next += cfg_.interval;
     const auto now = steady_clock::now();
     if (next < now) next = now;  // fell behind (a slow tick): do not burst to catch up

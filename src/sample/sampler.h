@@ -126,6 +126,8 @@ class Sampler {
   void start(std::function<void(const Tick&)> on_tick = {});
   void stop();
   bool running() const { return running_; }
+  // The first exception `on_tick` threw ("" if none); it is not called again after one.
+  std::string callback_error() const;
 
   Summary summary() const;
   // The pattern of one GPU over the last `seconds` (0: all history kept).
@@ -159,6 +161,7 @@ class Sampler {
 
   std::thread thread_;
   std::function<void(const Tick&)> on_tick_;
+  std::string callback_error_;
   std::atomic<bool> running_{false}, stop_{false};
   std::mutex wake_mu_;
   std::condition_variable wake_;

@@ -99,3 +99,20 @@ TEST(Sampler, WithoutDriverTheHostStillWorks) {
   EXPECT_GE(s.process_count, 1);
   EXPECT_GT(s.duration_s, 0.15);
 }
+
+TEST(Sampler, FailingConsumerDoesNotKillTheSampler) {
+  SamplerConfig c;
+  c.interval = 10ms;
+  c.use_nvml = false;
+  Sampler sm(c);
+  int calls = 0;
+  sm.start([&](const Tick&) {
+    ++calls;
+    throw std::runtime_error("/full/disk.db: database or disk is full");
+  });
+  std::this_thread::sleep_for(200ms);
+  sm.stop();
+  EXPECT_EQ(calls, 1);  // not called again after it threw
+  EXPECT_EQ(sm.callback_error(), "/full/disk.db: database or disk is full");
+  EXPECT_GT(sm.summary().ticks, 5);  // sampling went on
+}
