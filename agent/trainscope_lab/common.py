@@ -10,6 +10,10 @@ import traceback
 from . import PROTOCOL, RESULT_PREFIX
 
 
+class UsageError(Exception):
+    """A wrong option for this machine (reported as is, without a location)."""
+
+
 def emit(kind, status, **fields):
     """Prints the one result line the C++ side parses (last line wins)."""
     out = {"trainscope_lab": PROTOCOL, "kind": kind, "status": status}
@@ -35,7 +39,11 @@ def fail(kind, exc, **fields):
     """Reports an exception raised by the user's code as one readable line (plus where it came from)."""
     tb = traceback.extract_tb(exc.__traceback__)
     where = ""
-    if tb:
+    if type(exc).__name__ == "UsageError":  # ours, already a full sentence
+        traceback.print_exc(file=sys.stderr)
+        emit(kind, "error", reason=str(exc), **fields)
+        return
+    if tb and type(exc).__name__ != "TargetError":  # where the user's code failed
         f = tb[-1]
         where = " (%s:%d)" % (os.path.basename(f.filename), f.lineno)
     msg = "%s: %s%s" % (type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "", where)

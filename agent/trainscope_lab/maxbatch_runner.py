@@ -136,7 +136,7 @@ def main(argv=None):
         fields.update(common.device_info(device))
         cuda = device.startswith("cuda")
         if not cuda and a.memory_limit <= 0:
-            raise ValueError("on the CPU a --memory-limit is required (nothing runs out of memory before the machine)")
+            raise common.UsageError("on the CPU a --memory-limit is required (nothing runs out of memory before the machine)")
         common.seed_everything(a.seed)
         tr = Trainer(build(a.target), device, a.config, a.clip)
         capacity = a.memory_limit

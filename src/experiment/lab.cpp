@@ -81,7 +81,7 @@ LabResult run_lab(const LabOptions& opt) {
     RunnerResult rr = run_runner(py, call, &bar);
     // A target that cannot even be loaded fails every configuration the same way: say it once, now.
     if (rr.status == "error" && rr.has_json && rr.str("reason").rfind("TargetError", 0) == 0)
-      throw UserError(fmt::format("{}: {}", opt.target, rr.reason.substr(13)));
+      throw UserError(rr.reason.substr(13));  // names the file or the factory already
     if (rr.has_json) {
       if (r.device.empty()) r.device = rr.str("device");
       if (r.device_name.empty()) r.device_name = rr.str("device_name");

@@ -34,7 +34,7 @@ struct Sweep {
     call.timeout_s = opt.timeout_s;
     RunnerResult rr = run_runner(py, call, &bar);
     if (rr.status == "error" && rr.reason.rfind("TargetError", 0) == 0)
-      throw UserError(fmt::format("{}: {}", opt.target, rr.reason.substr(13)));
+      throw UserError(rr.reason.substr(13));  // names the file or the factory already
     p.status = rr.status;
     p.reason = rr.reason;
     p.wall_s = rr.wall_s;

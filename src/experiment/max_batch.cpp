@@ -60,9 +60,8 @@ MaxBatchResult run_max_batch(const MaxBatchOptions& opt) {
   RunnerResult rr = run_runner(py, call, &bar);
   if (rr.status != "ok") {
     bar.end_config("failed");
-    std::string reason = rr.reason;
-    if (reason.rfind("TargetError: ", 0) == 0) reason = reason.substr(13);
-    throw UserError(fmt::format("{}: max-batch: {}", opt.target, reason));
+    if (rr.reason.rfind("TargetError: ", 0) == 0) throw UserError(rr.reason.substr(13));
+    throw UserError(fmt::format("{}: max-batch: {}", opt.target, rr.reason));
   }
   MaxBatchResult r;
   r.target = opt.target;
