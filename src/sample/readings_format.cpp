@@ -19,6 +19,12 @@ void opt(JsonWriter& w, std::string_view k, double v) {
 
 std::string pct(double v) { return v < 0 ? "n/a" : fmt::format("{:.0f}%", v); }
 std::string bytes(double v) { return v < 0 ? "n/a" : human_bytes(v); }
+std::string num(double v) { return v < 0 ? "n/a" : fmt::format("{:.0f}", v); }
+// "1755/1980", "1755" without a maximum, "n/a" without either.
+std::string of(double cur, double max) {
+  if (cur < 0 && max < 0) return "n/a";
+  return max < 0 ? num(cur) : num(cur) + "/" + num(max);
+}
 
 std::string clock_hms(double unix_s) {
   time_t s = static_cast<time_t>(unix_s);
@@ -158,10 +164,9 @@ std::string snapshot_text(const SnapshotView& s) {
                      g.power_limit_w < 0 ? "" : fmt::format(" / {:.0f} W", g.power_limit_w),
                      r.energy_j < 0 ? "n/a" : fmt::format("{:.1f} kJ", r.energy_j / 1000));
     std::string reasons = r.clock_reasons < 0 ? "n/a" : decode_clock_reasons(static_cast<uint64_t>(r.clock_reasons));
-    o += fmt::format("  clocks SM {:.0f}/{:.0f} MHz  memory {:.0f}/{:.0f} MHz  clock events: {}\n",
-                     r.sm_clock_mhz, g.sm_clock_max_mhz, r.mem_clock_mhz, g.mem_clock_max_mhz,
-                     reasons.empty() ? "none" : reasons);
-    o += fmt::format("  PCIe gen {}/{} x{}/{}", r.pcie_gen, g.pcie_gen_max, r.pcie_width, g.pcie_width_max);
+    o += fmt::format("  clocks SM {} MHz  memory {} MHz  clock events: {}\n", of(r.sm_clock_mhz, g.sm_clock_max_mhz),
+                     of(r.mem_clock_mhz, g.mem_clock_max_mhz), reasons.empty() ? "none" : reasons);
+    o += fmt::format("  PCIe gen {} x{}", of(r.pcie_gen, g.pcie_gen_max), of(r.pcie_width, g.pcie_width_max));
     if (r.pcie_tx_bytes_per_s >= 0)
       o += fmt::format("  tx {}  rx {}", human_rate(r.pcie_tx_bytes_per_s), human_rate(r.pcie_rx_bytes_per_s));
     o += "\n";
