@@ -13,6 +13,7 @@ import math
 import sys
 import threading
 
+from . import hooks_copy
 from .guard import G, check_break, fail, patch
 from .state import S, now
 
@@ -213,8 +214,8 @@ def _install_backward(torch):
 
 
 def _item(t):
-    from .hooks_copy import item_orig
-    return (item_orig or type(t).item)(t.detach())
+    # The original Tensor.item (not our counting wrapper): reading the loss is not the user's sync.
+    return (hooks_copy.item_orig or type(t).item)(t)
 
 
 # ---------------------------------------------------------------- optimizer

@@ -10,7 +10,7 @@ namespace ts::cli {
 namespace {
 struct ReportArgs {
   std::string run, store_path;
-  bool json = false;
+  bool json = false, html = false;
 };
 }  // namespace
 
@@ -20,7 +20,12 @@ void register_report(CLI::App& app) {
   sub->add_option("run", a->run, "Run id (from `trainscope runs`), 'last', or a run's output directory")->required();
   sub->add_option("--store", a->store_path, "Run store (SQLite) path");
   sub->add_flag("--json", a->json, "Print the run's report.json");
+  sub->add_flag("--html", a->html, "Print the run's report.html (one self-contained page with charts)");
   sub->callback([a] {
+    if (a->html) {
+      fmt::print("{}", ts::run::show_run_html(a->store_path, a->run));
+      return;
+    }
     fmt::print("{}", ts::run::show_run_text(a->store_path, a->run, a->json, isatty(fileno(stdout)) && !globals().no_color));
   });
 }

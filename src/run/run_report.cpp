@@ -168,12 +168,18 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   return w.take();
 }
 
-std::string report_json(const RunResult& r, const RunOptions& opt) {
+namespace {
+report::ReportInput input(const RunResult& r, const RunOptions& opt) {
   report::ReportInput in = report::from_evidence(r.evidence, r.diagnosis.value_or(diagnose::Diagnosis{}));
   in.command = "run";
   in.extra_sections.emplace_back("run", run_section_json(r, opt));
-  return report::render_json(in);
+  return in;
 }
+}  // namespace
+
+std::string report_json(const RunResult& r, const RunOptions& opt) { return report::render_json(input(r, opt)); }
+
+std::string report_html(const RunResult& r, const RunOptions& opt) { return report::render_html(input(r, opt)); }
 
 std::string write_report_json(const RunResult& r, const RunOptions& opt) {
   std::string json = report_json(r, opt);

@@ -252,6 +252,12 @@ RunResult run_session(const RunOptions& opt) {
     std::ofstream txt(res.out_dir + "/report.txt");
     txt << run_text(res, opt, false);
   }
+  try {
+    std::ofstream html(res.out_dir + "/report.html");
+    html << report_html(res, opt);
+  } catch (const std::exception& e) {
+    res.warnings.push_back(std::string("report.html not written: ") + e.what());
+  }
   return res;
 }
 

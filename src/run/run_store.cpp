@@ -108,6 +108,17 @@ std::string list_runs_text(const std::string& store_path, int limit, bool json) 
   return out;
 }
 
+std::string show_run_html(const std::string& store_path, const std::string& run) {
+  fs::path dir = run;
+  if (!fs::is_directory(dir)) {
+    Brief b = brief(show_run_text(store_path, run, true, false));
+    dir = b.out_dir;
+  }
+  if (!fs::exists(dir / "report.html"))
+    throw UserError("report " + run + ": no report.html in " + dir.string() + " (the run's directory is gone?)");
+  return slurp(dir / "report.html");
+}
+
 std::string show_run_text(const std::string& store_path, const std::string& run, bool json, bool) {
   if (fs::is_directory(run)) return show_dir(run, json);
   std::string path = open_path(store_path);

@@ -13,5 +13,7 @@ namespace ts::run {
 std::string list_runs_text(const std::string& store_path, int limit, bool json);
 // `trainscope report RUN`: RUN is an id, "last", or a run's output directory.
 std::string show_run_text(const std::string& store_path, const std::string& run, bool json, bool color);
+// `trainscope report RUN --html`: the run's report.html (from its output directory).
+std::string show_run_html(const std::string& store_path, const std::string& run);
 
 }  // namespace ts::run
