@@ -178,3 +178,33 @@ TEST(RunnerProtocol, LastResultLineAtLineStartWins) {
   EXPECT_EQ(bad.status, "error");
   EXPECT_FALSE(bad.has_json);
 }
+
+#include "experiment/subprocess.h"
+
+TEST(Subprocess, TimeoutKillsTheWholeGroup) {
+  // A child that leaves a grandchild holding the pipes (as DataLoader workers would): the timeout must
+  // kill both, not wait 30 s for the grandchild.
+  ChildOptions o;
+  o.argv = {"/bin/sh", "-c", "sleep 30 & echo started; sleep 30"};
+  o.timeout_s = 1;
+  ChildResult r = run_child(o);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_LT(r.wall_s, 5);
+  EXPECT_EQ(r.out, "started\n");
+  EXPECT_EQ(r.term_signal != 0 || r.exit_code != 0, true);
+}
+
+TEST(Subprocess, StderrLinesAndExitStatus) {
+  ChildOptions o;
+  o.argv = {"/bin/sh", "-c", "echo '@ts-progress 1 2 a' >&2; echo oops >&2; echo out; exit 3"};
+  std::vector<std::string> lines;
+  o.on_stderr_line = [&](std::string_view l) { lines.emplace_back(l); };
+  ChildResult r = run_child(o);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(lines, (std::vector<std::string>{"@ts-progress 1 2 a", "oops"}));
+  EXPECT_EQ(r.err_tail, (std::vector<std::string>{"oops"}));  // progress lines are not kept as error context
+  ChildOptions missing;
+  missing.argv = {"/nonexistent/python3"};
+  EXPECT_EQ(run_child(missing).exit_code, 127);
+}
