@@ -188,13 +188,21 @@ TEST(LaunchBound, TinyKernelsAndHostWait) {
   t.steps.total.cpu_exec = 4 * 3'000'000;
   t.steps.total.other = 4 * 1'000'000;
   ev.trace = t;
-  const Finding* f = find(diagnose(ev), "launch-bound");
+  Diagnosis d1 = diagnose(ev);
+  const Finding* f = find(d1, "launch-bound");
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->recoverable_fraction, 0.5, 1e-9);  // (2 + 3) / 10
   ev.trace->steps.total.cpu_exec = 4 * 0'500'000;  // 25%: usual eager overhead, silent
   EXPECT_EQ(find(diagnose(ev), "launch-bound"), nullptr);
   ev.trace->steps.total.cpu_exec = 4 * 3'000'000;
   EXPECT_NE(f->fix_code.find("torch.compile"), std::string::npos);
+  EXPECT_NE(f->title.find("Launch-bound"), std::string::npos);
+  ev.trace->kernels.under_10us_pct = 30;  // longer kernels: the host's own work is the wait
+  Diagnosis d2 = diagnose(ev);
+  f = find(d2, "launch-bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->title.find("Host-bound"), std::string::npos);
+  EXPECT_LT(f->confidence, 0.8);
   ev.trace->kernels.per_step = 50;  // not "hundreds"
   EXPECT_EQ(find(diagnose(ev), "launch-bound"), nullptr);
 }
@@ -266,7 +274,8 @@ TEST(BatchTooSmall, LowUtilFreeMemoryNoDataWait) {
   t.memory.peak_allocated = 2LL << 30;
   t.memory.device_total = 80LL << 30;
   ev.trace = t;
-  const Finding* f = find(diagnose(ev), "batch-too-small");
+  Diagnosis d3 = diagnose(ev);
+  const Finding* f = find(d3, "batch-too-small");
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->recoverable_fraction, 0.35, 1e-9);
   EXPECT_NE(f->fix.find("learning rate"), std::string::npos);
@@ -286,7 +295,8 @@ TEST(UnfusedOptimizer, FixFollowsInstalledTorch) {
   a.step_ms = 100;
   a.optimizer_ms = 20;
   ev.agent = a;
-  const Finding* f = find(diagnose(ev), "unfused-optimizer");
+  Diagnosis d4 = diagnose(ev);
+  const Finding* f = find(d4, "unfused-optimizer");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->fix_code.find("foreach=True"), std::string::npos);
   EXPECT_NEAR(f->recoverable_fraction, 0.1, 1e-9);
@@ -346,7 +356,8 @@ TEST(CommunicationBound, ExposedCommunication) {
   t.parallel.comm_overlap_pct = 20;
   t.parallel.world_size = 8;
   ev.trace = t;
-  const Finding* f = find(diagnose(ev), "communication-bound");
+  Diagnosis d5 = diagnose(ev);
+  const Finding* f = find(d5, "communication-bound");
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->recoverable_fraction, 0.15, 1e-9);
 }
@@ -361,7 +372,8 @@ TEST(ComputeBound, MfuWhenFlopsKnown) {
   a.autocast_dtype = "torch.bfloat16";
   a.model_flops_per_step = 49.45e12;  // 494.5 TFLOP/s at 100 ms = 50% of 989
   ev.agent = a;
-  const Finding* f = find(diagnose(ev), "compute-bound");
+  Diagnosis d6 = diagnose(ev);
+  const Finding* f = find(d6, "compute-bound");
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(ev_value(*f, "mfu_pct"), 50, 1e-6);
 }
