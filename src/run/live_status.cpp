@@ -71,8 +71,9 @@ std::string LiveStatusWriter::json(double now_unix) const {
   w.field("child_pid", static_cast<int64_t>(child_));
   if (!run_id_.empty()) w.field("run_id", run_id_);
   w.field("command", command_);
-  w.field("started_unix", started_unix_);
-  w.field("updated_unix", now_unix);
+  // Whole seconds: the JSON writer keeps 6 significant digits, too few for a Unix time.
+  w.field("started_unix", static_cast<int64_t>(started_unix_));
+  w.field("updated_unix", static_cast<int64_t>(now_unix));
   w.field("steps_total", steps_);
   if (samples_ > 0) w.field("samples_total", samples_);
   w.field("data_wait_seconds_total", data_wait_s_);
