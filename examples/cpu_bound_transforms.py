@@ -23,7 +23,7 @@ class HeavyAugment(Dataset):
     def __getitem__(self, i):
         # A per-pixel Python loop: the kind of transform that should be cached or vectorised.
         row = [(i * 31 + k) % 255 for k in range(256)]
-        for _ in range(12):
+        for _ in range(200):
             row = [(v * 7 + 3) % 255 for v in row]
         return torch.tensor(row, dtype=torch.float32) / 255.0, i % 10
 

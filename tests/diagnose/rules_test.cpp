@@ -111,6 +111,34 @@ TEST(CpuBoundTransforms, ReplacesStarvationWhenCoresSaturated) {
   EXPECT_NEAR(ev_value(*f, "cpu_busy_pct"), 97, 1e-9);
 }
 
+TEST(CpuBoundTransforms, OtherProcessesBusyIsNotTheJob) {
+  // The host is saturated by someone else; the job's own tree uses under a core of 4:
+  // more DataLoader workers do help, so starvation (not cpu-bound-transforms) speaks.
+  Evidence ev;
+  ev.trace = trace_with_steps(5, 100, 40, 55);
+  SamplesEvidence s;
+  s.cpu_cores = 4;
+  s.host_cpu_mean_pct = 97;
+  s.process_tree_cpu_mean_pct = 80;
+  ev.samples = s;
+  Diagnosis d = diagnose(ev);
+  EXPECT_EQ(find(d, "cpu-bound-transforms"), nullptr);
+  EXPECT_NE(find(d, "dataloader-starvation"), nullptr);
+}
+
+TEST(NotOnGpu, CpuOnlyTraceWithoutCudaIsSilent) {
+  Evidence ev;
+  ev.trace = trace_with_steps(5, 100, 10, 0);
+  ev.trace->gpu = {};
+  AgentEvidence a;
+  a.cuda_available = false;
+  a.param_device = "cpu";
+  ev.agent = a;
+  EXPECT_EQ(find(diagnose(ev), "not-on-gpu"), nullptr);
+  ev.agent->cuda_available = true;  // CUDA was there: the CPU-only trace is a finding
+  EXPECT_NE(find(diagnose(ev), "not-on-gpu"), nullptr);
+}
+
 TEST(NotOnGpu, AgentParamsOnCpu) {
   Evidence ev;
   AgentEvidence a;

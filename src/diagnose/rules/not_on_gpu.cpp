@@ -27,7 +27,9 @@ std::optional<Finding> not_on_gpu(const Evidence& ev) {
     add(f, "process_cpu_mean_pct", ev.samples->process_tree_cpu_mean_pct, "%");
     f.title = fmt::format("Not using the GPU: {:.0f}% GPU utilisation while the job keeps the CPU busy",
                           ev.samples->gpu_util_mean_pct);
-  } else if (ev.trace && !ev.trace->gpu.present && ev.trace->steps.total_ns > 0) {
+  } else if (ev.trace && !ev.trace->gpu.present && ev.trace->steps.total_ns > 0 &&
+             !(ev.agent && !ev.agent->cuda_available)) {
+    // A CPU-only trace from a process that had no CUDA at all is CPU-only by necessity.
     f = make("not-on-gpu", Bottleneck::Config, "trace");
     bool has_device = !ev.trace->device_name.empty();
     f.confidence = has_device ? 0.8 : 0.4;

@@ -56,12 +56,15 @@ Util gpu_util(const Evidence& ev) {
 double cpu_busy_pct_of_budget(const Evidence& ev) {
   if (!ev.samples) return -1;
   const auto& s = *ev.samples;
-  double best = -1;
-  if (s.host_cpu_mean_pct >= 0) best = s.host_cpu_mean_pct;
+  // The job's own processes decide when they were measured: a host kept busy by other work is
+  // contention, not CPU-bound transforms, and more workers would not be the job's fault. The
+  // whole host speaks only when no process tree is known (watch without --pid, samples alone).
+  // The tree's peak (each sample averages a slow tick, 0.5 s) rather than its mean: the mean of a
+  // short run is diluted by the single-threaded start-up (imports, model build) before loading.
   double budget = s.cpu_budget_cores > 0 ? s.cpu_budget_cores : s.cpu_cores;
-  if (s.process_tree_cpu_mean_pct >= 0 && budget > 0)
-    best = std::max(best, s.process_tree_cpu_mean_pct / budget);
-  return best;
+  double tree = std::max(s.process_tree_cpu_mean_pct, s.process_tree_cpu_max_pct);
+  if (s.process_tree_cpu_mean_pct >= 0 && budget > 0) return tree / budget;
+  return s.host_cpu_mean_pct >= 0 ? s.host_cpu_mean_pct : -1;
 }
 
 bool cpu_saturated(const Evidence& ev) {
