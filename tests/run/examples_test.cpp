@@ -51,7 +51,7 @@ TEST(Examples, DataStarved) {
 
 TEST(Examples, CpuBoundTransforms) {
   REQUIRE_TORCH();
-  auto r = run_script({torch_python(), example("cpu_bound_transforms.py"), "40"}, fresh_dir("ex-cpu"), true);
+  auto r = run_script({torch_python(), example("cpu_bound_transforms.py"), "120"}, fresh_dir("ex-cpu"), true);
   expect_only(r, "cpu-bound-transforms");
 }
 
