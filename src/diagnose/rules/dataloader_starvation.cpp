@@ -107,7 +107,10 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   f.recoverable_fraction = std::clamp(pct / 100.0, 0.0, 0.95);
   f.severity = severity_for(f.recoverable_fraction);
   if (f.source != "samples") f.confidence = 0.9;
-  f.title = fmt::format("GPU waiting for data: loading takes {:.0f}% of each step", pct);
+  // On a CPU-only run there is no GPU to starve: the training loop itself waits.
+  bool no_gpu = (ev.agent && !ev.agent->cuda_available) || (ev.trace && !ev.trace->gpu.present);
+  f.title = fmt::format("{} waiting for data: loading takes {:.0f}% of each step",
+                        no_gpu ? "Training loop" : "GPU", pct);
   f.gain = fmt::format("data wait is {:.0f}% of the step: removing it gives {}", pct,
                        gain_text(f.recoverable_fraction));
   f.explanation =
