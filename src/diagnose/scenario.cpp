@@ -14,7 +14,7 @@ namespace ts::diagnose {
 ScenarioResult classify(const Evidence& ev, const std::vector<Finding>& findings) {
   for (const auto& f : findings)
     if (f.id == "not-on-gpu" && f.confidence >= 0.7) return {Scenario::NotOnGpu, f.title};
-  if (ev.agent && !ev.agent->cuda_available && ev.agent->steps > 0)
+  if (rules::agent_without_cuda(ev) && ev.agent->steps > 0)
     return {Scenario::NotOnGpu, "no CUDA device in this process: a CPU-only run, nothing to move to a GPU here"};
   if (ev.trace && !ev.trace->gpu.present && ev.trace->steps.total_ns > 0)
     return {Scenario::NotOnGpu, "the trace has no GPU activity: every operation ran on the CPU"};

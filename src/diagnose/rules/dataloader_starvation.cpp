@@ -108,7 +108,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   f.severity = severity_for(f.recoverable_fraction);
   if (f.source != "samples") f.confidence = 0.9;
   // On a CPU-only run there is no GPU to starve: the training loop itself waits.
-  bool no_gpu = (ev.agent && !ev.agent->cuda_available) || (ev.trace && !ev.trace->gpu.present);
+  bool no_gpu = agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);
   f.title = fmt::format("{} waiting for data: loading takes {:.0f}% of each step",
                         no_gpu ? "Training loop" : "GPU", pct);
   f.gain = fmt::format("data wait is {:.0f}% of the step: removing it gives {}", pct,

@@ -28,7 +28,7 @@ std::optional<Finding> not_on_gpu(const Evidence& ev) {
     f.title = fmt::format("Not using the GPU: {:.0f}% GPU utilisation while the job keeps the CPU busy",
                           ev.samples->gpu_util_mean_pct);
   } else if (ev.trace && !ev.trace->gpu.present && ev.trace->steps.total_ns > 0 &&
-             !(ev.agent && !ev.agent->cuda_available)) {
+             !agent_without_cuda(ev)) {
     // A CPU-only trace from a process that had no CUDA at all is CPU-only by necessity.
     f = make("not-on-gpu", Bottleneck::Config, "trace");
     bool has_device = !ev.trace->device_name.empty();

@@ -66,6 +66,8 @@ Util gpu_util(const Evidence& ev);
 // Returns -1 unknown, else the measured percentage of the budget.
 double cpu_busy_pct_of_budget(const Evidence& ev);
 bool cpu_saturated(const Evidence& ev);
+// The agent saw a process with no CUDA at all: a CPU-only run by necessity, not by mistake.
+bool agent_without_cuda(const Evidence& ev);
 // The agent's step data, when it measured steps.
 const AgentEvidence* agent_steps(const Evidence& ev);
 // Whether the job is data-starved by any evidence (share of step, 0-100; -1 unknown).

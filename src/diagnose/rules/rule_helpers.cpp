@@ -71,6 +71,8 @@ bool cpu_saturated(const Evidence& ev) {
   return cpu_busy_pct_of_budget(ev) >= th::kCpuSaturatedPct;
 }
 
+bool agent_without_cuda(const Evidence& ev) { return ev.agent && !ev.agent->cuda_available; }
+
 const AgentEvidence* agent_steps(const Evidence& ev) {
   if (!ev.agent || ev.agent->steps <= 0 || ev.agent->step_ms <= 0) return nullptr;
   return &*ev.agent;
