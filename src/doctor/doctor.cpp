@@ -65,7 +65,7 @@ DoctorFacts collect_facts(const DoctorOptions& opt) {
     for (const auto& c : f.process.tree) pids.push_back(c.pid);
     say(opt, fmt::format("measuring the threads of {} process{} for {:.1f} s", pids.size(),
                          pids.size() == 1 ? "" : "es", opt.oversubscription_window_s));
-    f.oversubscription = measure_oversubscription(pids, opt.oversubscription_window_s, f.host.budget.effective());
+    f.oversubscription = sample::measure_oversubscription(pids, opt.oversubscription_window_s, f.host.budget.effective());
   } else {
     say(opt, opt.python.empty() ? "probing Python (import torch, numpy; a matmul on CUDA if present)"
                                 : "probing " + opt.python + " (import torch, numpy; a matmul on CUDA if present)");

@@ -8,17 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "doctor/oversubscription.h"
+#include "sample/oversubscription.h"
+#include "sample/runtime_libraries.h"
 
 namespace ts::doctor {
-
-// A BLAS or OpenMP runtime found in a process's /proc/PID/maps.
-struct RuntimeLibrary {
-  std::string path;
-  std::string kind;    // "blas" or "openmp"
-  std::string vendor;  // "OpenBLAS", "MKL", "BLIS", "FlexiBLAS", "ATLAS", "reference BLAS",
-                       // "GNU OpenMP", "Intel OpenMP", "LLVM OpenMP"
-};
 
 struct CpuBudget {
   int online = -1;          // sysconf(_SC_NPROCESSORS_ONLN)
@@ -81,7 +74,7 @@ struct ProcessFacts {
   bool readable = false;                    // maps/environ were readable (same uid or ptrace)
   std::string read_error;
   std::vector<std::string> libraries;       // distinct mapped .so paths
-  std::vector<RuntimeLibrary> runtimes;     // the BLAS/OpenMP ones among them
+  std::vector<sample::RuntimeLibrary> runtimes;  // the BLAS/OpenMP ones among them
   std::map<std::string, std::string> env;   // thread and CUDA variables that are set
   int threads = -1;
   std::map<std::string, int> thread_names;  // comm -> count
@@ -127,7 +120,7 @@ struct DoctorFacts {
   ProcessFacts process;
   NvidiaFacts nvidia;
   // --pid: the job's threads measured live across its process tree.
-  std::optional<Oversubscription> oversubscription;
+  std::optional<sample::Oversubscription> oversubscription;  // sample/oversubscription.h
 };
 
 }  // namespace ts::doctor

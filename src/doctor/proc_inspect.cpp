@@ -15,7 +15,7 @@
 #include <set>
 #include <sstream>
 
-#include "doctor/runtime_libraries.h"
+#include "sample/runtime_libraries.h"
 
 namespace ts::doctor {
 namespace {
@@ -85,32 +85,6 @@ int CpuBudget::effective() const {
   return n;
 }
 
-std::vector<std::string> parse_maps_libraries(std::string_view maps) {
-  std::vector<std::string> out;
-  std::set<std::string, std::less<>> seen;
-  while (!maps.empty()) {
-    auto nl = maps.find('\n');
-    std::string_view line = maps.substr(0, nl);
-    maps = nl == std::string_view::npos ? std::string_view() : maps.substr(nl + 1);
-    // address perms offset dev inode pathname: the path is whatever follows the 5th field.
-    std::string_view rest = line;
-    for (int i = 0; i < 5; ++i) {
-      auto sp = rest.find_first_of(' ');
-      if (sp == std::string_view::npos) { rest = {}; break; }
-      rest = rest.substr(sp);
-      rest = trim(rest);
-    }
-    if (rest.empty() || rest.front() != '/') continue;
-    if (auto del = rest.find(" (deleted)"); del != std::string_view::npos) rest = rest.substr(0, del);
-    auto slash = rest.rfind('/');
-    if (rest.find(".so", slash) == std::string_view::npos) continue;
-    if (seen.find(rest) != seen.end()) continue;
-    seen.emplace(rest);
-    out.emplace_back(rest);
-  }
-  return out;
-}
-
 std::map<std::string, std::string> parse_environ(std::string_view environ,
                                                  const std::vector<std::string>& keys) {
   std::map<std::string, std::string> out;
@@ -142,24 +116,6 @@ double parse_cfs_quota(std::string_view quota, std::string_view period) {
   double q = 0, p = 0;
   if (!to_double(quota, q) || !to_double(period, p) || q <= 0 || p <= 0) return -1;
   return q / p;
-}
-
-std::pair<std::string, std::string> parse_cpuinfo(std::string_view text) {
-  std::string vendor, model;
-  while (!text.empty() && (vendor.empty() || model.empty())) {
-    auto nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    auto key = trim(line.substr(0, colon));
-    auto val = trim(line.substr(colon + 1));
-    if (key == "vendor_id" && vendor.empty()) vendor = std::string(val);
-    // x86 says "model name"; arm64 has "CPU implementer" and no name.
-    if (key == "model name" && model.empty()) model = std::string(val);
-    if (key == "CPU implementer" && vendor.empty()) vendor = "ARM implementer " + std::string(val);
-  }
-  return {vendor, model};
 }
 
 const std::vector<std::string>& interesting_env_keys() {
@@ -207,8 +163,8 @@ ProcessFacts inspect_process(int pid) {
                                                                                 : "not readable");
   } else {
     f.readable = true;
-    f.libraries = parse_maps_libraries(maps);
-    f.runtimes = classify_runtimes(f.libraries);
+    f.libraries = sample::parse_maps_libraries(maps);
+    f.runtimes = sample::classify_runtimes(f.libraries);
   }
   if (read_small_file(base + "/environ", environ)) f.env = parse_environ(environ, interesting_env_keys());
 
@@ -284,7 +240,7 @@ HostFacts read_host(int pid) {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) == 0) h.hostname = name;
   std::string cpuinfo;
-  if (read_small_file("/proc/cpuinfo", cpuinfo)) std::tie(h.cpu_vendor, h.cpu_model) = parse_cpuinfo(cpuinfo);
+  if (read_small_file("/proc/cpuinfo", cpuinfo)) std::tie(h.cpu_vendor, h.cpu_model) = sample::parse_cpuinfo(cpuinfo);
   h.budget = read_cpu_budget(pid);
   struct statvfs sv;
   if (statvfs("/dev/shm", &sv) == 0) {

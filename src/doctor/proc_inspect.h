@@ -12,8 +12,6 @@
 
 namespace ts::doctor {
 
-// Distinct shared-object paths from /proc/PID/maps text (the 6th column, only *.so*).
-std::vector<std::string> parse_maps_libraries(std::string_view maps);
 // NUL-separated KEY=VALUE text; keeps only `keys` (all when `keys` is empty).
 std::map<std::string, std::string> parse_environ(std::string_view environ,
                                                  const std::vector<std::string>& keys = {});
@@ -21,8 +19,7 @@ std::map<std::string, std::string> parse_environ(std::string_view environ,
 double parse_cpu_max(std::string_view text);
 // cgroup v1 quota/period pair: CPUs, or -1 when unlimited (quota -1).
 double parse_cfs_quota(std::string_view quota, std::string_view period);
-// /proc/cpuinfo: vendor_id and "model name" of the first CPU.
-std::pair<std::string, std::string> parse_cpuinfo(std::string_view text);
+// (/proc/PID/maps and /proc/cpuinfo parsing and the library classifier: sample/runtime_libraries.h.)
 
 // Reads a whole small /proc or /sys file; false if it cannot be opened.
 bool read_small_file(const std::string& path, std::string& out);

@@ -205,7 +205,7 @@ TEST(Checks, ContainerQuotaBelowVisibleCores) {
 TEST(Checks, MeasuredOversubscriptionWins) {
   DoctorFacts f = cpu_box();
   f.inspecting_pid = true;
-  Oversubscription o;
+  ts::sample::Oversubscription o;
   o.cpu_budget = 16, o.processes = 4, o.threads_total = 68, o.runnable_threads = 60, o.cpu_cores_used = 15.8;
   o.oversubscribed = true;
   o.summary = "4 processes: 60.0 threads want a core";

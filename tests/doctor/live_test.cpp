@@ -18,12 +18,14 @@
 #include "doctor/checks/checks.h"
 #include "doctor/doctor.h"
 #include "doctor/nvidia_facts.h"
-#include "doctor/oversubscription.h"
 #include "doctor/proc_inspect.h"
 #include "doctor/python_probe.h"
 #include "sample/inject_script.h"
+#include "sample/oversubscription.h"
 
 using namespace ts::doctor;
+using ts::sample::measure_oversubscription;
+using ts::sample::Oversubscription;
 
 namespace {
 

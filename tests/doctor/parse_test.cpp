@@ -4,7 +4,7 @@
 #include "doctor/doctor.h"
 #include "doctor/nvidia_facts.h"
 #include "doctor/proc_inspect.h"
-#include "doctor/runtime_libraries.h"
+#include "sample/runtime_libraries.h"
 
 using namespace ts::doctor;
 
@@ -31,7 +31,7 @@ TEST(RuntimeLibraries, ThreadpoolctlPrefixesAndVendoredCopies) {
       {"/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0", "", ""},
   };
   for (const auto& c : cases) {
-    auto r = classify_library(c.path);
+    auto r = ts::sample::classify_library(c.path);
     EXPECT_EQ(r.kind, c.kind) << c.path;
     EXPECT_EQ(r.vendor, c.vendor) << c.path;
   }
@@ -47,12 +47,12 @@ TEST(ProcParse, MapsKeepsDistinctSharedObjects) {
       "7f00e000-7f00f000 r--p 00000000 08:01 790 /tmp/libfoo.so (deleted)\n"
       "7ffd0000-7ffd1000 rw-p 00000000 00:00 0 [stack]\n"
       "7f010000-7f011000 r--s 00000000 00:05 12 /dev/shm/torch_123_456\n";
-  auto libs = parse_maps_libraries(maps);
+  auto libs = ts::sample::parse_maps_libraries(maps);
   ASSERT_EQ(libs.size(), 3u);
   EXPECT_EQ(libs[0], "/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0");
   EXPECT_EQ(libs[1], "/home/a user/my env/lib/libopenblas.so.0");
   EXPECT_EQ(libs[2], "/tmp/libfoo.so");
-  EXPECT_TRUE(parse_maps_libraries("").empty());
+  EXPECT_TRUE(ts::sample::parse_maps_libraries("").empty());
 }
 
 TEST(ProcParse, EnvironFiltersKeys) {
@@ -82,7 +82,7 @@ TEST(ProcParse, CgroupQuotas) {
 }
 
 TEST(ProcParse, CpuinfoVendorAndModel) {
-  auto [v, m] = parse_cpuinfo("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel name\t: AMD EPYC 7B13\n");
+  auto [v, m] = ts::sample::parse_cpuinfo("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel name\t: AMD EPYC 7B13\n");
   EXPECT_EQ(v, "AuthenticAMD");
   EXPECT_EQ(m, "AMD EPYC 7B13");
 }

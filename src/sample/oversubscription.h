@@ -8,11 +8,11 @@
 // Demand well above the core budget means threads queue for cores. CPU time per thread
 // (utime+stime deltas), non-voluntary context switches and, where the kernel keeps them,
 // run-queue wait times (/proc/PID/task/TID/schedstat) are reported as evidence.
-// Usable by the run layer on a job's rank PIDs (no dependency on anything but /proc).
+// /proc only, so both `trainscope doctor --pid` and the run layer (on a job's ranks, live) use it.
 #include <string>
 #include <vector>
 
-namespace ts::doctor {
+namespace ts::sample {
 
 struct ProcessLoad {
   int pid = -1;
@@ -40,9 +40,9 @@ struct Oversubscription {
 };
 
 // Samples `pids` (each process's own threads; pass every rank) for `window_s` seconds, every
-// `period_s`. cpu_budget <= 0: the first pid's effective budget (affinity, cgroup cpu.max).
+// `period_s`. cpu_budget <= 0: the first pid's budget (affinity, cgroup quota; sample/cpu_budget.h), rounded up.
 // Processes that exit during the window keep what was measured before they went.
 Oversubscription measure_oversubscription(const std::vector<int>& pids, double window_s = 1.0,
                                           int cpu_budget = 0, double period_s = 0.05);
 
-}  // namespace ts::doctor
+}  // namespace ts::sample

@@ -1,47 +1,26 @@
-#include "doctor/oversubscription.h"
+#include "sample/oversubscription.h"
 
 #include <dirent.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
+#include <cmath>
 #include <fmt/format.h>
 #include <map>
-#include <sstream>
+#include <string_view>
 #include <thread>
 
-#include "doctor/proc_inspect.h"
+#include "sample/cpu_budget.h"
+#include "sample/procfs.h"
 
-namespace ts::doctor {
+namespace ts::sample {
 namespace {
 
-struct ThreadStat {
-  char state = '?';
-  double cpu_s = 0;
-};
-
-bool read_thread_stat(const std::string& path, ThreadStat& out) {
-  static const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-  std::string text;
-  if (!read_small_file(path, text)) return false;
-  auto close = text.rfind(')');
-  if (close == std::string::npos) return false;
-  std::istringstream rest(text.substr(close + 1));
-  std::string f;
-  // Fields after comm start at 3 (state); utime is 14, stime 15.
-  double utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> f; ++i) {
-    if (i == 3) out.state = f.empty() ? '?' : f[0];
-    if (i == 14) utime = std::atof(f.c_str());
-    if (i == 15) stime = std::atof(f.c_str());
-  }
-  out.cpu_s = (utime + stime) / ticks;
-  return true;
-}
+std::string proc_path(int pid, const std::string& rest) { return "/proc/" + std::to_string(pid) + rest; }
 
 std::vector<std::string> list_tasks(int pid) {
   std::vector<std::string> out;
-  DIR* d = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+  DIR* d = opendir(proc_path(pid, "/task").c_str());
   if (!d) return out;
   while (dirent* e = readdir(d))
     if (e->d_name[0] != '.') out.emplace_back(e->d_name);
@@ -49,25 +28,32 @@ std::vector<std::string> list_tasks(int pid) {
   return out;
 }
 
-// Summed over a process's threads: non-voluntary switches and schedstat wait (ns).
+// One variable from NUL-separated /proc/PID/environ text; "" when unset.
+std::string environ_value(std::string_view environ, std::string_view key) {
+  while (!environ.empty()) {
+    auto nul = environ.find('\0');
+    std::string_view kv = environ.substr(0, nul);
+    environ = nul == std::string_view::npos ? std::string_view() : environ.substr(nul + 1);
+    if (kv.size() > key.size() && kv.substr(0, key.size()) == key && kv[key.size()] == '=')
+      return std::string(kv.substr(key.size() + 1));
+  }
+  return {};
+}
+
+// Summed over a process's threads: non-voluntary switches and schedstat run-queue wait (ns).
 void read_switches_and_wait(int pid, const std::vector<std::string>& tids, double& nonvol, double& wait_ns,
                             bool& have_wait) {
   nonvol = 0;
   wait_ns = 0;
   for (const auto& tid : tids) {
-    std::string base = "/proc/" + std::to_string(pid) + "/task/" + tid;
-    std::string status;
-    if (read_small_file(base + "/status", status)) {
-      auto at = status.find("nonvoluntary_ctxt_switches:");
-      if (at != std::string::npos) nonvol += std::atof(status.c_str() + at + 27);
-    }
-    std::string sched;
-    if (read_small_file(base + "/schedstat", sched)) {
-      std::istringstream s(sched);
-      double run = 0, wait = 0;
-      if (s >> run >> wait && (run > 0 || wait > 0)) {
+    std::string base = proc_path(pid, "/task/" + tid), text;
+    if (procfs::read_text(base + "/status", text))
+      nonvol += static_cast<double>(procfs::parse_pid_status(text).nonvoluntary_switches);
+    if (procfs::read_text(base + "/schedstat", text)) {
+      auto s = procfs::parse_schedstat(text);
+      if (s.ok && (s.on_cpu_ns > 0 || s.wait_ns > 0)) {
         have_wait = true;
-        wait_ns += wait;
+        wait_ns += static_cast<double>(s.wait_ns);
       }
     }
   }
@@ -78,8 +64,14 @@ void read_switches_and_wait(int pid, const std::vector<std::string>& tids, doubl
 Oversubscription measure_oversubscription(const std::vector<int>& pids, double window_s, int cpu_budget,
                                           double period_s) {
   using Clock = std::chrono::steady_clock;
+  static const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
   Oversubscription o;
-  o.cpu_budget = cpu_budget > 0 ? cpu_budget : (pids.empty() ? 0 : read_cpu_budget(pids.front()).effective());
+  if (cpu_budget > 0) {
+    o.cpu_budget = cpu_budget;
+  } else if (!pids.empty()) {
+    // 1.5 cores of quota keep two threads partly busy: round up.
+    o.cpu_budget = static_cast<int>(std::ceil(read_cpu_budget(pids.front()).budget_cores - 1e-9));
+  }
   if (pids.empty()) {
     o.summary = "no processes to measure";
     return o;
@@ -87,7 +79,7 @@ Oversubscription measure_oversubscription(const std::vector<int>& pids, double w
 
   struct Track {
     ProcessLoad load;
-    std::map<std::string, double> cpu_first, cpu_last;  // per tid
+    std::map<std::string, double> cpu_first, cpu_last;  // per tid, seconds
     double nonvol0 = 0, nonvol1 = 0, wait0 = 0, wait1 = 0;
     bool have_wait = false;
     long runnable_sum = 0;
@@ -97,15 +89,13 @@ Oversubscription measure_oversubscription(const std::vector<int>& pids, double w
   for (size_t i = 0; i < pids.size(); ++i) {
     auto& t = tracks[i];
     t.load.pid = pids[i];
-    std::string comm, environ;
-    if (read_small_file("/proc/" + std::to_string(pids[i]) + "/comm", comm)) {
-      while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-      t.load.comm = comm;
+    std::string text;
+    if (procfs::read_text(proc_path(pids[i], "/comm"), text)) {
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      t.load.comm = text;
     }
-    if (read_small_file("/proc/" + std::to_string(pids[i]) + "/environ", environ)) {
-      auto env = parse_environ(environ, {"OMP_NUM_THREADS"});
-      if (auto it = env.find("OMP_NUM_THREADS"); it != env.end()) t.load.omp_num_threads = it->second;
-    }
+    if (procfs::read_text(proc_path(pids[i], "/environ"), text))
+      t.load.omp_num_threads = environ_value(text, "OMP_NUM_THREADS");
     read_switches_and_wait(pids[i], list_tasks(pids[i]), t.nonvol0, t.wait0, t.have_wait);
   }
 
@@ -115,14 +105,17 @@ Oversubscription measure_oversubscription(const std::vector<int>& pids, double w
   do {
     for (auto& t : tracks) {
       auto tids = list_tasks(t.load.pid);
-      if (tids.empty()) continue;
+      if (tids.empty()) continue;  // gone (or not ours): what was measured before stays
       ++t.samples_seen;
       for (const auto& tid : tids) {
-        ThreadStat st;
-        if (!read_thread_stat("/proc/" + std::to_string(t.load.pid) + "/task/" + tid + "/stat", st)) continue;
-        if (st.state == 'R') ++t.runnable_sum;
-        t.cpu_first.emplace(tid, st.cpu_s);
-        t.cpu_last[tid] = st.cpu_s;
+        std::string text;
+        if (!procfs::read_text(proc_path(t.load.pid, "/task/" + tid + "/stat"), text)) continue;
+        auto st = procfs::parse_pid_stat(text);
+        if (!st) continue;
+        if (st->state == 'R') ++t.runnable_sum;
+        double cpu_s = static_cast<double>(st->utime + st->stime) / ticks;
+        t.cpu_first.emplace(tid, cpu_s);
+        t.cpu_last[tid] = cpu_s;
       }
       t.load.threads = static_cast<int>(tids.size());
     }
@@ -167,4 +160,4 @@ Oversubscription measure_oversubscription(const std::vector<int>& pids, double w
   return o;
 }
 
-}  // namespace ts::doctor
+}  // namespace ts::sample
