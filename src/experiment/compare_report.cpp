@@ -1,5 +1,6 @@
 // compare's terminal output and JSON: formatting only.
 #include <cmath>
+#include <ranges>
 #include <fmt/format.h>
 
 #include "experiment/compare.h"
@@ -52,9 +53,7 @@ std::string compare_json(const CompareResult& r) {
     w.begin_object();
     w.field("label", s.label).field("kind", s.kind).field("device_name", s.device_name).field("steps", s.steps);
     w.field("step_ms", s.step_ms).field("gpu_idle_pct", s.gpu_idle_pct).field("data_wait_pct", s.data_wait_pct);
-    w.key("findings").begin_array();
-    for (auto& f : s.findings) w.value(f.id);
-    w.end_array();
+    w.array("findings", s.findings | std::views::transform(&CompareFinding::id));
     w.end_object();
   };
   auto findings = [&](const char* key, const std::vector<CompareFinding>& v) {

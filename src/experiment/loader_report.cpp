@@ -68,9 +68,7 @@ std::string loader_json(const LoaderResult& r) {
   w.field("best", r.best).field("recommended", r.recommended).field("why", r.why);
   w.field("shm_total_bytes", r.shm_total_bytes).field("shm_free_bytes", r.shm_free_bytes);
   w.field("shm_needed_bytes", r.shm_needed_bytes);
-  w.key("warnings").begin_array();
-  for (auto& s : r.warnings) w.value(s);
-  w.end_array();
+  w.array("warnings", r.warnings);
   findings_json(w, r.findings);
   w.end_object();
   return w.take() + "\n";

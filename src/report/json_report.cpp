@@ -58,9 +58,7 @@ void trace_obj(JsonWriter& w, const analysis::TraceAnalysis& t, int top) {
   w.field("read_seconds", t.read_seconds);
   w.field("analyse_seconds", t.analyse_seconds);
   w.field("device_name", t.device_name);
-  w.key("warnings").begin_array();
-  for (const auto& s : t.warnings) w.value(s);
-  w.end_array();
+  w.array("warnings", t.warnings);
 
   const auto& st = t.steps;
   w.key("steps").begin_object();
@@ -188,9 +186,7 @@ void trace_obj(JsonWriter& w, const analysis::TraceAnalysis& t, int top) {
   w.field("present", m.present);
   w.field("relative", m.relative);
   w.field("device", m.device);
-  w.key("allocated_at_step_end_bytes").begin_array();
-  for (auto b : m.allocated_at_step_end) w.value(b);
-  w.end_array();
+  w.array("allocated_at_step_end_bytes", m.allocated_at_step_end);
   w.field("slope_bytes_per_step", m.slope_bytes_per_step);
   w.field("peak_allocated_bytes", m.peak_allocated);
   w.field("peak_reserved_bytes", m.peak_reserved);
@@ -235,12 +231,6 @@ void trace_obj(JsonWriter& w, const analysis::TraceAnalysis& t, int top) {
   w.end_object();
 }
 
-void doubles(JsonWriter& w, const char* key, const std::vector<double>& v) {
-  w.key(key).begin_array();
-  for (double x : v) w.value(x);
-  w.end_array();
-}
-
 void samples_obj(JsonWriter& w, const diagnose::SamplesEvidence& s) {
   w.begin_object();
   w.field("duration_s", s.duration_s);
@@ -270,12 +260,12 @@ void samples_obj(JsonWriter& w, const diagnose::SamplesEvidence& s) {
   w.field("nonvoluntary_switches_per_s", s.nonvoluntary_switches_per_s);
   w.field("cpu_vendor", s.cpu_vendor);
   w.key("series").begin_object();
-  doubles(w, "t_s", s.series.t_s);
-  doubles(w, "gpu_util_pct", s.series.gpu_util_pct);
-  doubles(w, "cpu_util_pct", s.series.cpu_util_pct);
-  doubles(w, "gpu_mem_used_bytes", s.series.gpu_mem_used_bytes);
+  w.array("t_s", s.series.t_s);
+  w.array("gpu_util_pct", s.series.gpu_util_pct);
+  w.array("cpu_util_pct", s.series.cpu_util_pct);
+  w.array("gpu_mem_used_bytes", s.series.gpu_mem_used_bytes);
   w.end_object();
-  doubles(w, "step_start_s", s.step_start_s);
+  w.array("step_start_s", s.step_start_s);
   w.end_object();
 }
 
@@ -293,7 +283,7 @@ void agent_obj(JsonWriter& w, const diagnose::AgentEvidence& a) {
   w.field("gpu_ms", a.gpu_ms);
   w.field("optimizer_ms", a.optimizer_ms);
   w.field("io_ms", a.io_ms);
-  doubles(w, "mem_allocated_per_step", a.mem_allocated_per_step);
+  w.array("mem_allocated_per_step", a.mem_allocated_per_step);
   w.end_object();
 }
 

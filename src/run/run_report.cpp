@@ -24,12 +24,8 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   w.field("warmup_steps", a.warmup_steps);
   w.field("dropped_records", e.dropped_records);
   w.field("stop_reason", a.stop_reason);
-  w.key("notes").begin_array();
-  for (const auto& n : e.notes) w.value(n);
-  w.end_array();
-  w.key("errors").begin_array();
-  for (const auto& n : e.agent_errors) w.value(n);
-  w.end_array();
+  w.array("notes", e.notes);
+  w.array("errors", e.agent_errors);
 
   w.key("settings").begin_object();
   w.field("python_version", e.python_version);
@@ -100,12 +96,9 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
 
   // The per-step table: every step the agent recorded for the main process.
   w.key("step_table").begin_object();
-  w.key("columns").begin_array();
-  for (const char* c : {"step", "flags", "dur_ms", "data_wait_ms", "h2d_ms", "h2d_count", "h2d_bytes",
-                        "forward_ms", "backward_ms", "optimizer_ms", "io_ms", "item_calls", "gpu_ms",
-                        "mem_allocated", "mem_reserved", "mem_peak", "rss", "loss"})
-    w.value(c);
-  w.end_array();
+  w.array("columns", {"step", "flags", "dur_ms", "data_wait_ms", "h2d_ms", "h2d_count", "h2d_bytes",
+                      "forward_ms", "backward_ms", "optimizer_ms", "io_ms", "item_calls", "gpu_ms",
+                      "mem_allocated", "mem_reserved", "mem_peak", "rss", "loss"});
   w.key("rows").begin_array();
   for (const auto& s : a.steps) {
     w.begin_array();
@@ -128,9 +121,7 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
 std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   JsonWriter w;
   w.begin_object();
-  w.key("command").begin_array();
-  for (const auto& a : opt.command) w.value(a);
-  w.end_array();
+  w.array("command", opt.command);
   w.field("out_dir", r.out_dir);
   w.field("started_utc", r.started_utc);
   w.field("wall_s", r.wall_s);
@@ -161,9 +152,7 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   if (r.samples_path.empty()) w.null(); else w.value(r.samples_path);
   w.field("run_id", r.run_id);
   write_agent(w, r.agent);
-  w.key("warnings").begin_array();
-  for (const auto& s : r.warnings) w.value(s);
-  w.end_array();
+  w.array("warnings", r.warnings);
   w.end_object();
   return w.take();
 }

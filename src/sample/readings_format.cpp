@@ -100,9 +100,7 @@ void write_json(JsonWriter& w, const SnapshotView& s) {
   const HostReading& h = t.host;
   w.key("host").begin_object();
   opt(w, "cpu_busy_pct", h.cpu_busy_pct);
-  w.key("core_busy_pct").begin_array();
-  for (double c : h.core_busy_pct) w.value(c);
-  w.end_array();
+  w.array("core_busy_pct", h.core_busy_pct);
   w.field("cpu_cores_usable", h.cpu_cores_usable);
   opt(w, "cpu_budget_cores", h.cpu_budget_cores);
   opt(w, "cpu_pressure_some_avg10", h.cpu_pressure.avg10);
@@ -128,9 +126,7 @@ void write_json(JsonWriter& w, const SnapshotView& s) {
       opt(w, "read_bytes", p.read_bytes);
       opt(w, "write_bytes", p.write_bytes);
       opt(w, "run_delay_ms_per_s", p.run_delay_ms_per_s);
-      w.key("thread_names").begin_array();
-      for (const auto& n : p.thread_names) w.value(n);
-      w.end_array();
+      w.array("thread_names", p.thread_names);
       w.end_object();
     }
     w.end_array();

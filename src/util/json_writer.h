@@ -2,6 +2,7 @@
 // A small streaming JSON writer: every --json output and report.json goes through it, so
 // escaping and number formatting (no NaN/Inf, which JSON cannot hold) live in one place.
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,29 @@ class JsonWriter {
   JsonWriter& field(std::string_view k, const T& v) {
     key(k);
     return value(v);
+  }
+
+  // A whole array of scalars (numbers, strings, bools) from any range: the one loop every
+  // `key(k).begin_array(); for (x : v) value(x); end_array();` used to spell out by hand.
+  template <class Range>
+  JsonWriter& value_array(const Range& r) {
+    begin_array();
+    for (const auto& x : r) value(x);
+    return end_array();
+  }
+  JsonWriter& value_array(std::initializer_list<std::string_view> r) {
+    begin_array();
+    for (auto x : r) value(x);
+    return end_array();
+  }
+  template <class Range>
+  JsonWriter& array(std::string_view k, const Range& r) {
+    key(k);
+    return value_array(r);
+  }
+  JsonWriter& array(std::string_view k, std::initializer_list<std::string_view> r) {
+    key(k);
+    return value_array(r);
   }
 
   const std::string& str() const { return out_; }

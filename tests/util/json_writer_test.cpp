@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "util/json_writer.h"
 
@@ -21,4 +23,25 @@ TEST(JsonWriter, ControlCharactersEscaped) {
   ts::JsonWriter w(false);
   w.value(std::string_view("a\n\x01", 3));
   EXPECT_EQ(w.str(), R"("a\n\u0001")");
+}
+
+TEST(JsonWriter, ArrayHelpersWriteScalarRanges) {
+  ts::JsonWriter w(false);
+  std::vector<double> d{1.5, std::nan(""), -2};
+  std::vector<int64_t> i{3, -4};
+  std::vector<uint64_t> u{18446744073709551615ull};
+  std::vector<std::string> s{"a\"b", ""};
+  std::vector<bool> b{true, false};
+  w.begin_object().array("d", d).array("i", i).array("u", u).array("s", s).array("b", b);
+  w.array("lit", {"x", "y"}).array("none", std::vector<double>{}).end_object();
+  EXPECT_EQ(w.str(),
+            R"({"d":[1.5,null,-2],"i":[3,-4],"u":[18446744073709551615],"s":["a\"b",""],"b":[true,false],)"
+            R"("lit":["x","y"],"none":[]})");
+}
+
+TEST(JsonWriter, ValueArrayNestsAndPretty) {
+  ts::JsonWriter w(true);
+  std::vector<int> a{1, 2};
+  w.begin_array().value_array(a).value_array(std::vector<int>{}).end_array();
+  EXPECT_EQ(w.str(), "[\n  [\n    1,\n    2\n  ],\n  []\n]");
 }
