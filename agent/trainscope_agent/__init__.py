@@ -32,12 +32,21 @@ def start():
         return
     S.channel = ch
     G.channel = ch
+    env = os.environ
+    # Identity under torchrun (it sets these before exec'ing each rank); the launcher itself
+    # has no RANK and is not a training process.
     ch.send_text("hello", [
         ("python", sys.version.split()[0]),
         ("executable", sys.executable),
         ("ppid", os.getppid()),
-        ("rank", os.environ.get("RANK")),
-        ("world_size", os.environ.get("WORLD_SIZE")),
+        ("rank", env.get("RANK")),
+        ("local_rank", env.get("LOCAL_RANK")),
+        ("world_size", env.get("WORLD_SIZE")),
+        ("local_world_size", env.get("LOCAL_WORLD_SIZE")),
+        ("run_id", env.get("TORCHELASTIC_RUN_ID")),
+        ("master_addr", env.get("MASTER_ADDR")),
+        ("master_port", env.get("MASTER_PORT")),
+        ("launcher", _is_torchrun_launcher() or None),
     ])
     try:
         S.stop_after = int(os.environ.get("TRAINSCOPE_STOP_AFTER", "0") or 0)
@@ -107,6 +116,65 @@ def on_torch(torch):
         _arm_window(torch)
     except Exception as e:
         fail("install", e)
+    if _is_torchrun_launcher():
+        _fix_torchrun_std()
+    else:
+        try:
+            from . import hooks_dist
+            hooks_dist.install(torch)
+        except Exception as e:
+            fail("distributed hooks", e)
+
+
+def _is_torchrun_launcher():
+    """This process is torchrun itself (`torchrun`, `python -m torch.distributed.run/launch`)."""
+    try:
+        argv = list(getattr(sys, "orig_argv", None) or sys.argv or [])
+        if argv and os.path.basename(argv[0]) == "torchrun":
+            return True
+        for i, a in enumerate(argv[:-1]):
+            if a == "-m" and argv[i + 1] in ("torch.distributed.run", "torch.distributed.launch"):
+                return True
+    except Exception:
+        pass
+    return False
+
+
+def _fix_torchrun_std():
+    """torch 1.13 on Python 3.11: `Std.from_str("0")` (torchrun's default --redirects/--tee)
+    returns None, because 3.11's IntFlag no longer lists 0 or composite values as members, and
+    torchrun then crashes in to_map(). Where (and only where) that is the case, values the
+    original cannot map are mapped to Std(int(value)) (Std.NONE for "0"). Never raises."""
+    try:
+        from torch.distributed.elastic.multiprocessing import api
+        Std = api.Std
+        original = Std.from_str
+        if original("0") is not None:
+            return  # not broken here (Python < 3.11 or a fixed torch)
+
+        def from_str(vm):
+            r = original(vm)
+            try:
+                if r is None:
+                    return Std(int(vm))
+                if isinstance(r, dict) and any(v is None for v in r.values()):
+                    fixed = dict(r)
+                    for item in vm.split(","):
+                        k, v = item.split(":")
+                        if fixed.get(int(k)) is None:
+                            fixed[int(k)] = Std(int(v))
+                    return fixed
+            except Exception:
+                pass
+            return r
+        from_str.__wrapped__ = original
+        Std.from_str = from_str
+        if S.channel is not None:
+            S.channel.send_text("note", [("text", "torchrun: patched Std.from_str (torch %s on Python %s "
+                                                  "maps '0' to None)" % (getattr(S.torch, "__version__", "?"),
+                                                                         sys.version.split()[0]))])
+    except Exception:
+        pass
 
 
 def _arm_window(torch):

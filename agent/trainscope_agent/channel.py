@@ -23,8 +23,9 @@ T_FETCH = 4
 HEADER = struct.Struct("<IHBBII")
 # step, flags, t_end_ns, dur_ns, data_wait_ns, fetches, h2d_ns, h2d_count, h2d_bytes,
 # h2d_pageable, h2d_blocking, fwd_ns, bwd_ns, opt_ns, io_ns, io_count, item_count, item_ns,
-# mem_allocated, mem_reserved, mem_peak, rss, samples, getitem_ns, collate_ns, loss(f64)
-STEP = struct.Struct("<25qd")
+# mem_allocated, mem_reserved, mem_peak, rss, samples, getitem_ns, collate_ns, loss(f64),
+# comm_ns, comm_count (explicit collectives; appended later: older readers stop after loss)
+STEP = struct.Struct("<25qdqq")
 GPU = struct.Struct("<qq")          # step, gpu_ns
 FETCH = struct.Struct("<iiqqq")     # worker_id (-1 main), pad, samples, getitem_ns, collate_ns
 

@@ -3,12 +3,25 @@
 Started at the end of step first-1 and stopped at the end of step `last`; each step inside is
 wrapped in a `ProfilerStep#N` record_function so the trace engine sees the same steps the agent
 numbered. CPU activity always, CUDA when CUDA is in use; shapes and memory recorded. The trace is
-exported (Kineto JSON; the bare-array form on builds without Kineto) to <out>/trace.json.
+exported (Kineto JSON; the bare-array form on builds without Kineto) to <out>/trace.json, or, in
+a multi-process job (WORLD_SIZE > 1: every rank profiles the same steps), to
+<out>/trace_rank<R>.pt.trace.json, so `trainscope analyze <out>` sees one trace per rank.
 A failure here (another profiler already running, an export error) is a note, not an agent error.
 """
 import os
 
 from .state import now
+
+
+def _rank():
+    """This process's rank when it is one of several (WORLD_SIZE > 1), else None."""
+    env = os.environ
+    try:
+        if int(env.get("WORLD_SIZE", "1") or 1) > 1 and env.get("RANK", "") != "":
+            return int(env["RANK"])
+    except ValueError:
+        pass
+    return None
 
 
 class Window:
@@ -76,10 +89,12 @@ class Window:
         self.state = "done"
         prof, self.prof = self.prof, None
         prof.stop()
-        path = os.path.join(self.out_dir, "trace.json")
+        rank = _rank()
+        name = "trace.json" if rank is None else "trace_rank%d.pt.trace.json" % rank
+        path = os.path.join(self.out_dir, name)
         prof.export_chrome_trace(path)
         self.channel.send_text("trace", [
-            ("path", path), ("first", self.first), ("last", step if step > 0 else -1),
+            ("path", path), ("rank", rank), ("first", self.first), ("last", step if step > 0 else -1),
             ("cuda", self.cuda), ("export_ms", (now() - t0) / 1e6)])
 
     def _give_up(self, e):

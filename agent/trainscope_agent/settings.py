@@ -57,5 +57,5 @@ def _runtime(torch):
             items.append(("backend", dist.get_backend()))
     except Exception:
         pass
-    items += [("rank", rank), ("world_size", world)]
+    items += [("rank", rank), ("world_size", world), ("local_rank", os.environ.get("LOCAL_RANK"))]
     S.channel.send_text("runtime", items)

@@ -19,7 +19,7 @@ class State:
         # accumulators of the step in progress
         "t_start", "data_ns", "fetches", "h2d_ns", "h2d_n", "h2d_bytes", "h2d_pageable",
         "h2d_blocking", "fwd_ns", "bwd_ns", "opt_ns", "io_ns", "io_n", "item_n", "item_ns",
-        "samples", "getitem_ns", "collate_ns", "loss", "loss_seen", "nonfinite",
+        "samples", "getitem_ns", "collate_ns", "loss", "loss_seen", "nonfinite", "comm_ns", "comm_n",
         # run-wide
         "step", "opt_seen", "primary_opt", "channel", "statm_fd", "page", "torch",
         "cuda_ready", "gpu", "window", "stop_after", "on_step_hooks", "in_fwd", "fwd_t0",
@@ -54,6 +54,7 @@ class State:
         self.fwd_ns = self.bwd_ns = self.opt_ns = self.io_ns = self.io_n = 0
         self.item_n = self.item_ns = 0
         self.samples = self.getitem_ns = self.collate_ns = 0
+        self.comm_ns = self.comm_n = 0  # explicit torch.distributed collectives (hooks_dist)
         self.loss = 0.0
         self.loss_seen = False
         self.nonfinite = False
@@ -107,7 +108,7 @@ class State:
             self.h2d_bytes, self.h2d_pageable, self.h2d_blocking, self.fwd_ns, self.bwd_ns,
             self.opt_ns, self.io_ns, self.io_n, self.item_n, self.item_ns, alloc, reserved, peak,
             self.rss(), self.samples, self.getitem_ns, self.collate_ns,
-            self.loss if self.loss_seen else 0.0))
+            self.loss if self.loss_seen else 0.0, self.comm_ns, self.comm_n))
         for hook in self.on_step_hooks:
             hook(step)
         self.reset()

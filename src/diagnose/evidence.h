@@ -125,12 +125,40 @@ struct LoaderSweepEvidence {
   double gpu_step_ms = -1;
 };
 
+// The ranks of a multi-process job side by side (filled by the run layer from each rank's
+// agent records, or from one profiler trace per rank in `analyze DIR`; >= 2 ranks).
+// busy_ms is a rank's time per step NOT spent waiting for the others in collectives:
+//   busy = median(step - sync) + min over ranks of median(sync)
+// with sync = backward (DDP's all-reduce runs inside it) + explicit collectives (agent), or the
+// communication kernels per step (traces). The slowest rank sets the pace; every other rank waits
+// wait_ms = slowest busy - own busy per step in the all-reduce. The slowest is the straggler
+// when its busy time exceeds kStragglerRatio x the median rank's.
+struct RanksEvidence {
+  static constexpr double kStragglerRatio = 1.10;
+  struct Rank {
+    int rank = -1, local_rank = -1;
+    int64_t pid = 0;             // 0 unknown (traces)
+    int64_t steps = 0;
+    double step_ms = 0, data_wait_ms = 0, forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
+    double comm_ms = 0;          // explicit collectives (agent) or communication kernels (traces)
+    double busy_ms = 0, wait_ms = 0;
+    double rss_max_bytes = -1;
+    bool straggler = false;
+  };
+  std::vector<Rank> ranks;       // by rank
+  int straggler_rank = -1;       // -1: no rank above the threshold
+  double median_busy_ms = 0;     // the median rank's busy time
+  double straggler_gap_ms = 0;   // slowest busy - median busy (>= 0 even without a straggler)
+  std::string source;            // "agent" | "traces"
+};
+
 struct Evidence {
   std::optional<analysis::TraceAnalysis> trace;
   std::optional<SamplesEvidence> samples;
   std::optional<AgentEvidence> agent;
   std::optional<LabEvidence> lab;
   std::optional<LoaderSweepEvidence> loader;
+  std::optional<RanksEvidence> ranks;  // multi-process jobs, >= 2 ranks
 };
 
 }  // namespace ts::diagnose

@@ -110,6 +110,10 @@ void RecordDecoder::decode_one(std::string_view rec) {
                       &s.samples, &s.getitem_ns, &s.collate_ns};
       for (size_t i = 0; i < std::size(f); ++i) *f[i] = load<int64_t>(q + 8 * i);
       s.loss = load<double>(q + 8 * 25);
+      if (pl.size() >= 28 * 8) {
+        s.comm_ns = load<int64_t>(q + 8 * 26);
+        s.comm_count = load<int64_t>(q + 8 * 27);
+      }
       out_.steps.push_back(s);
       break;
     }

@@ -30,6 +30,7 @@ struct StepRecord {
   int64_t mem_allocated = -1, mem_reserved = -1, mem_peak = -1, rss = -1;
   int64_t samples = 0, getitem_ns = 0, collate_ns = 0;
   double loss = 0;
+  int64_t comm_ns = 0, comm_count = 0;  // explicit torch.distributed collectives (newer agents)
   int64_t gpu_ns = -1;  // joined from the GPU record of the same step, when it arrived
 };
 

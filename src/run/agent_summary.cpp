@@ -81,6 +81,38 @@ double ms(int64_t ns) { return ns / 1e6; }
 
 }  // namespace
 
+std::vector<StepRecord> steps_of(const Records& r, pid_t pid) {
+  std::vector<StepRecord> opt, fetch;
+  for (const auto& s : r.steps) {
+    if (s.pid != pid) continue;
+    (s.flags & kStepOptimizer ? opt : fetch).push_back(s);
+  }
+  std::vector<StepRecord> steps = !opt.empty() ? std::move(opt) : std::move(fetch);
+  std::map<int64_t, int64_t> gpu_by_step;
+  for (const auto& g : r.gpu)
+    if (g.pid == pid) gpu_by_step[g.step] = g.gpu_ns;
+  for (auto& s : steps) {
+    auto it = gpu_by_step.find(s.step);
+    if (it != gpu_by_step.end()) s.gpu_ns = it->second;
+  }
+  return steps;
+}
+
+std::vector<const StepRecord*> steady_steps(const std::vector<StepRecord>& steps, int64_t& warmup) {
+  // Warm-up: the first step always (imports, allocator, finding the model), the first two
+  // when there are 10 or more. Profiled steps are measured under the profiler: left out.
+  size_t n = steps.size();
+  warmup = n >= 10 ? 2 : (n >= 3 ? 1 : 0);
+  std::vector<const StepRecord*> kept;
+  for (size_t i = static_cast<size_t>(warmup); i < n; ++i)
+    if (!(steps[i].flags & kStepProfiled)) kept.push_back(&steps[i]);
+  if (kept.empty())
+    for (size_t i = static_cast<size_t>(warmup); i < n; ++i) kept.push_back(&steps[i]);
+  if (kept.empty())
+    for (const auto& s : steps) kept.push_back(&s);
+  return kept;
+}
+
 AgentSummary summarise(const Records& r) {
   AgentSummary out;
   auto& ev = out.evidence;
@@ -169,33 +201,10 @@ AgentSummary summarise(const Records& r) {
   }
 
   // Steps of the main process: optimizer steps when there are any, else DataLoader fetches.
-  std::vector<StepRecord> opt, fetch;
-  for (const auto& s : r.steps) {
-    if (s.pid != out.main_pid) continue;
-    (s.flags & kStepOptimizer ? opt : fetch).push_back(s);
-  }
-  out.steps = !opt.empty() ? std::move(opt) : std::move(fetch);
+  out.steps = steps_of(r, out.main_pid);
   ev.step_source = out.steps.empty() ? "" : (out.steps.front().flags & kStepOptimizer ? "optimizer" : "dataloader");
-  std::map<int64_t, int64_t> gpu_by_step;
-  for (const auto& g : r.gpu)
-    if (g.pid == out.main_pid) gpu_by_step[g.step] = g.gpu_ns;
-  for (auto& s : out.steps) {
-    auto it = gpu_by_step.find(s.step);
-    if (it != gpu_by_step.end()) s.gpu_ns = it->second;
-  }
   ev.steps = static_cast<int64_t>(out.steps.size());
-
-  // Warm-up: the first step always (imports, allocator, finding the model), the first two
-  // when there are 10 or more. Profiled steps are measured under the profiler: left out.
-  size_t n = out.steps.size();
-  out.warmup_steps = n >= 10 ? 2 : (n >= 3 ? 1 : 0);
-  std::vector<const StepRecord*> kept;
-  for (size_t i = static_cast<size_t>(out.warmup_steps); i < n; ++i)
-    if (!(out.steps[i].flags & kStepProfiled)) kept.push_back(&out.steps[i]);
-  if (kept.empty())
-    for (size_t i = static_cast<size_t>(out.warmup_steps); i < n; ++i) kept.push_back(&out.steps[i]);
-  if (kept.empty())
-    for (const auto& s : out.steps) kept.push_back(&s);
+  std::vector<const StepRecord*> kept = steady_steps(out.steps, out.warmup_steps);
 
   std::vector<double> dur, data, h2d, fwd, bwd, opt_ms, io, items, item_ms, gpu, h2dn, h2dpg, h2dbl,
       h2db, loading;

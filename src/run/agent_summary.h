@@ -24,6 +24,13 @@ struct AgentSummary {
 
 AgentSummary summarise(const Records& r);
 
+// One process's steps as the summary counts them: its optimizer steps when it has any, else its
+// DataLoader fetches; GPU times joined.
+std::vector<StepRecord> steps_of(const Records& r, pid_t pid);
+// The steps the medians use: after warm-up (1 step from 3, 2 from 10; `warmup` says how many)
+// and outside the profiler window (unless nothing else is left).
+std::vector<const StepRecord*> steady_steps(const std::vector<StepRecord>& steps, int64_t& warmup);
+
 // Median of a non-empty vector (copy); 0 for an empty one.
 double median(std::vector<double> v);
 // Least-squares slope of y over x = 0, 1, 2, ...

@@ -27,6 +27,7 @@ const std::vector<RuleEntry>& all_rules() {
       {"data-parallel", data_parallel},
       {"old-pytorch-on-ampere", old_pytorch_on_ampere},
       {"communication-bound", communication_bound},
+      {"straggler-rank", straggler_rank},
       {"nonfinite-loss", nonfinite_loss},
       {"compute-bound", compute_bound},
   };

@@ -1,0 +1,123 @@
+// straggler-rank: in a multi-process job (DDP under torchrun) one rank is slower than the others,
+// and since every rank synchronises at each step (the gradient all-reduce), all of them run at the
+// straggler's pace: the others wait for it inside the collective (multirank.md; seed 003's
+// multi-card pitfalls). Evidence: RanksEvidence (per-rank agent records, or one trace per rank).
+// Fires when the slowest rank's busy time (step minus its wait in collectives) exceeds
+// RanksEvidence::kStragglerRatio (1.10) x the median rank's. The fix names the straggler's
+// dominant extra phase: its data wait, its compute (forward/optimizer), or other loop time.
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/rules/rule.h"
+
+namespace ts::diagnose::rules {
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::optional<Finding> straggler_rank(const Evidence& ev) {
+  if (!ev.ranks || ev.ranks->ranks.size() < 2) return std::nullopt;
+  const RanksEvidence& r = *ev.ranks;
+  auto slow = std::max_element(r.ranks.begin(), r.ranks.end(),
+                               [](const auto& a, const auto& b) { return a.busy_ms < b.busy_ms; });
+  std::vector<double> busy;
+  for (const auto& x : r.ranks) busy.push_back(x.busy_ms);
+  double med = median_of(busy);
+  if (med <= 0 || slow->busy_ms <= RanksEvidence::kStragglerRatio * med) return std::nullopt;
+
+  // The others: how long they wait for the straggler per step, and what share of their step.
+  std::vector<double> wait, step, data, fwd, opt, other;
+  for (const auto& x : r.ranks) {
+    if (&x == &*slow) continue;
+    wait.push_back(x.wait_ms);
+    step.push_back(x.step_ms);
+    data.push_back(x.data_wait_ms);
+    fwd.push_back(x.forward_ms);
+    opt.push_back(x.optimizer_ms);
+    other.push_back(x.busy_ms - x.data_wait_ms - x.forward_ms - x.optimizer_ms);
+  }
+  double others_wait = median_of(wait), others_step = median_of(step);
+  double wait_pct = others_step > 0 ? 100.0 * others_wait / others_step : 0;
+
+  // Where the straggler's extra time goes, phase by phase against the others' median.
+  struct Phase {
+    const char* name;
+    double extra_ms;
+  };
+  double slow_other = slow->busy_ms - slow->data_wait_ms - slow->forward_ms - slow->optimizer_ms;
+  std::vector<Phase> phases = {{"data", slow->data_wait_ms - median_of(data)}};
+  if (r.source == "agent") {
+    phases.push_back({"compute", (slow->forward_ms - median_of(fwd)) + (slow->optimizer_ms - median_of(opt))});
+    phases.push_back({"other", slow_other - median_of(other)});
+  } else {
+    phases.push_back({"compute", (slow->busy_ms - slow->data_wait_ms) - (med - median_of(data))});
+  }
+  const Phase& top = *std::max_element(phases.begin(), phases.end(),
+                                       [](const Phase& a, const Phase& b) { return a.extra_ms < b.extra_ms; });
+  std::string phase = top.name;
+
+  double gap = slow->busy_ms - med;
+  Finding f = make("straggler-rank", phase == "data" ? Bottleneck::DataPipeline : Bottleneck::Communication, r.source);
+  add(f, "straggler_rank", slow->rank, "count");
+  add(f, "straggler_busy_ms", slow->busy_ms, "ms");
+  add(f, "median_busy_ms", med, "ms");
+  add(f, "busy_ratio", slow->busy_ms / med, "x");
+  add(f, "others_wait_ms_per_step", others_wait, "ms");
+  add(f, "others_wait_pct_of_step", wait_pct, "%");
+  add(f, "straggler_data_wait_ms", slow->data_wait_ms, "ms");
+  add(f, std::string("straggler_extra_") + phase + "_ms", top.extra_ms, "ms");
+  add(f, "ranks", static_cast<double>(r.ranks.size()), "count");
+  // Bringing the straggler down to the median rank's pace gives every rank the gap back.
+  double job_step = std::max(slow->step_ms, others_step);
+  f.recoverable_fraction = job_step > 0 ? std::clamp(gap / job_step, 0.0, 0.9) : 0;
+  f.severity = severity_for(f.recoverable_fraction);
+  f.confidence = r.source == "agent" ? 0.85 : 0.7;
+  f.title = fmt::format("Straggler: rank {} is {:.0f}% slower than the median rank; the others wait {:.1f} ms per step "
+                        "({:.0f}% of their step) for it",
+                        slow->rank, 100.0 * (slow->busy_ms / med - 1), others_wait, wait_pct);
+  f.gain = fmt::format("every rank runs at the slowest rank's pace: bringing rank {} to the median gives {}", slow->rank,
+                       gain_text(f.recoverable_fraction));
+  f.explanation =
+      "Data-parallel ranks synchronise at every step (DDP all-reduces the gradients inside "
+      "backward()), so the job runs at the pace of its slowest rank: the faster ranks finish their "
+      "work and then sit in the collective until the straggler arrives. Their step time looks the "
+      "same as the straggler's; the difference is where it goes.";
+  if (phase == "data") {
+    f.fix = fmt::format(
+        "Rank {} waits {:.1f} ms per step for its data ({:+.1f} ms more than the other ranks): give its "
+        "DataLoader more workers (num_workers) and pin_memory, and balance the data so every rank's shard "
+        "costs the same to load (DistributedSampler with equal shards; no rank-specific slow path in the "
+        "dataset or collate; the same storage and CPU budget on every node).",
+        slow->rank, slow->data_wait_ms, top.extra_ms);
+    f.fix_code =
+        "sampler = DistributedSampler(ds, num_replicas=world, rank=rank, shuffle=True, drop_last=True)\n"
+        "loader = DataLoader(ds, batch_size=bs, sampler=sampler, num_workers=4, pin_memory=True,\n"
+        "                    persistent_workers=True)";
+  } else if (phase == "compute") {
+    f.fix = fmt::format(
+        "Rank {} computes {:.1f} ms more per step than the others: check that its inputs are the same size "
+        "(bucket variable-length samples so ranks get equal work), that its device is not slower or "
+        "throttled, and that its CPU is not shared with more threads than cores (OMP_NUM_THREADS per rank).",
+        slow->rank, top.extra_ms);
+    f.fix_code = "# equal work per rank: bucket by length, drop_last=True, the same batch shape on every rank\n"
+                 "torch.set_num_threads(max(1, os.cpu_count() // int(os.environ['LOCAL_WORLD_SIZE'])))";
+  } else {
+    f.fix = fmt::format(
+        "Rank {} spends {:.1f} ms more per step outside data loading, forward, backward and the optimizer: "
+        "rank-specific work in the loop (logging, checkpointing, evaluation or .item() on one rank only). "
+        "Do it less often, asynchronously, or spread it over the ranks.",
+        slow->rank, top.extra_ms);
+    f.fix_code = "if rank == 0 and step % 100 == 0:   # not every step\n    log(metrics)";
+  }
+  return f;
+}
+
+}  // namespace ts::diagnose::rules
