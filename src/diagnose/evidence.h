@@ -35,9 +35,26 @@ struct SamplesEvidence {
   int threads_total = 0;
   double shm_total_bytes = -1, shm_used_max_bytes = -1;
   // Host libraries and CPU (for openblas-on-intel): vendor_id from /proc/cpuinfo ("GenuineIntel",
-  // "AuthenticAMD"), BLAS and OpenMP runtimes by library basename from /proc/PID/maps.
+  // "AuthenticAMD"), BLAS and OpenMP runtimes by the library path mapped in the job's training
+  // processes (/proc/PID/maps; the path, since Debian's OpenBLAS hides behind libblas.so.3).
   std::string cpu_vendor;
   std::vector<std::string> blas_libs, openmp_libs;
+  // Thread oversubscription measured live across the job's training processes (all ranks) for
+  // about a second after warm-up (run layer, sample/oversubscription.h); threads_measured false
+  // when it was not (the job ended first, no /proc access).
+  bool threads_measured = false;
+  double threads_window_s = 0;
+  int threads_samples = 0;
+  double runnable_threads_mean = -1;    // mean threads in state R (running or queued), summed
+  int thread_budget_cores = 0;          // the cores they may use (affinity, cgroup quota)
+  bool threads_oversubscribed = false;  // runnable > 1.25 x budget and > budget + 0.5
+  std::string threads_summary;          // one line for reports
+  struct ThreadLoad {
+    int pid = -1, rank = -1, threads = 0;  // rank -1: not a torchrun rank
+    double runnable = 0, cpu_cores = 0, nonvoluntary_per_s = 0;
+    std::string omp_num_threads;           // "" unset
+  };
+  std::vector<ThreadLoad> thread_loads;
   // Time series for the HTML report's utilisation chart (empty when not recorded). All on one
   // clock, seconds from the start of sampling; step_start_s on the same clock.
   struct Series {

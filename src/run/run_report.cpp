@@ -162,6 +162,7 @@ report::ReportInput input(const RunResult& r, const RunOptions& opt) {
   report::ReportInput in = report::from_evidence(r.evidence, r.diagnosis.value_or(diagnose::Diagnosis{}));
   in.command = "run";
   in.extra_sections.emplace_back("run", run_section_json(r, opt));
+  in.extra_sections.emplace_back("host", host_section_json(r.job, &r.agent.evidence));
   return in;
 }
 }  // namespace

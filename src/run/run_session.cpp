@@ -13,6 +13,7 @@
 
 #include "run/agent_channel.h"
 #include "run/agent_locator.h"
+#include "run/job_inspect.h"
 #include "run/live_status.h"
 #include "run/run_report.h"
 #include "run/run_store.h"
@@ -102,9 +103,12 @@ RunResult run_session(const RunOptions& opt) {
   std::atomic<int64_t> steps_seen{0};
   std::unique_ptr<LiveStatusWriter> live;  // for `trainscope serve`; created once the child runs
   std::atomic<LiveStatusWriter*> live_ptr{nullptr};
+  std::unique_ptr<JobInspector> inspector;  // the job's libraries and live threads, once warm
+  std::atomic<JobInspector*> inspector_ptr{nullptr};
   channel.start([&](const StepRecord& s) {
     if (s.step > steps_seen.load()) steps_seen = s.step;
     if (auto* l = live_ptr.load()) l->on_step(s);
+    if (auto* j = inspector_ptr.load()) j->on_step(s.step);
   });
 
   std::map<std::string, std::string> env;
@@ -125,6 +129,12 @@ RunResult run_session(const RunOptions& opt) {
     live = std::make_unique<LiveStatusWriter>(opt.live_dir.empty() ? live_dir() : opt.live_dir, pid, joined,
                                               static_cast<double>(std::time(nullptr)));
     live_ptr = live.get();
+  }
+
+  if (opt.sample) {
+    inspector = std::make_unique<JobInspector>(pid, [&channel] { return channel.snapshot(); });
+    inspector_ptr = inspector.get();
+    inspector->on_step(steps_seen.load());
   }
 
   sample::SamplerConfig scfg;
@@ -186,6 +196,10 @@ RunResult run_session(const RunOptions& opt) {
     }
   });
   res.wall_s = steady_s() - t0;
+  if (inspector) {
+    inspector_ptr = nullptr;
+    res.job = inspector->finish();
+  }
   if (sampler) sampler->stop();
   channel.stop();
   live_ptr = nullptr;
@@ -218,6 +232,7 @@ RunResult run_session(const RunOptions& opt) {
     }
     for (const auto& s : res.agent.steps)
       se.step_start_s.push_back((s.t_end_ns - s.dur_ns) / 1e9 - sampler_t0);
+    fill_evidence(res.job, se);
     res.evidence.samples = se;
   }
 

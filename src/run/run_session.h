@@ -11,6 +11,7 @@
 #include "diagnose/evidence.h"
 #include "diagnose/finding.h"
 #include "run/agent_summary.h"
+#include "run/job_inspect.h"
 #include "run/launcher.h"
 
 namespace ts::run {
@@ -37,6 +38,7 @@ struct RunResult {
   ExitStatus exit;
   bool stopped_by_steps = false;
   AgentSummary agent;
+  JobInspection job;               // the job seen through /proc once warm (libraries, live threads)
   diagnose::Evidence evidence;
   std::optional<diagnose::Diagnosis> diagnosis;
   std::vector<std::string> warnings;  // trace unreadable, store unavailable, ...

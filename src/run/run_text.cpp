@@ -68,6 +68,7 @@ std::string run_text(const RunResult& r, const RunOptions& opt, bool color) {
                        l.pin_memory ? "True" : "False");
     o += fmt::format(", {} torch threads{}\n", e.torch_threads, reset);
   }
+  o += host_text(r.job, &e);
   for (const auto& n : e.notes) o += fmt::format("  note: {}\n", n);
   for (const auto& n : e.agent_errors) o += fmt::format("  agent error: {}\n", n);
   for (const auto& w : r.warnings) o += fmt::format("  warning: {}\n", w);

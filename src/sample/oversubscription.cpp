@@ -99,13 +99,17 @@ Oversubscription measure_oversubscription(const std::vector<int>& pids, double w
     read_switches_and_wait(pids[i], list_tasks(pids[i]), t.nonvol0, t.wait0, t.have_wait);
   }
 
-  auto start = Clock::now();
+  auto start = Clock::now(), last_alive = start;
+  bool ended_early = false;
   auto period = std::chrono::microseconds(static_cast<int64_t>(period_s * 1e6));
   auto next = start;
   do {
+    bool any_alive = false;
+    auto now = Clock::now();
     for (auto& t : tracks) {
       auto tids = list_tasks(t.load.pid);
       if (tids.empty()) continue;  // gone (or not ours): what was measured before stays
+      any_alive = true;
       ++t.samples_seen;
       for (const auto& tid : tids) {
         std::string text;
@@ -119,11 +123,19 @@ Oversubscription measure_oversubscription(const std::vector<int>& pids, double w
       }
       t.load.threads = static_cast<int>(tids.size());
     }
+    // Every process gone (the job ended): the window ends with the last sample that saw one,
+    // so a short job is not judged on samples of nothing.
+    if (!any_alive) {
+      ended_early = true;
+      break;
+    }
     ++o.samples;
+    last_alive = now;
     next += period;
     std::this_thread::sleep_until(next);
   } while (Clock::now() - start < std::chrono::duration<double>(window_s));
-  o.window_s = std::chrono::duration<double>(Clock::now() - start).count();
+  o.window_s = ended_early ? std::chrono::duration<double>(last_alive - start).count() + period_s
+                           : std::chrono::duration<double>(Clock::now() - start).count();
 
   double wait_total = 0;
   bool any_wait = false;

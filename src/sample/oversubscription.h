@@ -41,7 +41,9 @@ struct Oversubscription {
 
 // Samples `pids` (each process's own threads; pass every rank) for `window_s` seconds, every
 // `period_s`. cpu_budget <= 0: the first pid's budget (affinity, cgroup quota; sample/cpu_budget.h), rounded up.
-// Processes that exit during the window keep what was measured before they went.
+// Processes that exit during the window keep what was measured before they went (and count 0
+// runnable threads after); once all have exited the window ends there (window_s, samples say
+// how much was seen), so a caller can tell a short look from a full one.
 Oversubscription measure_oversubscription(const std::vector<int>& pids, double window_s = 1.0,
                                           int cpu_budget = 0, double period_s = 0.05);
 

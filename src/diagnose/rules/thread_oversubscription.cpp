@@ -1,9 +1,13 @@
 // thread-oversubscription: more busy threads than cores, so the system spends its time switching
 // between them (seed 003 "The PyTorch threading issue on multi-card instances"; REFERENCE.md 4:
 // a high nonvoluntary context-switch rate signals oversubscription; torchrun sets
-// OMP_NUM_THREADS=1 only when unset). Evidence: the samples' thread count > 2x the usable cores
-// with >= 100 involuntary switches per core per second; or the agent's intra-op threads times the
-// processes on this host above 2x the cores.
+// OMP_NUM_THREADS=1 only when unset). Evidence, best first:
+//  1. measured live (`trainscope run`, sample/oversubscription.h): the mean number of the
+//     training processes' threads in state R over ~1 s > 1.25x the core budget (and > budget +
+//     0.5). When this measure exists (>= kLiveMinSamples samples) it decides alone.
+//  2. the samples' thread count > 2x the usable cores with >= 100 involuntary switches per core
+//     per second;
+//  3. the agent's intra-op threads times the processes on this host above 2x the cores.
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -11,10 +15,76 @@
 #include "diagnose/rules/rule.h"
 
 namespace ts::diagnose::rules {
+namespace {
+
+// Below this many 50 ms samples (the job ended within ~0.25 s of the look) the live measure
+// says too little to overrule the other evidence.
+constexpr int kLiveMinSamples = 5;
+
+std::string fix_text(int per_proc) {
+  return fmt::format("Give each process its share of the cores: torch.set_num_threads({}) and OMP_NUM_THREADS={}.",
+                     per_proc, per_proc);
+}
+
+std::string fix_code(int per_proc) {
+  return fmt::format(
+      "import torch\n"
+      "torch.set_num_threads({})   # cores / processes on this host\n"
+      "# shell: export OMP_NUM_THREADS={} MKL_NUM_THREADS={}",
+      per_proc, per_proc, per_proc);
+}
+
+const char* kExplanation =
+    "Each PyTorch process starts about one intra-op thread per core (and OpenMP/BLAS their own "
+    "pools). Several processes on one host, or DataLoader workers each running multithreaded "
+    "ops, then run many more threads than there are cores and the scheduler switches between them "
+    "constantly: CPU and GPU utilisation both drop.";
+
+std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& s) {
+  if (!s.threads_oversubscribed) return std::nullopt;
+  int procs = std::max<int>(1, static_cast<int>(s.thread_loads.size()));
+  int budget = std::max(1, s.thread_budget_cores);
+  Finding f = make("thread-oversubscription", Bottleneck::HostCpu, "samples (live /proc)");
+  add(f, "runnable_threads_mean", s.runnable_threads_mean, "count");
+  add(f, "cpu_budget_cores", budget, "count");
+  add(f, "oversubscription_ratio", s.runnable_threads_mean / budget, "x");
+  add(f, "processes", procs, "count");
+  add(f, "window_s", s.threads_window_s, "s");
+  int threads_total = 0, intra = ev.agent ? ev.agent->torch_threads : 0;
+  std::string omp, per;
+  for (const auto& l : s.thread_loads) {
+    threads_total += l.threads;
+    std::string who = l.rank >= 0 ? fmt::format("rank {}", l.rank) : fmt::format("pid {}", l.pid);
+    per += fmt::format("{}{}: {} threads, {:.1f} runnable", per.empty() ? "" : "; ", who, l.threads, l.runnable);
+    if (omp.empty()) omp = l.omp_num_threads.empty() ? "unset" : l.omp_num_threads;
+  }
+  add(f, "threads_total", threads_total, "count");
+  if (intra > 0) add(f, "torch_threads_per_process", intra, "count");
+  int per_proc = std::max(1, budget / procs);
+  // Threads queued for a core do no work: the queue beyond the budget is lost time, capped.
+  double excess = (s.runnable_threads_mean - budget) / s.runnable_threads_mean;
+  f.recoverable_fraction = std::clamp(excess * 0.5, 0.05, 0.3);
+  f.severity = severity_for(f.recoverable_fraction);
+  f.confidence = 0.85;
+  f.title = fmt::format("Thread oversubscription: {:.1f} threads want a core on {} core{} ({:.1f}x), {} process{}",
+                        s.runnable_threads_mean, budget, budget == 1 ? "" : "s", s.runnable_threads_mean / budget,
+                        procs, procs == 1 ? "" : "es");
+  f.gain = "CPU time goes to switching between threads instead of work";
+  f.explanation = std::string(kExplanation) + fmt::format(
+      " Measured live over {:.1f} s: {}. OMP_NUM_THREADS={}{}.", s.threads_window_s, per, omp,
+      intra > 0 ? fmt::format(", torch.get_num_threads()={}", intra) : std::string());
+  f.fix = fix_text(per_proc);
+  f.fix_code = fix_code(per_proc);
+  return f;
+}
+
+}  // namespace
 
 std::optional<Finding> thread_oversubscription(const Evidence& ev) {
-  if (!ev.samples || ev.samples->cpu_cores <= 0) return std::nullopt;
+  if (!ev.samples) return std::nullopt;
   const auto& s = *ev.samples;
+  if (s.threads_measured && s.threads_samples >= kLiveMinSamples) return measured_live(ev, s);
+  if (s.cpu_cores <= 0) return std::nullopt;
   double cores = s.cpu_budget_cores > 0 ? s.cpu_budget_cores : s.cpu_cores;
   double nonvol_per_core = s.nonvoluntary_switches_per_s / cores;
   int procs = ev.agent ? std::max(1, ev.agent->world_size) : std::max(1, s.process_count);
@@ -36,18 +106,9 @@ std::optional<Finding> thread_oversubscription(const Evidence& ev) {
   f.title = fmt::format("Thread oversubscription: {} threads on {:.0f} cores{}", s.threads_total, cores,
                         by_config ? fmt::format(" ({} processes x {} intra-op threads)", procs, torch_threads) : "");
   f.gain = "CPU time goes to switching between threads instead of work";
-  f.explanation =
-      "Each PyTorch process starts about one intra-op thread per core (and OpenMP/BLAS their own "
-      "pools). Several processes on one host, or DataLoader workers each running multithreaded "
-      "ops, then run many more threads than there are cores and the scheduler switches between them "
-      "constantly: CPU and GPU utilisation both drop.";
-  f.fix = fmt::format("Give each process its share of the cores: torch.set_num_threads({}) and OMP_NUM_THREADS={}.",
-                      per_proc, per_proc);
-  f.fix_code = fmt::format(
-      "import torch\n"
-      "torch.set_num_threads({})   # cores / processes on this host\n"
-      "# shell: export OMP_NUM_THREADS={} MKL_NUM_THREADS={}",
-      per_proc, per_proc, per_proc);
+  f.explanation = kExplanation;
+  f.fix = fix_text(per_proc);
+  f.fix_code = fix_code(per_proc);
   return f;
 }
 

@@ -1,0 +1,290 @@
+#include "run/job_inspect.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+#include "sample/cpu_budget.h"
+#include "util/json_writer.h"
+
+namespace ts::run {
+namespace {
+
+bool alive(int pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+std::string basename_of(const std::string& p) {
+  auto s = p.rfind('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+}  // namespace
+
+std::vector<JobProcess> training_processes(const Records& records, pid_t root) {
+  std::map<pid_t, int64_t> steps;
+  for (const auto& s : records.steps) ++steps[s.pid];
+  // torchrun ranks: every process that said hello with a RANK (the launcher has none).
+  std::vector<JobProcess> ranks;
+  std::set<pid_t> seen;
+  for (const auto& t : records.texts) {
+    if (t.kind != "hello" || t.get("rank").empty() || t.get_bool("launcher") || !seen.insert(t.pid).second) continue;
+    JobProcess p;
+    p.pid = static_cast<int>(t.pid);
+    p.rank = static_cast<int>(t.get_int("rank", -1));
+    p.steps = steps.count(t.pid) ? steps[t.pid] : 0;
+    ranks.push_back(p);
+  }
+  if (!ranks.empty()) {
+    std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    return ranks;
+  }
+  std::vector<JobProcess> out;
+  for (auto [pid, n] : steps) {
+    JobProcess p;
+    p.pid = static_cast<int>(pid);
+    p.steps = n;
+    out.push_back(p);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.steps > b.steps; });
+  if (out.empty()) {
+    JobProcess p;
+    p.pid = static_cast<int>(root);
+    out.push_back(p);
+  }
+  return out;
+}
+
+void read_runtimes(JobInspection& out, std::vector<JobProcess> procs) {
+  out.cpu_vendor = sample::host_cpu_vendor();
+  std::set<std::string> blas, omp;
+  for (auto& p : procs) {
+    auto rt = sample::read_process_runtimes(p.pid);
+    p.readable = rt.readable;
+    p.runtimes = std::move(rt.runtimes);
+    for (const auto& r : p.runtimes) {
+      auto& dst = r.kind == "blas" ? out.blas_libs : out.openmp_libs;
+      auto& seen = r.kind == "blas" ? blas : omp;
+      if (seen.insert(r.path).second) dst.push_back(r.path);
+    }
+    if (p.readable) out.inspected = true;
+  }
+  out.processes = std::move(procs);
+  if (!out.inspected) out.skipped = "the training processes' /proc/PID/maps could not be read (gone or not ours)";
+}
+
+JobInspector::JobInspector(pid_t root, std::function<Records()> records, Config cfg)
+    : root_(root), records_(std::move(records)), cfg_(cfg) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+JobInspector::~JobInspector() {
+  if (thread_.joinable()) finish();
+}
+
+void JobInspector::on_step(int64_t step) {
+  int64_t prev = max_step_.load(std::memory_order_relaxed);
+  while (step > prev && !max_step_.compare_exchange_weak(prev, step, std::memory_order_relaxed)) {
+  }
+  if (step >= cfg_.trigger_step && prev < cfg_.trigger_step) {
+    std::lock_guard<std::mutex> lk(mu_);  // so the wake-up cannot slip in before the wait
+    cv_.notify_all();
+  }
+}
+
+JobInspection JobInspector::finish() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  return result_;
+}
+
+void JobInspector::loop() {
+  // A background look must not take CPU from the job: this thread runs niced (Linux applies
+  // setpriority to the calling thread when given its tid).
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  const auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(cfg_.fallback_s));
+  bool by_step = false;
+  {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_.wait_until(lk, deadline, [&] { return stop_ || max_step_.load() >= cfg_.trigger_step; });
+    if (max_step_.load() >= cfg_.trigger_step) {
+      by_step = true;
+    } else if (stop_) {
+      result_.skipped = fmt::format("the job ended before step {} (and within {:.0f} s): not inspected",
+                                    cfg_.trigger_step, cfg_.fallback_s);
+      return;
+    }
+  }
+  JobInspection j;
+  j.trigger = by_step ? fmt::format("step {}", cfg_.trigger_step)
+                      : fmt::format("after {:.0f} s without {} steps", cfg_.fallback_s, cfg_.trigger_step);
+  j.at_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::vector<JobProcess> procs;
+  try {
+    procs = training_processes(records_ ? records_() : Records{}, root_);
+  } catch (const std::exception&) {
+    procs = training_processes(Records{}, root_);
+  }
+  read_runtimes(j, procs);
+  std::vector<int> pids;
+  for (const auto& p : j.processes)
+    if (alive(p.pid)) pids.push_back(p.pid);
+  if (!pids.empty()) {
+    int budget = cfg_.cpu_budget;
+    if (budget <= 0) budget = static_cast<int>(std::ceil(sample::read_cpu_budget(root_).budget_cores - 1e-9));
+    // The measure ends early by itself once every process has exited.
+    j.oversubscription = sample::measure_oversubscription(pids, cfg_.window_s, budget);
+  }
+  std::lock_guard<std::mutex> lk(mu_);
+  result_ = std::move(j);
+}
+
+void fill_evidence(const JobInspection& j, diagnose::SamplesEvidence& s) {
+  if (!j.cpu_vendor.empty()) s.cpu_vendor = j.cpu_vendor;
+  s.blas_libs = j.blas_libs;
+  s.openmp_libs = j.openmp_libs;
+  if (!j.oversubscription || j.oversubscription->processes == 0) return;
+  const auto& o = *j.oversubscription;
+  s.threads_measured = true;
+  s.threads_window_s = o.window_s;
+  s.threads_samples = o.samples;
+  s.runnable_threads_mean = o.runnable_threads;
+  s.thread_budget_cores = o.cpu_budget;
+  s.threads_oversubscribed = o.oversubscribed;
+  s.threads_summary = o.summary;
+  s.thread_loads.clear();
+  for (const auto& l : o.per_process) {
+    diagnose::SamplesEvidence::ThreadLoad t;
+    t.pid = l.pid;
+    t.threads = l.threads;
+    t.runnable = l.runnable_threads;
+    t.cpu_cores = l.cpu_cores;
+    t.nonvoluntary_per_s = l.nonvoluntary_per_s;
+    t.omp_num_threads = l.omp_num_threads;
+    for (const auto& p : j.processes)
+      if (p.pid == l.pid) t.rank = p.rank;
+    s.thread_loads.push_back(t);
+  }
+}
+
+namespace {
+
+// Achieved model FLOP/s from the agent's FLOPs per step and median step time; -1 unknown.
+double achieved_flops(const diagnose::AgentEvidence* a) {
+  if (!a || a->model_flops_per_step <= 0 || a->step_ms <= 0) return -1;
+  return a->model_flops_per_step / (a->step_ms / 1e3);
+}
+
+}  // namespace
+
+std::string host_section_json(const JobInspection& j, const diagnose::AgentEvidence* agent) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("inspected", j.inspected);
+  w.field("trigger", j.trigger);
+  w.field("at_s", j.at_s);
+  w.field("skipped", j.skipped);
+  w.field("cpu_vendor", j.cpu_vendor);
+  w.key("blas_libs").begin_array();
+  for (const auto& l : j.blas_libs) w.value(l);
+  w.end_array();
+  w.key("openmp_libs").begin_array();
+  for (const auto& l : j.openmp_libs) w.value(l);
+  w.end_array();
+  w.key("processes").begin_array();
+  for (const auto& p : j.processes) {
+    w.begin_object().field("pid", p.pid).field("rank", p.rank).field("steps", p.steps).field("maps_readable", p.readable);
+    w.key("runtimes").begin_array();
+    for (const auto& r : p.runtimes) w.begin_object().field("kind", r.kind).field("vendor", r.vendor).field("path", r.path).end_object();
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.key("oversubscription");
+  if (j.oversubscription) {
+    const auto& o = *j.oversubscription;
+    w.begin_object();
+    w.field("window_s", o.window_s).field("samples", o.samples).field("cpu_budget", o.cpu_budget);
+    w.field("processes", o.processes).field("threads_total", o.threads_total);
+    w.field("runnable_threads_mean", o.runnable_threads).field("cpu_cores_used", o.cpu_cores_used);
+    w.key("runqueue_wait_cores");
+    if (o.runqueue_wait_cores >= 0) w.value(o.runqueue_wait_cores); else w.null();
+    w.field("oversubscribed", o.oversubscribed).field("summary", o.summary);
+    w.key("per_process").begin_array();
+    for (const auto& l : o.per_process) {
+      int rank = -1;
+      for (const auto& p : j.processes)
+        if (p.pid == l.pid) rank = p.rank;
+      w.begin_object().field("pid", l.pid).field("rank", rank).field("comm", l.comm).field("threads", l.threads);
+      w.field("runnable_threads", l.runnable_threads).field("cpu_cores", l.cpu_cores);
+      w.field("nonvoluntary_switches_per_s", l.nonvoluntary_per_s);
+      w.key("omp_num_threads");
+      if (l.omp_num_threads.empty()) w.null(); else w.value(l.omp_num_threads);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  } else {
+    w.null();
+  }
+  // The model's FLOPs (the agent's estimate) and what the job achieved with them.
+  w.key("model_flops_per_step");
+  if (agent && agent->model_flops_per_step > 0) w.value(agent->model_flops_per_step); else w.null();
+  w.key("achieved_flops_per_s");
+  if (double f = achieved_flops(agent); f > 0) w.value(f); else w.null();
+  w.end_object();
+  return w.take();
+}
+
+std::string host_text(const JobInspection& j, const diagnose::AgentEvidence* agent) {
+  std::string o;
+  if (j.inspected) {
+    auto names = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const auto& x : v) s += (s.empty() ? "" : ", ") + basename_of(x);
+      return s.empty() ? std::string("none mapped") : s;
+    };
+    std::string blas;
+    for (const auto& p : j.processes)
+      for (const auto& r : p.runtimes)
+        if (r.kind == "blas" && blas.find(r.vendor) == std::string::npos) blas += (blas.empty() ? "" : ", ") + r.vendor;
+    o += fmt::format("  host (at {}): CPU {}, BLAS {}{}, OpenMP {}\n", j.trigger,
+                     j.cpu_vendor.empty() ? "unknown" : j.cpu_vendor, names(j.blas_libs),
+                     blas.empty() ? "" : " (" + blas + ")", names(j.openmp_libs));
+  } else if (!j.skipped.empty()) {
+    o += "  host: " + j.skipped + "\n";
+  }
+  if (j.oversubscription && j.oversubscription->processes > 0) {
+    const auto& ov = *j.oversubscription;
+    o += fmt::format("  threads (live, {:.1f} s): {}\n", ov.window_s, ov.summary);
+    for (const auto& l : ov.per_process) {
+      int rank = -1;
+      for (const auto& p : j.processes)
+        if (p.pid == l.pid) rank = p.rank;
+      o += fmt::format("    pid {}{}: {} threads, {:.1f} runnable, {:.2f} cores, OMP_NUM_THREADS={}\n", l.pid,
+                       rank >= 0 ? fmt::format(" (rank {})", rank) : std::string(), l.threads, l.runnable_threads,
+                       l.cpu_cores, l.omp_num_threads.empty() ? "unset" : l.omp_num_threads);
+    }
+  }
+  if (agent && agent->model_flops_per_step > 0) {
+    double f = achieved_flops(agent);
+    o += fmt::format("  model FLOPs per step: {:.3g} GFLOP (agent estimate){}\n", agent->model_flops_per_step / 1e9,
+                     f > 0 ? fmt::format(", achieved {:.3g} GFLOP/s", f / 1e9) : std::string());
+  }
+  return o;
+}
+
+}  // namespace ts::run
