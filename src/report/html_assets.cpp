@@ -47,6 +47,10 @@ td.mono{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:12px;wor
 .legend{display:flex;flex-wrap:wrap;gap:12px;font-size:12px;color:var(--muted);margin-top:4px}
 .legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:-1px}
 .empty{color:var(--muted);font-style:italic;padding:24px 0;text-align:center}
+[data-tabs]{display:flex;flex-wrap:wrap;gap:4px;margin:8px 0 12px}
+[data-tab]{font:inherit;font-size:13px;border:1px solid var(--line);background:var(--card);border-radius:6px;padding:4px 12px;cursor:pointer}
+[data-tab][aria-selected=true]{background:var(--accent);border-color:var(--accent);color:#fff}
+.panel h3.path{font:12px ui-monospace,"DejaVu Sans Mono",monospace;color:var(--muted);text-transform:none;letter-spacing:0;margin:0 0 10px}
 footer{color:var(--muted);font-size:12px;text-align:center;margin-top:32px}
 )CSS";
 
@@ -73,9 +77,17 @@ function axes(s,x0,y0,w,h,max,fmt,ticks){ticks=ticks||4;for(var i=0;i<=ticks;i++
 function legend(div,items){var l=document.createElement('div');l.className='legend';items.forEach(function(it){var s=document.createElement('span');var i=document.createElement('i');i.style.background=it[1];s.appendChild(i);s.appendChild(document.createTextNode(it[0]));l.appendChild(s);});div.appendChild(l);}
 function empty(div,text){var p=document.createElement('div');p.className='empty';p.textContent=text;div.appendChild(p);}
 function done(div,s){div.appendChild(s);div.setAttribute('data-rendered','1');rendered++;}
-var T=(R.traces&&R.traces.length)?R.traces[0]:null;
+// Each chart div names its trace (data-trace="i"): a report of several traces draws every trace's charts.
+function traceOf(div){var i=div.getAttribute('data-trace');return (i!==null&&R.traces&&R.traces[+i])||null;}
+// The agent's memory per step: the run section's step table (CUDA allocated, or RSS without CUDA).
+function agentMemory(){
+  var A=R.run&&R.run.agent,tb=A&&A.step_table;if(!tb||!tb.rows||!tb.rows.length)return null;
+  var rss=A.summary&&A.summary.mem_source==='rss',col=tb.columns.indexOf(rss?'rss':'mem_allocated');if(col<0)return null;
+  var v=tb.rows.map(function(r){return r[col];}).filter(function(x){return typeof x==='number'&&x>=0;});
+  return v.length?{vals:v,label:(rss?'RSS':'allocated')+' per step (agent)'}:null;
+}
 
-function stepBars(div){
+function stepBars(div,T){
   var steps=T?T.steps.items:[];
   if(!steps.length){empty(div,'No steps in the trace.');return;}
   var W=900,H=240,x0=58,y0=12,w=W-x0-12,h=H-y0-34,s=svg(W,H);
@@ -92,7 +104,7 @@ function stepBars(div){
   done(div,s);legend(div,CLS.filter(function(c){return T.step_breakdown_ms[c]>0;}).map(function(c){return [LABEL[c]+' '+T.step_breakdown_pct[c].toFixed(1)+'%',COLOR[c]];}));
 }
 
-function breakdownBar(div){
+function breakdownBar(div,T){
   if(!T||!(T.steps.total_ms>0)){empty(div,'No step time.');return;}
   var W=900,H=46,s=svg(W,H),x=0;
   CLS.forEach(function(c){var p=T.step_breakdown_pct[c]||0;if(p<=0)return;var ww=W*p/100;
@@ -101,8 +113,9 @@ function breakdownBar(div){
   done(div,s);
 }
 
-function utilChart(div){
-  var S=R.samples,series=S&&S.series&&S.series.t_s&&S.series.t_s.length>1?S.series:null;
+function utilChart(div,T){
+  // data-source="trace": the trace's own GPU busy per step even when samples exist (one per rank).
+  var S=R.samples,series=div.getAttribute('data-source')!=='trace'&&S&&S.series&&S.series.t_s&&S.series.t_s.length>1?S.series:null;
   var W=900,H=250,x0=44,y0=10,w=W-x0-14,h=H-y0-36,s=svg(W,H),tmax,lines=[],bounds=[],xlabel;
   if(series){
     tmax=series.t_s[series.t_s.length-1]-series.t_s[0];
@@ -126,10 +139,10 @@ function utilChart(div){
   done(div,s);legend(div,lines.map(function(L){return [L[0],L[1]];}).concat(bounds.length?[['step boundary','#9aa5b1']]:[]));
 }
 
-function memoryChart(div){
-  var vals=[],label;
+function memoryChart(div,T){
+  var vals=[],label,am;
   if(T&&T.memory.present&&T.memory.allocated_at_step_end_bytes.length){vals=T.memory.allocated_at_step_end_bytes;label='allocated at step end';}
-  else if(R.agent&&R.agent.mem_allocated_per_step&&R.agent.mem_allocated_per_step.length){vals=R.agent.mem_allocated_per_step;label='allocated per step (agent)';}
+  else if((am=agentMemory())){vals=am.vals;label=am.label;}
   if(!vals.length){empty(div,'No memory events (record with profile_memory=True).');return;}
   var lo=Math.min.apply(null,vals),hi=Math.max.apply(null,vals);
   if(lo===0&&hi===0){empty(div,'Allocated memory at step ends did not change (or the trace has only relative totals).');return;}
@@ -146,7 +159,7 @@ function memoryChart(div){
   done(div,s);
 }
 
-function kernelChart(div){
+function kernelChart(div,T){
   var top=T?T.kernels.top:[];
   if(!top.length){empty(div,'No GPU kernels.');return;}
   var rows=top.slice(0,10),W=900,rh=24,H=rows.length*rh+10,lab=430,s=svg(W,H),bw=W-lab-110;
@@ -173,7 +186,14 @@ function rankChart(div){
 }
 
 var fns={'step-bars':stepBars,'breakdown':breakdownBar,'util':utilChart,'memory':memoryChart,'kernels':kernelChart,'ranks':rankChart};
-Array.prototype.forEach.call(document.querySelectorAll('[data-chart]'),function(div){fns[div.getAttribute('data-chart')](div);});
+Array.prototype.forEach.call(document.querySelectorAll('[data-chart]'),function(div){fns[div.getAttribute('data-chart')](div,traceOf(div));});
+// Tabs of a several-trace report: every panel is drawn up front; a tab only shows its panel.
+// The address's #trace-N opens that trace, so a link can point at one rank.
+var tabs=document.querySelectorAll('[data-tab]');
+function show(n){Array.prototype.forEach.call(tabs,function(b){var on=b.getAttribute('data-tab')===String(n);b.setAttribute('aria-selected',on?'true':'false');
+  document.getElementById('trace-'+b.getAttribute('data-tab')).hidden=!on;});}
+Array.prototype.forEach.call(tabs,function(b){b.addEventListener('click',function(){show(b.getAttribute('data-tab'));history.replaceState(null,'','#trace-'+b.getAttribute('data-tab'));});});
+if(tabs.length){var m=/^#trace-(\d+)$/.exec(location.hash);show(m&&document.getElementById('trace-'+m[1])?m[1]:0);}
 document.documentElement.setAttribute('data-charts-rendered',String(rendered));
 })();
 )JS";

@@ -65,8 +65,31 @@ void findings_html(std::string& h, const diagnose::Diagnosis& d) {
   }
 }
 
-void chart(std::string& h, const char* id, const std::string& title, bool wide) {
-  h += fmt::format("<div class=\"card chart{}\"><h3>{}</h3><div data-chart=\"{}\"></div></div>\n", wide ? " wide" : "", esc(title), id);
+// One chart card. trace: the index in R.traces the chart draws (-1: none, a whole-job chart);
+// source "trace": the utilisation chart uses that trace's GPU busy per step even when samples exist.
+void chart(std::string& h, const char* id, const std::string& title, bool wide, int trace = -1, const char* source = nullptr) {
+  std::string attrs = trace >= 0 ? fmt::format(" data-trace=\"{}\"", trace) : "";
+  if (source) attrs += fmt::format(" data-source=\"{}\"", source);
+  h += fmt::format("<div class=\"card chart{}\"><h3>{}</h3><div data-chart=\"{}\"{}></div></div>\n", wide ? " wide" : "", esc(title), id, attrs);
+}
+
+std::string base_name(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// A tab's label: the rank as the per-rank table numbers it (the trace's own, else its position)
+// and the file name, shortened (the tab's tooltip and the panel's heading have the full path).
+std::string trace_label(const analysis::TraceAnalysis& t, size_t i, const std::vector<RankLine>& ranks) {
+  int rank = t.parallel.rank;
+  bool straggler = false;
+  for (const auto& r : ranks)
+    if (r.path == t.path) rank = r.rank, straggler = r.straggler;
+  std::string name = base_name(t.path);
+  if (name.size() > 36) name = name.substr(0, 33) + "...";
+  std::string label = rank >= 0 ? fmt::format("rank {} · {}", rank, name) : name;
+  if (name.empty()) label = fmt::format("trace {}", i + 1);
+  return straggler ? label + " (straggler)" : label;
 }
 
 void tables_html(std::string& h, const analysis::TraceAnalysis& t) {
@@ -139,7 +162,7 @@ std::string render_html(const ReportInput& in) {
   h += "<title>trainscope report</title>\n<script>" + std::string(kHtmlErrorHook) + "</script>\n";
   h += "<style>" + std::string(kHtmlCss) + "</style>\n</head>\n<body>\n";
   std::string sub = fmt::format("trainscope {} · {} trace{}", in.command, in.traces.size(), in.traces.size() == 1 ? "" : "s");
-  if (!in.traces.empty()) {
+  if (in.traces.size() == 1) {
     sub += " · " + in.traces[0].path;
     if (!in.traces[0].device_name.empty()) sub += " · " + in.traces[0].device_name;
   }
@@ -152,13 +175,19 @@ std::string render_html(const ReportInput& in) {
                    d.scenario_reason.empty() ? "" : " — " + esc(d.scenario_reason));
 
   h += "<div class=\"grid\">\n";
-  if (!in.traces.empty()) chart(h, "breakdown", "Where the step time goes", true);
   bool has_series = in.samples && in.samples->series.t_s.size() > 1;
-  if (has_series || !in.traces.empty())
-    chart(h, "util", has_series ? "GPU and CPU utilisation over time" : "GPU busy per step over time (from the trace)", true);
-  if (!in.traces.empty()) chart(h, "step-bars", "Time per step, by class", true);
-  chart(h, "memory", "Memory per step", true);
-  if (!in.traces.empty()) chart(h, "kernels", "Top kernels by GPU time", true);
+  bool several = in.traces.size() > 1;
+  if (!several) {
+    int t0 = in.traces.empty() ? -1 : 0;
+    if (t0 == 0) chart(h, "breakdown", "Where the step time goes", true, 0);
+    if (has_series || t0 == 0)
+      chart(h, "util", has_series ? "GPU and CPU utilisation over time" : "GPU busy per step over time (from the trace)", true, t0);
+    if (t0 == 0) chart(h, "step-bars", "Time per step, by class", true, 0);
+    chart(h, "memory", "Memory per step", true, t0);
+    if (t0 == 0) chart(h, "kernels", "Top kernels by GPU time", true, 0);
+  } else if (has_series) {
+    chart(h, "util", "GPU and CPU utilisation over time", true);  // the whole job; each trace has its own below
+  }
   if (in.ranks.size() > 1) chart(h, "ranks", "Median step time per rank", true);
   h += "</div>\n";
 
@@ -174,9 +203,33 @@ std::string render_html(const ReportInput& in) {
                        ts::human_ns(r.comm_ms_per_step * 1e6), r.idle_pct, ts::human_ns(r.wait_ms_per_step * 1e6), esc(r.path));
     h += "</table></div>\n";
   }
-  for (const auto& t : in.traces) {
-    h += "<h2>Evidence: " + esc(t.path) + "</h2>\n";
-    tables_html(h, t);
+  if (!several) {
+    for (const auto& t : in.traces) {
+      h += "<h2>Evidence: " + esc(t.path) + "</h2>\n";
+      tables_html(h, t);
+    }
+  } else {
+    // Every trace gets its own charts and tables: one panel per trace behind a row of tabs
+    // (without the script the panels simply stack).
+    h += fmt::format("<h2>Per trace ({})</h2>\n<div data-tabs role=\"tablist\">", in.traces.size());
+    for (size_t i = 0; i < in.traces.size(); ++i)
+      h += fmt::format("<button type=\"button\" role=\"tab\" data-tab=\"{}\" title=\"{}\">{}</button>", i, esc(in.traces[i].path),
+                       esc(trace_label(in.traces[i], i, in.ranks)));
+    h += "</div>\n";
+    for (size_t i = 0; i < in.traces.size(); ++i) {
+      const auto& t = in.traces[i];
+      int ti = static_cast<int>(i);
+      h += fmt::format("<section class=\"panel\" id=\"trace-{}\" role=\"tabpanel\">\n<h3 class=\"path\">{}{}</h3>\n<div class=\"grid\">\n", i,
+                       esc(t.path), t.device_name.empty() ? "" : " · " + esc(t.device_name));
+      chart(h, "breakdown", "Where the step time goes", true, ti);
+      chart(h, "util", "GPU busy per step over time (from the trace)", true, ti, "trace");
+      chart(h, "step-bars", "Time per step, by class", true, ti);
+      chart(h, "memory", "Memory per step", true, ti);
+      chart(h, "kernels", "Top kernels by GPU time", true, ti);
+      h += "</div>\n";
+      tables_html(h, t);
+      h += "</section>\n";
+    }
   }
   h += "<footer>Generated by trainscope 0.1.0 · self-contained: no network needed</footer>\n</main>\n";
   h += "<script type=\"application/json\" id=\"ts-data\">" + script_safe(render_json(in, false)) + "</script>\n";

@@ -269,24 +269,6 @@ void samples_obj(JsonWriter& w, const diagnose::SamplesEvidence& s) {
   w.end_object();
 }
 
-void agent_obj(JsonWriter& w, const diagnose::AgentEvidence& a) {
-  w.begin_object();
-  w.field("torch_version", a.torch_version);
-  w.field("cuda_available", a.cuda_available);
-  w.field("device_name", a.device_name);
-  w.field("steps", a.steps);
-  w.field("step_ms", a.step_ms);
-  w.field("data_wait_ms", a.data_wait_ms);
-  w.field("data_wait_pct", a.data_wait_pct);
-  w.field("h2d_ms", a.h2d_ms);
-  w.field("compute_ms", a.compute_ms);
-  w.field("gpu_ms", a.gpu_ms);
-  w.field("optimizer_ms", a.optimizer_ms);
-  w.field("io_ms", a.io_ms);
-  w.array("mem_allocated_per_step", a.mem_allocated_per_step);
-  w.end_object();
-}
-
 }  // namespace
 
 std::string render_json(const ReportInput& in, bool pretty) {
@@ -318,18 +300,30 @@ std::string render_json(const ReportInput& in, bool pretty) {
         .field("comm_ms_per_step", r.comm_ms_per_step)
         .field("idle_pct", r.idle_pct)
         .field("wait_ms_per_step", r.wait_ms_per_step)
-        .field("straggler", r.straggler)
-        .end_object();
+        .field("straggler", r.straggler);
+    // The run layer's per-rank columns (null when the table came from traces alone).
+    auto num_or_null = [&w](const char* k, double v, bool known) {
+      w.key(k);
+      if (known) w.value(v); else w.null();
+    };
+    w.key("local_rank");
+    if (r.local_rank >= 0) w.value(r.local_rank); else w.null();
+    w.key("pid");
+    if (r.pid > 0) w.value(r.pid); else w.null();
+    w.field("step_ms", r.median_step_ms);
+    num_or_null("data_wait_ms", r.data_wait_ms, r.data_wait_ms >= 0);
+    num_or_null("backward_ms", r.backward_ms, r.backward_ms >= 0);
+    num_or_null("busy_ms", r.busy_ms, r.busy_ms >= 0);
+    w.field("wait_ms", r.wait_ms_per_step);
+    w.end_object();
   }
   w.end_array();
   if (in.samples) {
     w.key("samples");
     samples_obj(w, *in.samples);
   }
-  if (in.agent) {
-    w.key("agent");
-    agent_obj(w, *in.agent);
-  }
+  // The agent's numbers are not repeated here: the run layer's `run.agent` section carries them
+  // all (settings, medians, the per-step table), so a reader has one place to look.
   for (const auto& [k, raw] : in.extra_sections) w.key(k).raw(raw);
   w.end_object();
   std::string out = w.take();

@@ -14,6 +14,7 @@
 #include "diagnose/diagnose.h"
 #include "diagnose/evidence_fixtures.h"
 #include "report/report.h"
+#include "util/json_writer.h"
 
 namespace fs = std::filesystem;
 using namespace ts;
@@ -84,12 +85,12 @@ class ChromiumTest : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_, ec);
   }
   // Runs chromium headless on the report with a fresh profile; returns its exit status.
-  int chromium(const std::string& args, const std::string& out, const std::string& err) {
+  int chromium(const std::string& args, const std::string& out, const std::string& err, const std::string& fragment = "") {
     std::string cmd = fmt::format(
         "timeout 120 {} --headless --no-sandbox --disable-gpu --disable-background-networking "
         "--disable-component-update --disable-sync --no-first-run --disable-dev-shm-usage "
-        "--user-data-dir={} --enable-logging=stderr --v=0 {} file://{} > {} 2> {}",
-        kChromium, (dir_ / fmt::format("profile{}", runs_++)).string(), args, html_.string(), out, err);
+        "--user-data-dir={} --enable-logging=stderr --v=0 {} file://{}{} > {} 2> {}",
+        kChromium, (dir_ / fmt::format("profile{}", runs_++)).string(), args, html_.string(), fragment, out, err);
     return std::system(cmd.c_str());
   }
   fs::path dir_, html_;
@@ -153,6 +154,15 @@ TEST_F(ChromiumTest, RunReportWithoutTrace) {
   for (int i = 0; i < 30; ++i) a.mem_allocated_per_step.push_back(1e9 + 4e6 * i);
   in.agent = a;
   in.command = "run";
+  // The memory chart reads the agent's per-step table from the run layer's `run.agent` section
+  // (the report has no second copy of the agent's numbers).
+  JsonWriter w(false);
+  w.begin_object().key("agent").begin_object();
+  w.key("summary").begin_object().field("mem_source", "cuda").end_object();
+  w.key("step_table").begin_object().array("columns", {"step", "mem_allocated", "rss"}).key("rows").begin_array();
+  for (int i = 0; i < 30; ++i) w.begin_array().value(i).value(1e9 + 4e6 * i).value(3e9).end_array();
+  w.end_array().end_object().end_object().end_object();
+  in.extra_sections.emplace_back("run", w.take());
   report::write_file(html_.string(), report::render_html(in));
   std::string dom = (dir_ / "dom.html").string(), log = (dir_ / "log.txt").string();
   ASSERT_EQ(chromium("--virtual-time-budget=5000 --dump-dom", dom, log), 0) << slurp(log);
@@ -163,4 +173,48 @@ TEST_F(ChromiumTest, RunReportWithoutTrace) {
   EXPECT_EQ(html_tag.find("data-js-error"), std::string::npos) << html_tag;
   EXPECT_NE(html_tag.find("data-charts-rendered=\"2\""), std::string::npos) << html_tag;
   EXPECT_EQ(count(d, "<svg viewBox"), 2u);
+  // The memory chart drew the 30 agent steps (one dot each), not the "no memory" message.
+  EXPECT_NE(d.find("allocated per step (agent)"), std::string::npos);
+  EXPECT_EQ(count(d, "<circle"), 30u);
+}
+
+// `trainscope analyze A B --html`: two real traces (TensorBoard's ResNet-50, 0 and 4 workers).
+// Every trace gets its own panel with its five charts; the address's #trace-1 opens the second.
+TEST_F(ChromiumTest, TwoTraceReportChartsEveryTrace) {
+  const std::string data = TS_TEST_DATA;
+  std::string a = data + "/tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz";
+  std::string b = data + "/tb_resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz";
+  std::string cmd = fmt::format("{} -q analyze {} {} --html {} > {} 2>&1", TS_CLI, a, b, html_.string(), (dir_ / "cli.txt").string());
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "cli.txt");
+  std::string dom = (dir_ / "dom.html").string(), log = (dir_ / "log.txt").string();
+  ASSERT_EQ(chromium("--virtual-time-budget=5000 --dump-dom", dom, log, "#trace-1"), 0) << slurp(log);
+  std::string d = slurp(dom);
+  size_t open = d.find("<html"), close = d.find('>', open);
+  ASSERT_NE(open, std::string::npos) << slurp(log);
+  std::string html_tag = d.substr(open, close - open + 1);
+  EXPECT_EQ(html_tag.find("data-js-error"), std::string::npos) << html_tag;
+  // 2 traces x (breakdown, GPU busy per step, step bars, memory, kernels) + the per-rank chart,
+  // less one: the 0-worker trace's allocated memory is 0 at every step end (relative totals), so
+  // its memory chart says so instead of drawing; the 4-worker one has a 19 MB blip at step 1.
+  EXPECT_NE(html_tag.find("data-charts-rendered=\"10\""), std::string::npos) << html_tag;
+  std::string l = slurp(log);
+  EXPECT_EQ(l.find("Uncaught"), std::string::npos) << l;
+  EXPECT_EQ(l.find(":ERROR:CONSOLE"), std::string::npos) << l;
+  // Each panel holds its own drawn charts (cut the DOM at the panels' starts).
+  size_t p0 = d.find("id=\"trace-0\""), p1 = d.find("id=\"trace-1\"");
+  ASSERT_NE(p0, std::string::npos);
+  ASSERT_NE(p1, std::string::npos);
+  ASSERT_LT(p0, p1);
+  std::string panel0 = d.substr(p0, p1 - p0), panel1 = d.substr(p1);
+  EXPECT_EQ(count(panel0, "<svg viewBox"), 4u);
+  EXPECT_EQ(count(panel1, "<svg viewBox"), 5u);
+  EXPECT_NE(panel0.find("did not change"), std::string::npos);
+  // Different traces, different bars: the starved run's DataLoader class shows in its own panel.
+  EXPECT_NE(panel0.find("DataLoader"), std::string::npos);
+  // #trace-1 selected the second tab: the first panel is hidden, the second is not.
+  std::string tag0 = d.substr(d.rfind('<', p0), d.find('>', p0) - d.rfind('<', p0));
+  std::string tag1 = d.substr(d.rfind('<', p1), d.find('>', p1) - d.rfind('<', p1));
+  EXPECT_NE(tag0.find("hidden"), std::string::npos) << tag0;
+  EXPECT_EQ(tag1.find("hidden"), std::string::npos) << tag1;
+  EXPECT_NE(d.find("data-tab=\"1\" title=\"" + b + "\" aria-selected=\"true\""), std::string::npos);
 }

@@ -69,6 +69,23 @@ TEST(JsonReport, ExtraSectionsAndCompactForm) {
   EXPECT_EQ(std::string_view(doc["run"]["command"].at(1)), "train.py");
 }
 
+// The agent's numbers live in one place, the run layer's `run.agent`: the report layer does not
+// write a second, poorer copy at the top level even when it has the agent's evidence.
+TEST(JsonReport, AgentEvidenceIsNotDuplicatedAtTopLevel) {
+  auto in = starved_input();
+  diagnose::AgentEvidence a;
+  a.steps = 30;
+  a.step_ms = 123.5;
+  in.agent = a;
+  in.extra_sections.push_back({"run", R"({"agent":{"summary":{"step_ms":123.5}}})"});
+  std::string json = report::render_json(in, false);
+  simdjson::dom::parser p;
+  simdjson::dom::element doc = p.parse(json);
+  EXPECT_EQ(doc["agent"].error(), simdjson::NO_SUCH_FIELD);
+  EXPECT_DOUBLE_EQ(double(doc["run"]["agent"]["summary"]["step_ms"]), 123.5);
+  EXPECT_EQ(json.find("\"agent\""), json.rfind("\"agent\""));  // the key occurs once
+}
+
 TEST(TerminalReport, VerdictFirstPlainAndWidth) {
   auto in = starved_input();
   report::TerminalStyle st{false, 72};
