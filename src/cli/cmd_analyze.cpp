@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "diagnose/diagnose.h"
 #include "report/report.h"
+#include "run/rank_summary.h"
 #include "trace/reader.h"
 #include "util/error.h"
 
@@ -129,11 +130,16 @@ void register_analyze(CLI::App& app) {
     analysis::MultiTraceAnalysis m = analyse_all(o->paths, opt, o->threads, progress);
     progress.finish(fmt::format("analyze: {} trace{} analysed", m.traces.size(), m.traces.size() == 1 ? "" : "s"));
 
+    // Ranks side by side (busy vs waiting in collectives): the straggler-rank finding goes with
+    // the straggler's own trace.
+    std::optional<diagnose::RanksEvidence> ranks_ev = run::ranks_from_traces(m);
     std::vector<diagnose::Diagnosis> parts;
     std::vector<std::string> labels;
     for (size_t i = 0; i < m.traces.size(); ++i) {
       diagnose::Evidence ev;
       ev.trace = m.traces[i];
+      if (ranks_ev && ranks_ev->straggler_rank >= 0 && ranks_ev->straggler_rank == (m.traces[i].parallel.rank >= 0 ? m.traces[i].parallel.rank : int(i)))
+        ev.ranks = ranks_ev;
       parts.push_back(diagnose::diagnose(ev));
       int rank = m.traces[i].parallel.rank >= 0 ? m.traces[i].parallel.rank : int(i);
       labels.push_back(fmt::format("rank {}", rank));
@@ -147,6 +153,15 @@ void register_analyze(CLI::App& app) {
       for (const auto& r : m.ranks)
         in.ranks.push_back({r.path, r.rank, r.steps, r.median_step_ns / 1e6, r.comm_ns_per_step / 1e6, r.idle_pct,
                             r.wait_ns_per_step / 1e6, r.straggler});
+    if (ranks_ev)
+      for (auto& line : in.ranks)
+        for (const auto& x : ranks_ev->ranks)
+          if (x.rank == line.rank) {
+            line.data_wait_ms = x.data_wait_ms;
+            line.busy_ms = x.busy_ms;
+            line.wait_ms_per_step = x.wait_ms;  // the same definitions as the straggler-rank finding
+            line.straggler = x.straggler;
+          }
 
     if (!o->md.empty()) report::write_file(o->md, report::render_markdown(in));
     if (!o->html.empty()) report::write_file(o->html, report::render_html(in));

@@ -22,6 +22,10 @@ struct RankLine {
   int64_t steps = 0;
   double median_step_ms = 0, comm_ms_per_step = 0, idle_pct = 0, wait_ms_per_step = 0;
   bool straggler = false;
+  // From the run layer's per-rank agent records / RanksEvidence (-1 / 0: unknown).
+  int local_rank = -1;
+  int64_t pid = 0;
+  double data_wait_ms = -1, backward_ms = -1, busy_ms = -1;
 };
 
 struct ReportInput {

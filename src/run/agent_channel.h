@@ -21,8 +21,9 @@ class AgentChannel {
   AgentChannel& operator=(const AgentChannel&) = delete;
 
   const std::string& path() const { return path_; }
-  // Starts the reader thread; `on_step` (optional) runs on it for each step record.
-  void start(std::function<void(const StepRecord&)> on_step = {});
+  // Starts the reader thread; `on_step` / `on_text` (optional) run on it for each step / text record.
+  void start(std::function<void(const StepRecord&)> on_step = {},
+             std::function<void(const TextRecord&)> on_text = {});
   // Reads what is left, stops the thread and removes the FIFO.
   void stop();
   // A copy of everything received so far.
@@ -39,6 +40,7 @@ class AgentChannel {
   Records records_;
   RecordDecoder decoder_{records_};
   std::function<void(const StepRecord&)> on_step_;
+  std::function<void(const TextRecord&)> on_text_;
 };
 
 }  // namespace ts::run

@@ -26,19 +26,20 @@ std::string live_dir() {
 }
 
 LiveStatusWriter::LiveStatusWriter(std::string dir, pid_t child, std::string command, double started_unix)
-    : dir_(std::move(dir)), command_(std::move(command)), child_(child), started_unix_(started_unix),
-      buckets_(std::size(kBounds), 0) {
+    : dir_(std::move(dir)), command_(std::move(command)), child_(child), started_unix_(started_unix) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   ::chmod(dir_.c_str(), 0700);
   path_ = fmt::format("{}/{}.json", dir_, getpid());
-  tmp_ = fmt::format("{}/.{}.json.tmp", dir_, getpid());
 }
 
 LiveStatusWriter::~LiveStatusWriter() {
   std::error_code ec;
-  fs::remove(path_, ec);
-  fs::remove(tmp_, ec);
+  for (const auto& p : written_) {
+    fs::remove(p, ec);
+    fs::path tmp = fs::path(p).parent_path() / ("." + fs::path(p).filename().string() + ".tmp");
+    fs::remove(tmp, ec);
+  }
 }
 
 void LiveStatusWriter::set_run_id(const std::string& id) {
@@ -46,53 +47,71 @@ void LiveStatusWriter::set_run_id(const std::string& id) {
   run_id_ = id;
 }
 
-void LiveStatusWriter::on_step(const StepRecord& s) {
+void LiveStatusWriter::on_text(const TextRecord& t) {
+  if (t.kind != "hello" || t.get("rank").empty()) return;
+  Identity id;
+  id.rank = static_cast<int>(t.get_int("rank", -1));
+  id.world_size = static_cast<int>(t.get_int("world_size", -1));
+  id.local_rank = static_cast<int>(t.get_int("local_rank", -1));
+  if (id.rank < 0 || id.world_size <= 1) return;
   std::lock_guard lk(mu_);
-  if (main_pid_ == 0) main_pid_ = s.pid;
-  if (s.pid != main_pid_) return;
-  double dur = s.dur_ns / 1e9, wait = s.data_wait_ns / 1e9;
-  ++steps_;
-  samples_ += s.samples;
-  data_wait_s_ += wait;
-  step_sum_s_ += dur;
-  for (size_t i = 0; i < std::size(kBounds); ++i)
-    if (dur <= kBounds[i]) ++buckets_[i];
-  double t = s.t_end_ns / 1e9;
-  recent_.push_back({t, dur, wait, s.samples});
-  while (!recent_.empty() && recent_.front().t_s < t - kWindowS) recent_.pop_front();
+  ranks_[t.pid] = id;
 }
 
-std::string LiveStatusWriter::json(double now_unix) const {
+void LiveStatusWriter::on_step(const StepRecord& s) {
   std::lock_guard lk(mu_);
+  if (first_pid_ == 0) first_pid_ = s.pid;
+  Stream& st = streams_[s.pid];
+  if (st.buckets.empty()) st.buckets.assign(std::size(kBounds), 0);
+  double dur = s.dur_ns / 1e9, wait = s.data_wait_ns / 1e9;
+  ++st.steps;
+  st.samples += s.samples;
+  st.data_wait_s += wait;
+  st.step_sum_s += dur;
+  for (size_t i = 0; i < std::size(kBounds); ++i)
+    if (dur <= kBounds[i]) ++st.buckets[i];
+  double t = s.t_end_ns / 1e9;
+  st.recent.push_back({t, dur, wait, s.samples});
+  while (!st.recent.empty() && st.recent.front().t_s < t - kWindowS) st.recent.pop_front();
+}
+
+std::string LiveStatusWriter::json_locked(pid_t pid, const Stream& st, const Identity* id, double now_unix) const {
   JsonWriter w(false);
   w.begin_object();
   w.field("schema", "trainscope.live/1");
   w.field("pid", static_cast<int64_t>(getpid()));
-  w.field("child_pid", static_cast<int64_t>(child_));
+  // The training process: the rank's own process under torchrun, else the command we started.
+  w.field("child_pid", static_cast<int64_t>(id ? pid : child_));
   if (!run_id_.empty()) w.field("run_id", run_id_);
   w.field("command", command_);
+  if (id) {
+    w.field("rank", id->rank);
+    if (id->local_rank >= 0) w.field("local_rank", id->local_rank);
+    w.field("world_size", id->world_size);
+  }
   // Whole seconds: the JSON writer keeps 6 significant digits, too few for a Unix time.
   w.field("started_unix", static_cast<int64_t>(started_unix_));
   w.field("updated_unix", static_cast<int64_t>(now_unix));
-  w.field("steps_total", steps_);
-  if (samples_ > 0) w.field("samples_total", samples_);
-  w.field("data_wait_seconds_total", data_wait_s_);
+  w.field("steps_total", st.steps);
+  if (st.samples > 0) w.field("samples_total", st.samples);
+  w.field("data_wait_seconds_total", st.data_wait_s);
   w.key("step_time_seconds").begin_object();
   w.key("buckets").begin_array();
-  for (size_t i = 0; i < std::size(kBounds); ++i) w.begin_array().value(kBounds[i]).value(buckets_[i]).end_array();
-  w.begin_array().value("+Inf").value(steps_).end_array();
+  for (size_t i = 0; i < std::size(kBounds); ++i)
+    w.begin_array().value(kBounds[i]).value(i < st.buckets.size() ? st.buckets[i] : int64_t{0}).end_array();
+  w.begin_array().value("+Inf").value(st.steps).end_array();
   w.end_array();
-  w.field("sum", step_sum_s_);
-  w.field("count", steps_);
+  w.field("sum", st.step_sum_s);
+  w.field("count", st.steps);
   w.end_object();
-  if (!recent_.empty()) {
+  if (!st.recent.empty()) {
     double dur = 0, wait = 0;
     int64_t samples = 0;
-    for (const auto& r : recent_) dur += r.dur_s, wait += r.wait_s, samples += r.samples;
+    for (const auto& r : st.recent) dur += r.dur_s, wait += r.wait_s, samples += r.samples;
     w.key("window").begin_object();
     w.field("seconds", kWindowS);
-    w.field("steps", static_cast<int64_t>(recent_.size()));
-    w.field("step_time_mean_s", dur / static_cast<double>(recent_.size()));
+    w.field("steps", static_cast<int64_t>(st.recent.size()));
+    w.field("step_time_mean_s", dur / static_cast<double>(st.recent.size()));
     w.field("data_wait_ratio", dur > 0 ? wait / dur : 0.0);
     if (samples > 0 && dur > 0) w.field("samples_per_second", static_cast<double>(samples) / dur);
     w.end_object();
@@ -101,13 +120,52 @@ std::string LiveStatusWriter::json(double now_unix) const {
   return w.take();
 }
 
+std::vector<std::pair<std::string, std::string>> LiveStatusWriter::files(double now_unix) const {
+  std::lock_guard lk(mu_);
+  std::vector<std::pair<std::string, std::string>> out;
+  // Ranks: one file each (every ranked process that reports steps).
+  for (const auto& [pid, st] : streams_) {
+    auto it = ranks_.find(pid);
+    if (it == ranks_.end()) continue;
+    out.emplace_back(fmt::format("{}/{}-r{}.json", dir_, getpid(), it->second.rank),
+                     json_locked(pid, st, &it->second, now_unix));
+  }
+  if (!out.empty()) return out;
+  // One process (or processes with no rank): the first that reported steps, as before.
+  Stream empty;
+  auto it = streams_.find(first_pid_);
+  out.emplace_back(path_, json_locked(first_pid_, it == streams_.end() ? empty : it->second, nullptr, now_unix));
+  return out;
+}
+
+std::string LiveStatusWriter::json(double now_unix) const {
+  std::lock_guard lk(mu_);
+  Stream empty;
+  auto it = streams_.find(first_pid_);
+  return json_locked(first_pid_, it == streams_.end() ? empty : it->second, nullptr, now_unix);
+}
+
 void LiveStatusWriter::write(double now_unix) {
-  std::string text = json(now_unix);
-  std::FILE* f = std::fopen(tmp_.c_str(), "w");
-  if (!f) return;
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (ok) std::rename(tmp_.c_str(), path_.c_str());
+  bool ranked = false;
+  for (const auto& [path, text] : files(now_unix)) {
+    ranked = ranked || path != path_;
+    fs::path p(path);
+    std::string tmp = (p.parent_path() / ("." + p.filename().string() + ".tmp")).string();
+    {
+      std::lock_guard lk(mu_);
+      written_.insert(path);
+    }
+    std::FILE* f = std::fopen(tmp.c_str(), "w");
+    if (!f) continue;
+    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    ok = std::fclose(f) == 0 && ok;
+    if (ok) std::rename(tmp.c_str(), path.c_str());
+  }
+  // A single-process file written before the ranks said hello is no longer current.
+  if (ranked) {
+    std::error_code ec;
+    fs::remove(path_, ec);
+  }
 }
 
 }  // namespace ts::run

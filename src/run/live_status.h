@@ -1,13 +1,16 @@
 #pragma once
 // The live-status hand-off to `trainscope serve` (docs/PROMETHEUS.md, "trainscope.live/1"):
-// while a run runs, about once a second, one small JSON file with the training process's step
+// while a run runs, about once a second, one small JSON file per training process with its step
 // counters, a step-time histogram and the last 10 s window, replaced atomically (write a dot-tmp
-// file, rename) and removed at the end. Serve ignores it once our pid is gone or it is stale.
-// Only the first process that reports steps is exported (rank files under torchrun: not yet).
+// file, rename) and removed at the end. Serve ignores them once our pid is gone or they are stale.
+// A single process writes <trainscope pid>.json; under torchrun every rank that reports steps
+// writes <trainscope pid>-r<rank>.json (rank, local_rank and world_size from its agent's hello).
 #include <sys/types.h>
 
 #include <deque>
+#include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,30 +24,44 @@ std::string live_dir();
 class LiveStatusWriter {
  public:
   LiveStatusWriter(std::string dir, pid_t child, std::string command, double started_unix);
-  ~LiveStatusWriter();  // removes the file
+  ~LiveStatusWriter();  // removes the files
   LiveStatusWriter(const LiveStatusWriter&) = delete;
   LiveStatusWriter& operator=(const LiveStatusWriter&) = delete;
 
   void on_step(const StepRecord& s);    // any thread (the channel's reader)
+  void on_text(const TextRecord& t);    // hello records name each process's rank
   void set_run_id(const std::string& id);
-  void write(double now_unix);          // writes the file now; errors are ignored (best effort)
+  void write(double now_unix);          // writes the files now; errors are ignored (best effort)
+  // The single-process file's content (the first process that reported steps).
   std::string json(double now_unix) const;
+  // Every file this writer would write now: (path, content).
+  std::vector<std::pair<std::string, std::string>> files(double now_unix) const;
   const std::string& path() const { return path_; }
 
  private:
-  std::string dir_, path_, tmp_, command_, run_id_;
-  pid_t child_;
-  double started_unix_;
-  mutable std::mutex mu_;
-  pid_t main_pid_ = 0;
-  int64_t steps_ = 0, samples_ = 0;
-  double data_wait_s_ = 0, step_sum_s_ = 0;
-  std::vector<int64_t> buckets_;
   struct Recent {
     double t_s, dur_s, wait_s;
     int64_t samples;
   };
-  std::deque<Recent> recent_;  // steps of the last window, by their end on CLOCK_MONOTONIC
+  struct Stream {
+    int64_t steps = 0, samples = 0;
+    double data_wait_s = 0, step_sum_s = 0;
+    std::vector<int64_t> buckets;
+    std::deque<Recent> recent;  // steps of the last window, by their end on CLOCK_MONOTONIC
+  };
+  struct Identity {
+    int rank = -1, local_rank = -1, world_size = -1;
+  };
+  std::string json_locked(pid_t pid, const Stream& s, const Identity* id, double now_unix) const;
+
+  std::string dir_, path_, command_, run_id_;
+  pid_t child_;
+  double started_unix_;
+  mutable std::mutex mu_;
+  pid_t first_pid_ = 0;
+  std::map<pid_t, Stream> streams_;
+  std::map<pid_t, Identity> ranks_;     // processes with RANK set and WORLD_SIZE > 1
+  std::set<std::string> written_;       // removed at the end
 };
 
 }  // namespace ts::run

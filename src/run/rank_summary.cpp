@@ -113,11 +113,18 @@ std::optional<diagnose::RanksEvidence> ranks_from_traces(const analysis::MultiTr
     row.steps = rr.steps;
     row.step_ms = rr.median_step_ns / 1e6;
     row.comm_ms = rr.comm_ns_per_step / 1e6;
-    for (const auto& t : m.traces)
-      if (t.path == rr.path && !t.steps.steps.empty())
-        row.data_wait_ms = t.steps.dataloader_host_ns / 1e6 / static_cast<double>(t.steps.steps.size());
-    nonsync.push_back(row.step_ms - row.comm_ms);
-    sync.push_back(row.comm_ms);
+    // Sync time: the communication kernels per step (GPU), or, when larger, the step time the
+    // trace classes as communication with nothing else running (CPU collectives such as gloo's
+    // all-reduce show up only there).
+    double sync_ms = row.comm_ms;
+    for (const auto& t : m.traces) {
+      if (t.path != rr.path || t.steps.steps.empty()) continue;
+      double n = static_cast<double>(t.steps.steps.size());
+      row.data_wait_ms = t.steps.dataloader_host_ns / 1e6 / n;
+      sync_ms = std::max(sync_ms, t.steps.total.communication / 1e6 / n);
+    }
+    nonsync.push_back(row.step_ms - sync_ms);
+    sync.push_back(sync_ms);
     ev.ranks.push_back(row);
   }
   if (ev.ranks.size() < 2) return std::nullopt;

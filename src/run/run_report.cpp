@@ -143,6 +143,9 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   w.end_object();
   w.key("trace");
   if (r.trace_path.empty()) w.null(); else w.value(r.trace_path);
+  w.key("rank_traces").begin_array();
+  for (const auto& p : r.rank_traces) w.value(p);
+  w.end_array();
   w.key("trace_steps");
   if (r.agent.trace_first > 0)
     w.begin_array().value(r.agent.trace_first).value(r.agent.trace_last).end_array();
@@ -158,10 +161,35 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
 }
 
 namespace {
+// report.json's top-level `ranks` (docs/SCHEMA.md): the per-rank table of a torchrun job.
+std::vector<report::RankLine> rank_lines(const RunResult& r) {
+  std::vector<report::RankLine> out;
+  if (!r.evidence.ranks) return out;
+  for (const auto& x : r.evidence.ranks->ranks) {
+    report::RankLine l;
+    l.rank = x.rank;
+    l.local_rank = x.local_rank;
+    l.pid = x.pid;
+    l.steps = x.steps;
+    l.median_step_ms = x.step_ms;
+    l.comm_ms_per_step = x.comm_ms;
+    l.data_wait_ms = x.data_wait_ms;
+    l.backward_ms = r.evidence.ranks->source == "agent" ? x.backward_ms : -1;
+    l.busy_ms = x.busy_ms;
+    l.wait_ms_per_step = x.wait_ms;
+    l.straggler = x.straggler;
+    for (const auto& p : r.rank_traces)
+      if (p.find("trace_rank" + std::to_string(x.rank) + ".") != std::string::npos) l.path = p;
+    out.push_back(l);
+  }
+  return out;
+}
+
 report::ReportInput input(const RunResult& r, const RunOptions& opt) {
   report::ReportInput in = report::from_evidence(r.evidence, r.diagnosis.value_or(diagnose::Diagnosis{}));
   in.command = "run";
   in.extra_sections.emplace_back("run", run_section_json(r, opt));
+  in.ranks = rank_lines(r);
   in.extra_sections.emplace_back("host", host_section_json(r.job, &r.agent.evidence));
   return in;
 }

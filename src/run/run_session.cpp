@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "run/agent_locator.h"
 #include "run/job_inspect.h"
 #include "run/live_status.h"
+#include "run/rank_summary.h"
 #include "run/run_report.h"
 #include "run/run_store.h"
 #include "run/run_text.h"
@@ -109,6 +111,8 @@ RunResult run_session(const RunOptions& opt) {
     if (s.step > steps_seen.load()) steps_seen = s.step;
     if (auto* l = live_ptr.load()) l->on_step(s);
     if (auto* j = inspector_ptr.load()) j->on_step(s.step);
+  }, [&](const TextRecord& t) {
+    if (auto* l = live_ptr.load()) l->on_text(t);
   });
 
   std::map<std::string, std::string> env;
@@ -213,6 +217,7 @@ RunResult run_session(const RunOptions& opt) {
   res.agent = summarise(records);
   res.stopped_by_steps = res.agent.stop_reason == "steps";
   res.evidence.agent = res.agent.evidence;
+  res.evidence.ranks = summarise_ranks(records);  // torchrun: each rank on its own, the straggler
 
   if (sampler) {
     sample::Summary sum = sampler->summary();
@@ -236,8 +241,28 @@ RunResult run_session(const RunOptions& opt) {
     res.evidence.samples = se;
   }
 
+  // One profiler trace per rank (torchrun): analysed in parallel; rank 0's is the run's trace.
+  for (const auto& t : records.texts)
+    if (t.kind == "trace" && !t.get("rank").empty() && fs::exists(t.get("path")) &&
+        std::find(res.rank_traces.begin(), res.rank_traces.end(), t.get("path")) == res.rank_traces.end())
+      res.rank_traces.push_back(t.get("path"));
+  std::sort(res.rank_traces.begin(), res.rank_traces.end());
+  if (res.rank_traces.size() >= 2) {
+    try {
+      progress(opt, fmt::format("analysing {} per-rank profiler traces", res.rank_traces.size()));
+      analysis::MultiTraceAnalysis m = analysis::analyse_traces(res.rank_traces);
+      if (!res.evidence.ranks) res.evidence.ranks = ranks_from_traces(m);
+      res.trace_path = res.agent.trace_path;
+      for (auto& t : m.traces)
+        if (t.path == res.agent.trace_path) res.evidence.trace = std::move(t);
+    } catch (const std::exception& e) {
+      res.warnings.push_back(std::string("per-rank profiler traces not analysed: ") + e.what());
+    }
+  }
   // The profiler window's trace, through the trace engine.
-  if (!res.agent.trace_path.empty() && fs::exists(res.agent.trace_path)) {
+  if (res.evidence.trace) {
+    // already analysed with the other ranks' traces
+  } else if (!res.agent.trace_path.empty() && fs::exists(res.agent.trace_path)) {
     res.trace_path = res.agent.trace_path;
     try {
       progress(opt, "analysing the profiler window " + res.trace_path);

@@ -42,6 +42,7 @@ struct RunResult {
   diagnose::Evidence evidence;
   std::optional<diagnose::Diagnosis> diagnosis;
   std::vector<std::string> warnings;  // trace unreadable, store unavailable, ...
+  std::vector<std::string> rank_traces;  // torchrun: one profiler trace per rank (sorted), else empty
   int64_t run_id = -1;             // in the store, -1 when not stored
 };
 

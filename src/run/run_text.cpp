@@ -16,6 +16,32 @@ std::string join_cmd(const std::vector<std::string>& c) {
   return s;
 }
 
+// torchrun: every rank side by side. busy = the rank's time per step not spent waiting for the
+// others in collectives; wait = what it spends waiting for the slowest (diagnose/evidence.h).
+std::string ranks_text(const RunResult& r, const char* bold, const char* reset) {
+  if (!r.evidence.ranks || r.evidence.ranks->ranks.empty()) return "";
+  const auto& rk = *r.evidence.ranks;
+  std::string o = fmt::format("\n{}Ranks{} ({} ranks, medians per step from {}; wait = time in collectives waiting for "
+                              "the slowest rank):\n",
+                              bold, reset, rk.ranks.size(), rk.source == "agent" ? "each rank's agent" : "each rank's trace");
+  o += fmt::format("  {:>4} {:>5} {:>8} {:>6} {:>9} {:>10} {:>9} {:>8} {:>8} {:>8}\n", "rank", "local", "pid", "steps",
+                   "step ms", "data ms", "bwd ms", "busy ms", "wait ms", "wait %");
+  for (const auto& x : rk.ranks) {
+    o += fmt::format("  {:>4} {:>5} {:>8} {:>6} {:>9.2f} {:>10.2f} {:>9} {:>8.2f} {:>8.2f} {:>7.0f}%{}\n", x.rank,
+                     x.local_rank >= 0 ? std::to_string(x.local_rank) : "-", x.pid > 0 ? std::to_string(x.pid) : "-",
+                     x.steps, x.step_ms, x.data_wait_ms,
+                     rk.source == "agent" ? fmt::format("{:.2f}", x.backward_ms) : std::string("-"), x.busy_ms,
+                     x.wait_ms, x.step_ms > 0 ? 100.0 * x.wait_ms / x.step_ms : 0.0, x.straggler ? "  <- straggler" : "");
+  }
+  if (rk.straggler_rank >= 0)
+    o += fmt::format("  straggler: rank {} ({:.1f} ms busier per step than the median rank)\n", rk.straggler_rank,
+                     rk.straggler_gap_ms);
+  else
+    o += fmt::format("  no straggler: the slowest rank is within {:.0f}% of the median rank\n",
+                     (diagnose::RanksEvidence::kStragglerRatio - 1) * 100);
+  return o;
+}
+
 }  // namespace
 
 std::string run_text(const RunResult& r, const RunOptions& opt, bool color) {
@@ -57,6 +83,7 @@ std::string run_text(const RunResult& r, const RunOptions& opt, bool color) {
                        human_bytes(e.mem_allocated_per_step.back()),
                        (e.mem_slope_bytes_per_step >= 0 ? "+" : "-") + human_bytes(std::abs(e.mem_slope_bytes_per_step)));
   }
+  o += ranks_text(r, bold, reset);
   if (!e.optimizer.empty() || !e.loaders.empty() || !e.torch_version.empty()) {
     o += fmt::format("{}  settings: torch {}", dim, e.torch_version);
     if (!e.param_device.empty()) o += fmt::format(", params {} {}", e.param_device, e.param_dtype);
@@ -72,7 +99,8 @@ std::string run_text(const RunResult& r, const RunOptions& opt, bool color) {
   for (const auto& n : e.notes) o += fmt::format("  note: {}\n", n);
   for (const auto& n : e.agent_errors) o += fmt::format("  agent error: {}\n", n);
   for (const auto& w : r.warnings) o += fmt::format("  warning: {}\n", w);
-  o += fmt::format("\n{}Output: {}/ (report.json{}{}){}\n", dim, r.out_dir, r.trace_path.empty() ? "" : ", trace.json",
+  o += fmt::format("\n{}Output: {}/ (report.json{}{}){}\n", dim, r.out_dir, !r.rank_traces.empty() ? fmt::format(", {} per-rank traces", r.rank_traces.size())
+                   : r.trace_path.empty() ? "" : ", trace.json",
                    r.samples_path.empty() ? "" : ", samples.csv", reset);
   return o;
 }
