@@ -114,7 +114,7 @@ void register_analyze(CLI::App& app) {
       "analysed in parallel, with a per-rank table). The report starts with the verdict, then the findings\n"
       "(evidence, explanation, fix, estimated gain), then the evidence tables. docs/FINDINGS.md lists every\n"
       "finding and its threshold; docs/SCHEMA.md the --json schema.\n"
-      "Exit status: 0 when the traces were analysed (whatever was found), 1 on a bad file or argument.");
+      "Exit status: 0 when the traces were analysed (whatever was found), 1 on a bad file, 2 on a bad argument.");
   cmd->add_option("PATH", o->paths, "Trace files or directories")->required();
   cmd->add_flag("--json", o->json, "Print the JSON report (schema trainscope.report/1) instead of the text report");
   cmd->add_option("--md", o->md, "Also write a Markdown report to FILE");

@@ -31,7 +31,7 @@ void register_doctor(CLI::App& app) {
   cmd->add_flag("-v,--verbose", o->verbose, "Show the evidence of every check, not only warnings and failures");
   cmd->add_option("--python", o->python,
                   "Interpreter to probe (default: /usr/bin/python3 if it imports torch, else python3 on PATH)");
-  cmd->add_option("--pid", o->pid, "Inspect this running training process instead of probing")->check(CLI::PositiveNumber);
+  cmd->add_option("--pid", o->pid, "Inspect this running training process instead of probing")->check(CLI::Range(1, 4194304));  // 1..PID_MAX_LIMIT
   cmd->add_option("--probe-timeout", o->timeout, "Seconds the Python probe may take")->capture_default_str();
   cmd->get_option("--pid")->excludes("--python");
   cmd->callback([o] {

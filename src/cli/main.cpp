@@ -1,7 +1,9 @@
 // trainscope: why is my training slow, and what do I change?
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <fmt/format.h>
+#include <string>
 
 #include "cli/commands.h"
 #include "util/error.h"
@@ -13,6 +15,38 @@ Globals& globals() {
   return g;
 }
 
+namespace {
+
+// A usage error as one line. CLI11 prints its message and "Run with --help ..." on two lines
+// (and some messages span several); trainscope says what is wrong and where help is, once:
+// "trainscope: analyze: --top: Value 0 not in range 1 to 1000 (see --help)".
+std::string usage_problem(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  std::string what;
+  for (const char* c = e.what(); *c; ++c) {
+    bool space = *c == '\n' || *c == '\r' || *c == '\t' || *c == ' ';
+    if (space && (what.empty() || what.back() == ' ')) continue;
+    what += space ? ' ' : *c;
+  }
+  while (!what.empty() && what.back() == ' ') what.pop_back();
+  std::vector<CLI::App*> chosen = app.get_subcommands();
+  if (chosen.empty()) {
+    // No command recognised: name the word that is not one (global flags take no values).
+    for (int i = 1; i < argc; ++i) {
+      if (argv[i][0] != '-') return fmt::format("unknown command '{}'", argv[i]);
+      if (!app.get_option_no_throw(argv[i])) return fmt::format("unknown option '{}'", argv[i]);
+    }
+    if (dynamic_cast<const CLI::RequiredError*>(&e)) {
+      std::string names;
+      for (const CLI::App* s : app.get_subcommands([](CLI::App*) { return true; }))
+        names += (names.empty() ? "" : ", ") + s->get_name();
+      return "a command is required: " + names;
+    }
+    return what;
+  }
+  return chosen.back()->get_name() + ": " + what;
+}
+
+}  // namespace
 }  // namespace ts::cli
 
 int main(int argc, char** argv) {
@@ -38,7 +72,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --help-all, --version
+    std::fflush(stdout);
+    fmt::print(stderr, "trainscope: {} (see --help)\n", ts::cli::usage_problem(app, e, argc, argv));
+    return 2;  // usage error: apart from 1 (bad input, failed check) and the command's own status
   } catch (const ts::UserError& e) {
     std::fflush(stdout);
     fmt::print(stderr, "trainscope: {}\n", e.what());

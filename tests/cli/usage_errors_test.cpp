@@ -1,0 +1,103 @@
+// Usage errors from every command are one line on stderr, "trainscope: <problem> (see --help)",
+// nothing on stdout, exit status 2; --help and --version still print and exit 0.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+Result run(const std::string& args) {
+  fs::path err = fs::temp_directory_path() / fmt::format("ts_usage_err_{}.txt", getpid());
+  std::string cmd = fmt::format("timeout 60 {} {} < /dev/null 2> {}", TS_CLI, args, err.string());
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream in(err);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.err = ss.str();
+  fs::remove(err);
+  return r;
+}
+
+// One line: "trainscope: <problem> (see --help)\n", exit 2, stdout untouched.
+void expect_usage_error(const std::string& args, const std::string& problem) {
+  SCOPED_TRACE("trainscope " + args);
+  Result r = run(args);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  EXPECT_EQ(r.err.rfind("trainscope: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(" (see --help)\n"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Run with --help"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(problem), std::string::npos) << r.err;
+}
+
+}  // namespace
+
+TEST(UsageErrors, RangeAndValidationErrorsAreOneLine) {
+  expect_usage_error("analyze --top 0 x.json", "analyze: --top: Value 0 not in range 1 to 1000");
+  expect_usage_error("analyze --top abc x.json", "--top");
+  expect_usage_error("analyze --threads 999 x.json", "--threads");
+  expect_usage_error("analyze --steps", "--steps");
+  expect_usage_error("runs -n many", "runs: ");
+  expect_usage_error("doctor --pid x", "doctor: --pid: Value x not in range 1 to 4194304");
+}
+
+TEST(UsageErrors, MissingAndUnexpectedArguments) {
+  expect_usage_error("analyze", "analyze: PATH is required");
+  expect_usage_error("report", "report: run is required");
+  expect_usage_error("runs extra", "runs: The following argument was not expected: extra");
+  expect_usage_error("", "a command is required: analyze, doctor");
+  expect_usage_error("-q", "a command is required");
+  expect_usage_error("bogus", "unknown command 'bogus'");
+  expect_usage_error("--bogus", "unknown option '--bogus'");
+  expect_usage_error("--bogus analyze x.json", "--bogus");
+}
+
+TEST(UsageErrors, EveryCommandRejectsAnUnknownFlagInOneLine) {
+  for (const char* c : {"analyze", "doctor", "serve", "lab", "loader", "max-batch", "compare", "run", "runs", "report",
+                        "watch", "snapshot"})
+    expect_usage_error(fmt::format("{} --not-a-flag", c), fmt::format("trainscope: {}: ", c));
+}
+
+TEST(UsageErrors, HelpAndVersionStillExitZero) {
+  Result r = run("analyze --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("--top"), std::string::npos);
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  r = run("--help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("analyze"), std::string::npos);
+  r = run("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("trainscope 0.1.0"), std::string::npos);
+}
+
+// A bad file is a UserError, not a usage error: exit 1, the file named, no "(see --help)".
+TEST(UsageErrors, BadFileIsNotAUsageError) {
+  Result r = run("analyze /nonexistent/trace.json");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("/nonexistent/trace.json"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("see --help"), std::string::npos) << r.err;
+}
