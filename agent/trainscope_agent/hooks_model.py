@@ -13,7 +13,7 @@ import math
 import sys
 import threading
 
-from . import hooks_copy
+from . import flops, hooks_copy
 from .guard import G, check_break, fail, patch
 from .state import S, now
 
@@ -47,6 +47,7 @@ def install(torch):
         compile.__doc__ = getattr(compile_orig, "__doc__", None)
         torch.compile = compile
     S.on_step_hooks.append(_after_first_step)
+    flops.install(torch)  # the model's FLOPs, counted once in step 3 (flops.py)
 
 
 # ---------------------------------------------------------------- forward

@@ -154,6 +154,8 @@ AgentSummary summarise(const Records& r) {
       ev.compiled = t.get_bool("compiled");
       ev.data_parallel = t.get_bool("data_parallel");
       ev.ddp = t.get_bool("ddp");
+    } else if (t.kind == "flops" && mine) {
+      ev.model_flops_per_step = t.get_double("flops_per_step", -1);  // agent/trainscope_agent/flops.py
     } else if (t.kind == "optimizer" && mine && ev.optimizer.empty()) {
       ev.optimizer = t.get("class");
       ev.optimizer_impl = t.get("impl", "unknown");

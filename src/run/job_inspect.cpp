@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "diagnose/device_peaks.h"
 #include "sample/cpu_budget.h"
 #include "util/json_writer.h"
 
@@ -182,10 +183,13 @@ void fill_evidence(const JobInspection& j, diagnose::SamplesEvidence& s) {
 
 namespace {
 
-// Achieved model FLOP/s from the agent's FLOPs per step and median step time; -1 unknown.
-double achieved_flops(const diagnose::AgentEvidence* a) {
-  if (!a || a->model_flops_per_step <= 0 || a->step_ms <= 0) return -1;
-  return a->model_flops_per_step / (a->step_ms / 1e3);
+// Achieved model FLOP/s and MFU from the agent's FLOPs per step and median step time.
+diagnose::Mfu mfu_of(const diagnose::AgentEvidence* a) {
+  if (!a) return {};
+  bool gpu = a->param_device.rfind("cuda", 0) == 0;
+  bool half = !a->autocast_dtype.empty() || a->param_dtype == "torch.bfloat16" || a->param_dtype == "torch.float16";
+  return diagnose::model_flops_utilisation(a->model_flops_per_step, a->step_ms, a->device_name, a->device_capability,
+                                           half, gpu);
 }
 
 }  // namespace
@@ -243,8 +247,14 @@ std::string host_section_json(const JobInspection& j, const diagnose::AgentEvide
   // The model's FLOPs (the agent's estimate) and what the job achieved with them.
   w.key("model_flops_per_step");
   if (agent && agent->model_flops_per_step > 0) w.value(agent->model_flops_per_step); else w.null();
+  diagnose::Mfu m = mfu_of(agent);
   w.key("achieved_flops_per_s");
-  if (double f = achieved_flops(agent); f > 0) w.value(f); else w.null();
+  if (m.achieved_tflops > 0) w.value(m.achieved_tflops * 1e12); else w.null();
+  w.key("peak_flops_per_s");
+  if (m.peak_tflops > 0) w.value(m.peak_tflops * 1e12); else w.null();
+  w.key("mfu_pct");
+  if (m.mfu_pct >= 0) w.value(m.mfu_pct); else w.null();
+  w.field("mfu_note", m.note);
   w.end_object();
   return w.take();
 }
@@ -280,9 +290,12 @@ std::string host_text(const JobInspection& j, const diagnose::AgentEvidence* age
     }
   }
   if (agent && agent->model_flops_per_step > 0) {
-    double f = achieved_flops(agent);
-    o += fmt::format("  model FLOPs per step: {:.3g} GFLOP (agent estimate){}\n", agent->model_flops_per_step / 1e9,
-                     f > 0 ? fmt::format(", achieved {:.3g} GFLOP/s", f / 1e9) : std::string());
+    diagnose::Mfu m = mfu_of(agent);
+    std::string tail;
+    if (m.achieved_tflops > 0) tail += fmt::format(", achieved {:.3g} GFLOP/s", m.achieved_tflops * 1e3);
+    if (m.mfu_pct >= 0) tail += fmt::format(", MFU {:.1f}% of {:.0f} TFLOP/s peak", m.mfu_pct, m.peak_tflops);
+    else if (!m.note.empty()) tail += " (" + m.note + ")";
+    o += fmt::format("  model FLOPs per step: {:.3g} GFLOP (agent estimate){}\n", agent->model_flops_per_step / 1e9, tail);
   }
   return o;
 }

@@ -27,15 +27,16 @@ std::optional<Finding> compute_bound(const Evidence& ev) {
     add(f, "est_sm_efficiency_pct", ev.trace->gpu.est_sm_efficiency_pct, "%");
   std::string mfu_text;
   if (ev.agent && ev.agent->model_flops_per_step > 0 && ev.agent->step_ms > 0) {
-    DevicePeak peak = device_peak(device_name(ev));
-    bool half = !ev.agent->autocast_dtype.empty();
-    double peak_tflops = half ? peak.half : (compute_capability(ev) >= 80 && peak.tf32 > 0 ? peak.tf32 : peak.fp32);
-    if (peak_tflops > 0) {
-      double achieved = ev.agent->model_flops_per_step / (ev.agent->step_ms / 1e3) / 1e12;
-      double mfu = 100 * achieved / peak_tflops;
-      add(f, "achieved_tflops", achieved, "TFLOP/s");
-      add(f, "mfu_pct", mfu, "%");
-      mfu_text = fmt::format(" Model FLOPs utilisation is {:.0f}% ({:.0f} of {:.0f} TFLOP/s peak).", mfu, achieved, peak_tflops);
+    Mfu m = model_flops_utilisation(ev.agent->model_flops_per_step, ev.agent->step_ms, device_name(ev),
+                                    compute_capability(ev), !ev.agent->autocast_dtype.empty(), true);
+    add(f, "model_flops_per_step", ev.agent->model_flops_per_step, "FLOP");
+    add(f, "achieved_tflops", m.achieved_tflops, "TFLOP/s");
+    if (m.mfu_pct >= 0) {
+      add(f, "mfu_pct", m.mfu_pct, "%");
+      mfu_text = fmt::format(" Model FLOPs utilisation is {:.0f}% ({:.0f} of {:.0f} TFLOP/s peak).", m.mfu_pct,
+                             m.achieved_tflops, m.peak_tflops);
+    } else {
+      mfu_text = fmt::format(" The model runs {:.3g} TFLOP/s; {}.", m.achieved_tflops, m.note);
     }
   }
   f.severity = Severity::Info;
