@@ -1,0 +1,135 @@
+// Thread oversubscription measured live by `trainscope run` across a torchrun job's ranks:
+// 2 gloo CPU ranks on this 2-core machine (tests/fleet/scripts/ddp_conv_threads.py, whose
+// convolutions run on oneDNN with every intra-op thread). With --threads 4 each rank keeps ~4
+// threads wanting a core: oversubscribed, and the finding says so with the live numbers. With
+// torchrun's default (OMP_NUM_THREADS=1) one busy thread per rank: not oversubscribed, no finding.
+// Each TEST is one real job (ctest runs every test in its own process).
+// (examples/ddp/train_ddp_gloo.py is an MLP: Debian's torch multiplies matrices with the
+// single-threaded reference BLAS, so its --threads 4 leaves the extra threads asleep; the live
+// measure rightly does not call that oversubscribed, so it is not the job used here.)
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <simdjson.h>
+#include <sstream>
+#include <string>
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+struct Job {
+  int status = -1;
+  std::string dir, report, text;
+};
+
+Job run_job(const std::string& name, const std::string& extra) {
+  Job j;
+  char tmpl[] = "/tmp/ts_oversub_XXXXXX";
+  j.dir = mkdtemp(tmpl);
+  int port = 29300 + (getpid() + static_cast<int>(name.size())) % 250;
+  std::string cmd = "timeout 300 " + std::string(TS_CLI) + " run --out " + j.dir +
+                    "/out --no-store --no-profile -- /usr/bin/python3 -m torch.distributed.run --nproc_per_node=2 "
+                    "--master_port " + std::to_string(port) +
+                    " " TS_SOURCE_DIR "/tests/fleet/scripts/ddp_conv_threads.py --steps 60 " + extra + " > " + j.dir +
+                    "/stdout.txt 2> " + j.dir + "/stderr.txt";
+  int st = std::system(cmd.c_str());
+  j.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  j.report = read_file(j.dir + "/out/report.json");
+  j.text = read_file(j.dir + "/out/report.txt");
+  return j;
+}
+
+bool has_torch() { return std::system("/usr/bin/python3 -c 'import torch.distributed' >/dev/null 2>&1") == 0; }
+
+struct Parsed {
+  bool oversubscribed = false;
+  double runnable = -1, window_s = 0;
+  int64_t budget = 0, processes = 0, samples = 0;
+  std::set<int64_t> ranks, pids;
+  std::set<std::string> omp;
+  bool finding = false;
+  std::string finding_title;
+};
+
+Parsed parse(const std::string& report) {
+  Parsed p;
+  simdjson::dom::parser parser;
+  simdjson::dom::element d;
+  EXPECT_EQ(parser.parse(report).get(d), simdjson::SUCCESS) << report.substr(0, 200);
+  simdjson::dom::element o;
+  EXPECT_EQ(d["host"]["oversubscription"].get(o), simdjson::SUCCESS) << "no live measure in report.json";
+  if (o.is_object()) {
+    p.oversubscribed = bool(o["oversubscribed"]);
+    p.runnable = double(o["runnable_threads_mean"]);
+    p.window_s = double(o["window_s"]);
+    p.budget = int64_t(o["cpu_budget"]);
+    p.processes = int64_t(o["processes"]);
+    p.samples = int64_t(o["samples"]);
+    for (auto l : simdjson::dom::array(o["per_process"])) {
+      p.ranks.insert(int64_t(l["rank"]));
+      p.pids.insert(int64_t(l["pid"]));
+      std::string_view v;
+      if (l["omp_num_threads"].get_string().get(v) == simdjson::SUCCESS) p.omp.insert(std::string(v));
+    }
+  }
+  for (auto f : simdjson::dom::array(d["findings"])) {
+    if (std::string_view(f["id"]) == "thread-oversubscription") {
+      p.finding = true;
+      p.finding_title = std::string(std::string_view(f["title"]));
+    }
+  }
+  return p;
+}
+
+TEST(LiveOversubscription, FourThreadsPerRankOnTwoCores) {
+  if (!has_torch()) GTEST_SKIP() << "/usr/bin/python3 has no torch.distributed";
+  Job j = run_job("threads4", "--threads 4");
+  ASSERT_EQ(j.status, 0) << read_file(j.dir + "/stderr.txt");
+  Parsed p = parse(j.report);
+  // Both ranks (not the torchrun launcher) measured, each with torchrun's OMP_NUM_THREADS=1.
+  EXPECT_EQ(p.processes, 2);
+  EXPECT_EQ(p.ranks, (std::set<int64_t>{0, 1}));
+  EXPECT_EQ(p.omp, (std::set<std::string>{"1"}));
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  EXPECT_GE(p.budget, 1);
+  EXPECT_LE(p.budget, CPU_COUNT(&set));  // affinity, or a tighter cgroup quota
+  EXPECT_GE(p.samples, 10) << "the measure ended early: the job was shorter than expected";
+  // 2 ranks x 4 intra-op threads: well above 1.25 x 2 cores.
+  EXPECT_GT(p.runnable, 2.5);
+  EXPECT_TRUE(p.oversubscribed);
+  EXPECT_TRUE(p.finding) << j.text;
+  EXPECT_NE(p.finding_title.find("2 processes"), std::string::npos) << p.finding_title;
+  EXPECT_NE(j.text.find("oversubscribed"), std::string::npos) << j.text;
+  EXPECT_NE(j.text.find("(rank 1)"), std::string::npos) << j.text;
+  std::system(("rm -rf " + j.dir).c_str());
+}
+
+TEST(LiveOversubscription, TorchrunDefaultIsNotOversubscribed) {
+  if (!has_torch()) GTEST_SKIP() << "/usr/bin/python3 has no torch.distributed";
+  Job j = run_job("default", "");
+  ASSERT_EQ(j.status, 0) << read_file(j.dir + "/stderr.txt");
+  Parsed p = parse(j.report);
+  EXPECT_EQ(p.processes, 2);
+  EXPECT_EQ(p.ranks, (std::set<int64_t>{0, 1}));
+  EXPECT_GE(p.samples, 10);
+  // One busy intra-op thread per rank (gloo's threads mostly sleep).
+  EXPECT_LE(p.runnable, 2.5);
+  EXPECT_FALSE(p.oversubscribed);
+  EXPECT_FALSE(p.finding) << p.finding_title;
+  std::system(("rm -rf " + j.dir).c_str());
+}
+
+}  // namespace

@@ -1,0 +1,43 @@
+"""Prints, as one JSON line, the agent's FLOPs estimates (agent/trainscope_agent/flops.py) for
+small models with known shapes; tests/run/host_run_test.cpp recomputes each from the shapes."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "agent"))
+import torch  # noqa: E402
+from trainscope_agent import flops  # noqa: E402
+
+nn = torch.nn
+torch.manual_seed(0)
+out = {}
+
+
+def case(name, model, *inputs, grad=True):
+    with torch.set_grad_enabled(grad):
+        per_step, forward = flops.estimate(torch, model, *inputs)
+    out[name] = {"per_step": per_step, "forward": forward}
+
+
+mlp = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+case("mlp", mlp, torch.randn(16, 32))
+case("mlp_nograd", mlp, torch.randn(16, 32), grad=False)
+case("mlp_3d_input", mlp, torch.randn(4, 6, 32))
+case("conv2d", nn.Conv2d(3, 8, 3, padding=1), torch.randn(2, 3, 10, 10))
+case("conv1d_groups", nn.Conv1d(8, 16, 5, groups=2), torch.randn(4, 8, 20))
+mha = nn.MultiheadAttention(16, 4, batch_first=True)
+q = torch.randn(2, 5, 16)
+case("mha_self", mha, q, q, q)
+
+
+class Att(nn.Module):
+    def forward(self, q, k):
+        return torch.softmax(q @ k.transpose(-1, -2), -1) @ k
+
+
+case("matmul_attention", Att(), torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8))
+# Everything put back: no counting wrapper left on torch or Tensor.
+out["restored"] = ("matmul" not in torch.Tensor.__dict__ and "bmm" not in torch.Tensor.__dict__ and
+                   torch.matmul.__class__.__name__ == "builtin_function_or_method" and
+                   not hasattr(torch.Tensor.__matmul__, "__wrapped__"))
+print(json.dumps(out))
