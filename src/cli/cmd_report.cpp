@@ -1,4 +1,5 @@
-// trainscope report RUN: show a stored run again (its diagnosis and step summary).
+// trainscope report RUN: show a stored run again (its diagnosis and step summary), or a stored
+// lab/loader/max-batch result (its outcome and findings), or what a watch recording holds.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -16,10 +17,13 @@ struct ReportArgs {
 
 void register_report(CLI::App& app) {
   auto a = std::make_shared<ReportArgs>();
-  auto* sub = app.add_subcommand("report", "Show a run recorded by `trainscope run` again");
-  sub->add_option("run", a->run, "Run id (from `trainscope runs`), 'last', or a run's output directory")->required();
+  auto* sub = app.add_subcommand("report", "Show a stored run (or lab/loader/max-batch result) again");
+  sub->footer(
+      "A run shows its report (verdict, findings, evidence); a lab, loader or max-batch result its outcome and\n"
+      "findings (--json: every measurement); a watch recording what it holds. --html: runs only.");
+  sub->add_option("run", a->run, "Id (from `trainscope runs`), 'last' (the newest run), or a run's output directory")->required();
   sub->add_option("--store", a->store_path, "Run store (SQLite) path");
-  sub->add_flag("--json", a->json, "Print the run's report.json");
+  sub->add_flag("--json", a->json, "Print the stored JSON (a run's report.json, an experiment's result)");
   sub->add_flag("--html", a->html, "Print the run's report.html (one self-contained page with charts)");
   sub->callback([a] {
     if (a->html) {

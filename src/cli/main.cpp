@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <regex>
 #include <fmt/format.h>
 #include <string>
 
@@ -29,6 +30,17 @@ std::string usage_problem(CLI::App& app, const CLI::ParseError& e, int argc, cha
   }
   while (!what.empty() && what.back() == ' ') what.pop_back();
   std::vector<CLI::App*> chosen = app.get_subcommands();
+  // CLI11's PositiveNumber and NonNegativeNumber both say "Value 0 not in range 0.000000 to
+  // 17976931348623157...(309 digits)"; the option's validator says which one it was.
+  static const std::regex unbounded(R"(^(\S+): Value (.*) not in range \S+ to [0-9]{100,}\.[0-9]+)");
+  std::smatch m;
+  if (std::regex_search(what, m, unbounded)) {
+    const CLI::Option* opt = (chosen.empty() ? &app : chosen.back())->get_option_no_throw(m[1].str());
+    // The help's type column carries the validator's description: "INT:POSITIVE", "FLOAT:NONNEGATIVE".
+    bool positive = opt && opt->get_type_name().find("NONNEGATIVE") == std::string::npos &&
+                    opt->get_type_name().find("POSITIVE") != std::string::npos;
+    what = fmt::format("{}: {} is not a {}{}", m[1].str(), m[2].str(), positive ? "positive number" : "number >= 0", m.suffix().str());
+  }
   if (chosen.empty()) {
     // No command recognised: name the word that is not one (global flags take no values).
     for (int i = 1; i < argc; ++i) {

@@ -62,6 +62,10 @@ TEST(UsageErrors, RangeAndValidationErrorsAreOneLine) {
   expect_usage_error("analyze --steps", "--steps");
   expect_usage_error("runs -n many", "runs: ");
   expect_usage_error("doctor --pid x", "doctor: --pid: Value x not in range 1 to 4194304");
+  // CLI11's PositiveNumber/NonNegativeNumber would print a 309-digit upper bound.
+  expect_usage_error("loader m.py:f --batches x", "loader: --batches: x is not a positive number");
+  expect_usage_error("runs -n -1", "runs: --limit: -1 is not a number >= 0");
+  expect_usage_error("runs --kind bogus", "runs: --kind: ");
 }
 
 TEST(UsageErrors, MissingAndUnexpectedArguments) {
