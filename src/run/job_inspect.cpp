@@ -32,21 +32,31 @@ std::string basename_of(const std::string& p) {
 std::vector<JobProcess> training_processes(const Records& records, pid_t root) {
   std::map<pid_t, int64_t> steps;
   for (const auto& s : records.steps) ++steps[s.pid];
-  // torchrun ranks: every process that said hello with a RANK (the launcher has none).
-  std::vector<JobProcess> ranks;
+  // torchrun ranks: every process that said hello with a RANK (the launcher has none). A Python
+  // a rank starts (spawn-method DataLoader workers) inherits RANK: per rank, the process with the
+  // most steps wins, then the one whose parent is not another process of that rank.
+  std::map<int, std::vector<std::pair<pid_t, pid_t>>> by_rank;  // rank -> (pid, ppid)
   std::set<pid_t> seen;
   for (const auto& t : records.texts) {
     if (t.kind != "hello" || t.get("rank").empty() || t.get_bool("launcher") || !seen.insert(t.pid).second) continue;
+    by_rank[static_cast<int>(t.get_int("rank", -1))].emplace_back(t.pid, static_cast<pid_t>(t.get_int("ppid", 0)));
+  }
+  std::vector<JobProcess> ranks;
+  for (const auto& [rank, cands] : by_rank) {
+    std::set<pid_t> pids;
+    for (const auto& c : cands) pids.insert(c.first);
+    auto score = [&](const std::pair<pid_t, pid_t>& c) {
+      int64_t n = steps.count(c.first) ? steps[c.first] : 0;
+      return std::make_pair(n, pids.count(c.second) ? 0 : 1);
+    };
+    auto best = *std::max_element(cands.begin(), cands.end(), [&](const auto& a, const auto& b) { return score(a) < score(b); });
     JobProcess p;
-    p.pid = static_cast<int>(t.pid);
-    p.rank = static_cast<int>(t.get_int("rank", -1));
-    p.steps = steps.count(t.pid) ? steps[t.pid] : 0;
+    p.pid = static_cast<int>(best.first);
+    p.rank = rank;
+    p.steps = steps.count(best.first) ? steps[best.first] : 0;
     ranks.push_back(p);
   }
-  if (!ranks.empty()) {
-    std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
-    return ranks;
-  }
+  if (!ranks.empty()) return ranks;  // by rank (map order)
   std::vector<JobProcess> out;
   for (auto [pid, n] : steps) {
     JobProcess p;

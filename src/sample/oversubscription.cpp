@@ -108,20 +108,23 @@ Oversubscription measure_oversubscription(const std::vector<int>& pids, double w
     auto now = Clock::now();
     for (auto& t : tracks) {
       auto tids = list_tasks(t.load.pid);
-      if (tids.empty()) continue;  // gone (or not ours): what was measured before stays
-      any_alive = true;
-      ++t.samples_seen;
+      int live = 0, runnable = 0;
       for (const auto& tid : tids) {
         std::string text;
         if (!procfs::read_text(proc_path(t.load.pid, "/task/" + tid + "/stat"), text)) continue;
         auto st = procfs::parse_pid_stat(text);
-        if (!st) continue;
-        if (st->state == 'R') ++t.runnable_sum;
+        if (!st || st->state == 'Z' || st->state == 'X') continue;  // exited, not yet reaped
+        ++live;
+        if (st->state == 'R') ++runnable;
         double cpu_s = static_cast<double>(st->utime + st->stime) / ticks;
         t.cpu_first.emplace(tid, cpu_s);
         t.cpu_last[tid] = cpu_s;
       }
-      t.load.threads = static_cast<int>(tids.size());
+      if (live == 0) continue;  // gone (or not ours): what was measured before stays
+      any_alive = true;
+      ++t.samples_seen;
+      t.runnable_sum += runnable;
+      t.load.threads = live;
     }
     // Every process gone (the job ended): the window ends with the last sample that saw one,
     // so a short job is not judged on samples of nothing.
