@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "diagnose/diagnose.h"
+#include "diagnose/evidence_fixtures.h"
 #include "run/rank_summary.h"
 
 using namespace ts::diagnose;
@@ -146,4 +147,38 @@ TEST(StragglerRank, FromTraces) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->source, "traces");
   EXPECT_NEAR(ev_value(*f, "others_wait_ms_per_step"), 30, 1e-9);
+}
+
+TEST(StragglerRank, CommunicationBoundCountsOnlyWhatIsNotWaiting) {
+  // Rank 0's trace: 40% of each 100 ms step in collectives, 30 ms of which it waits for rank 1
+  // (RanksEvidence): communication-bound keeps 10% and says the rest is the straggler's.
+  auto t = ts::test::trace_with_steps(4, 100, 0, 50);
+  t.steps.total.communication = 160'000'000;  // 40% of 400 ms
+  t.steps.total.other -= 160'000'000;
+  t.parallel.rank = 0;
+  Evidence e;
+  e.trace = t;
+  Diagnosis alone = diagnose(e);
+  const Finding* f = find(alone, "communication-bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 0.40, 1e-9);
+  RanksEvidence ranks;
+  ranks.source = "traces";
+  for (int r = 0; r < 2; ++r) {
+    RanksEvidence::Rank row;
+    row.rank = r;
+    row.steps = 4;
+    row.step_ms = 100;
+    ranks.ranks.push_back(row);
+  }
+  ts::run::find_straggler(ranks, {60, 90}, {40, 10});  // busy 70 / 100: rank 0 waits 30 ms
+  ASSERT_NEAR(ranks.ranks[0].wait_ms, 30, 1e-9);
+  e.ranks = ranks;
+  Diagnosis d = diagnose(e);
+  f = find(d, "communication-bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 0.10, 1e-9);
+  EXPECT_NEAR(ev_value(*f, "straggler_wait_pct_of_step"), 30, 1e-9);
+  ASSERT_NE(find(d, "straggler-rank"), nullptr);
+  EXPECT_EQ(d.findings[0].id, "straggler-rank");  // 15 ms of 100 back beats 10%
 }

@@ -2,6 +2,7 @@
 // not hide takes a large share of the step (TB plugin: communication > 10% of step ->
 // gradient accumulation / larger batch; HTA comm/comp overlap).
 // Evidence: the trace's breakdown class "communication" (comm with no kernel running) >= 10%.
+// With per-rank evidence, the rank's wait for a straggler (RanksEvidence wait_ms) is taken out first.
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -14,10 +15,20 @@ std::optional<Finding> communication_bound(const Evidence& ev) {
   const auto* t = trace_with_steps(ev);
   if (!t) return std::nullopt;
   double pct = t->steps.pct(t->steps.total.communication);
+  // In a job with a straggler, this rank's time in collectives is mostly waiting for it (the
+  // straggler-rank finding's cost, not communication's): count only what is left.
+  double wait_pct = 0;
+  if (ev.ranks) {
+    int self = ev.agent ? ev.agent->rank : t->parallel.rank;
+    for (const auto& r : ev.ranks->ranks)
+      if (r.rank == self && r.step_ms > 0) wait_pct = std::min(pct, 100.0 * r.wait_ms / r.step_ms);
+  }
+  pct -= wait_pct;
   if (pct < th::kCommPct) return std::nullopt;
   const auto& p = t->parallel;
   Finding f = make("communication-bound", Bottleneck::Communication, "trace");
   add(f, "communication_pct_of_step", pct, "%");
+  if (wait_pct > 0) add(f, "straggler_wait_pct_of_step", wait_pct, "%");
   if (t->gpu.present) {
     add(f, "comm_pct_of_gpu", p.comm_pct_of_gpu, "%");
     add(f, "comm_overlap_pct", p.comm_overlap_pct, "%");
@@ -29,6 +40,7 @@ std::optional<Finding> communication_bound(const Evidence& ev) {
   f.title = t->gpu.present ? fmt::format("Communication-bound: exposed collectives take {:.0f}% of each step ({:.0f}% overlapped)",
                                          pct, p.comm_overlap_pct)
                            : fmt::format("Communication-bound: collectives take {:.0f}% of each step", pct);
+  if (wait_pct > 0) f.title += fmt::format(" (besides {:.0f}% waiting for a straggler rank)", wait_pct);
   f.gain = fmt::format("communication not hidden by compute: overlapping or amortising it gives {}",
                        gain_text(f.recoverable_fraction));
   f.explanation =
