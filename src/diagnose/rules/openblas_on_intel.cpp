@@ -1,7 +1,9 @@
 // openblas-on-intel: NumPy/PyTorch CPU math on OpenBLAS on an Intel CPU while the CPU is pegged
 // and the GPU waits (seed 003 "The NumPy performance trap on Intel CPUs": MKL is much faster on
-// Intel). Evidence: the samples' CPU vendor GenuineIntel, an OpenBLAS library mapped in the job,
-// and the CPU saturated (>= 85% of the usable cores).
+// Intel). Evidence: the samples' CPU vendor GenuineIntel, an OpenBLAS library mapped in the job's
+// training processes (the run layer reads their /proc/PID/maps once warm, src/run/job_inspect.*;
+// matched on the path, since Debian's OpenBLAS is .../openblas-pthread/libblas.so.3), and the CPU
+// saturated (>= 85% of the usable cores).
 #include <fmt/format.h>
 
 #include "diagnose/diagnose.h"
@@ -22,12 +24,14 @@ std::optional<Finding> openblas_on_intel(const Evidence& ev) {
   f.recoverable_fraction = gpu.pct >= 0 ? std::max(0.0, (100 - gpu.pct) / 100 * 0.3) : 0.05;
   f.severity = severity_for(f.recoverable_fraction);
   f.confidence = 0.6;
-  f.title = fmt::format("NumPy on OpenBLAS ({}) on an Intel CPU with the CPU saturated", lib);
+  auto slash = lib.rfind('/');
+  f.title = fmt::format("NumPy/PyTorch on OpenBLAS ({}) on an Intel CPU with the CPU saturated",
+                        slash == std::string::npos ? lib : lib.substr(slash + 1));
   f.gain = "MKL runs NumPy's linear algebra markedly faster on Intel CPUs";
   f.explanation =
       "All CPU cores are busy while the GPU waits, and the job's BLAS is OpenBLAS on an Intel CPU. "
       "Some conda mirrors install the OpenBLAS build of NumPy by default; on Intel CPUs the MKL "
-      "build is considerably faster for the matrix work in preprocessing.";
+      "build is considerably faster for the matrix work in preprocessing. Mapped in the job: " + lib + ".";
   f.fix = "Install the MKL build of NumPy (the default conda channel), then check numpy.show_config().";
   f.fix_code =
       "conda uninstall numpy && conda install -c defaults numpy   # MKL build\n"

@@ -1,0 +1,158 @@
+// The host-side rules on hand-built evidence: thread-oversubscription from the run layer's live
+// measure (which, when present, decides alone) and from the older counters; openblas-on-intel on
+// library paths as /proc/PID/maps gives them (Debian's OpenBLAS behind libblas.so.3); MFU (or why
+// it is not computed) in compute-bound and model_flops_utilisation.
+#include <gtest/gtest.h>
+
+#include "diagnose/device_peaks.h"
+#include "diagnose/diagnose.h"
+#include "diagnose/evidence_fixtures.h"
+
+using namespace ts::diagnose;
+using ts::test::trace_with_steps;
+
+namespace {
+
+const Finding* find(const Diagnosis& d, const std::string& id) {
+  for (const auto& f : d.findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+double ev_value(const Finding& f, const std::string& name) {
+  for (const auto& e : f.evidence)
+    if (e.name == name) return e.value;
+  return -12345;
+}
+
+// Two torchrun ranks on 8 cores, each with ~8 threads wanting a core (16 on 8: 2x).
+Evidence live_two_ranks(double runnable_total, int samples = 20) {
+  Evidence ev;
+  SamplesEvidence s;
+  s.cpu_cores = 8;
+  s.cpu_budget_cores = 8;
+  s.threads_measured = true;
+  s.threads_window_s = 1.0;
+  s.threads_samples = samples;
+  s.runnable_threads_mean = runnable_total;
+  s.thread_budget_cores = 8;
+  s.threads_oversubscribed = runnable_total > 1.25 * 8 && runnable_total > 8.5;
+  for (int r = 0; r < 2; ++r) {
+    SamplesEvidence::ThreadLoad l;
+    l.pid = 1000 + r;
+    l.rank = r;
+    l.threads = 12;
+    l.runnable = runnable_total / 2;
+    l.omp_num_threads = "";
+    s.thread_loads.push_back(l);
+  }
+  ev.samples = s;
+  AgentEvidence a;
+  a.torch_threads = 8;
+  a.world_size = 2;
+  ev.agent = a;
+  return ev;
+}
+
+}  // namespace
+
+TEST(ThreadOversubscription, LiveMeasureFires) {
+  Evidence ev = live_two_ranks(16);
+  Diagnosis d_f = diagnose(ev);
+  const Finding* f = find(d_f, "thread-oversubscription");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->source, "samples (live /proc)");
+  EXPECT_NEAR(ev_value(*f, "runnable_threads_mean"), 16, 1e-9);
+  EXPECT_NEAR(ev_value(*f, "oversubscription_ratio"), 2.0, 1e-9);
+  EXPECT_EQ(ev_value(*f, "processes"), 2);
+  EXPECT_EQ(ev_value(*f, "threads_total"), 24);
+  // Half of the queue beyond the budget: (16 - 8) / 16 x 0.5.
+  EXPECT_NEAR(f->recoverable_fraction, 0.25, 1e-9);
+  EXPECT_NE(f->title.find("16.0 threads want a core on 8 cores (2.0x), 2 processes"), std::string::npos) << f->title;
+  EXPECT_NE(f->explanation.find("rank 1: 12 threads, 8.0 runnable"), std::string::npos) << f->explanation;
+  EXPECT_NE(f->explanation.find("OMP_NUM_THREADS=unset"), std::string::npos) << f->explanation;
+  EXPECT_NE(f->fix_code.find("set_num_threads(4)"), std::string::npos);  // 8 cores / 2 ranks
+}
+
+TEST(ThreadOversubscription, LiveMeasureDecidesAloneWhenPresent) {
+  // 8 intra-op threads x 2 processes > 2 x 8 cores would fire the configuration path, but the
+  // threads were measured and most of them sleep: no finding.
+  Evidence ev = live_two_ranks(9);
+  ev.agent->torch_threads = 16;
+  ASSERT_FALSE(ev.samples->threads_oversubscribed);
+  EXPECT_EQ(find(diagnose(ev), "thread-oversubscription"), nullptr);
+  // Too short a look (the job ended within ~0.2 s of it): the older evidence decides.
+  Evidence brief = live_two_ranks(9, 3);
+  brief.agent->torch_threads = 16;
+  Diagnosis d_f = diagnose(brief);
+  const Finding* f = find(d_f, "thread-oversubscription");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->source, "agent+samples");
+  // No live measure at all: the counters' path as before.
+  Evidence counters;
+  SamplesEvidence s;
+  s.cpu_cores = 4;
+  s.threads_total = 40;
+  s.nonvoluntary_switches_per_s = 4 * 150;
+  counters.samples = s;
+  Diagnosis d_g = diagnose(counters);
+  const Finding* g = find(d_g, "thread-oversubscription");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->source, "samples");
+}
+
+TEST(OpenblasOnIntel, MapsPathsAsTheRunLayerFillsThem) {
+  Evidence ev;
+  SamplesEvidence s;
+  s.cpu_cores = 8;
+  s.cpu_budget_cores = 8;
+  s.process_tree_cpu_mean_pct = 780;  // 97.5% of 8 cores
+  s.cpu_vendor = "GenuineIntel";
+  s.blas_libs = {"/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"};  // Debian's OpenBLAS
+  ev.samples = s;
+  Diagnosis d_f = diagnose(ev);
+  const Finding* f = find(d_f, "openblas-on-intel");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->title.find("libblas.so.3"), std::string::npos) << f->title;
+  ev.samples->blas_libs = {"/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0"};  // reference BLAS
+  EXPECT_EQ(find(diagnose(ev), "openblas-on-intel"), nullptr);
+  ev.samples->blas_libs = {"/venv/lib/python3.11/site-packages/numpy.libs/libopenblas64_p-r0-15028c96.3.21.so"};
+  EXPECT_NE(find(diagnose(ev), "openblas-on-intel"), nullptr);
+  ev.samples->cpu_vendor = "AuthenticAMD";
+  EXPECT_EQ(find(diagnose(ev), "openblas-on-intel"), nullptr);
+}
+
+TEST(Mfu, PeaksAndWhyNot) {
+  // H100 SXM bf16 dense peak 989 TFLOP/s: 49.45 TFLOP per 100 ms step = 494.5 TFLOP/s = 50%.
+  Mfu m = model_flops_utilisation(49.45e12, 100, "NVIDIA H100 80GB HBM3", 90, true, true);
+  EXPECT_NEAR(m.achieved_tflops, 494.5, 1e-9);
+  EXPECT_NEAR(m.peak_tflops, 989, 1e-9);
+  EXPECT_NEAR(m.mfu_pct, 50, 1e-9);
+  EXPECT_TRUE(m.note.empty());
+  // fp32 on an A100 (compute capability 8.0): the TF32 peak, 156.
+  EXPECT_NEAR(model_flops_utilisation(15.6e12, 1000, "NVIDIA A100-SXM4-80GB", 80, false, true).mfu_pct, 10, 1e-9);
+  Mfu cpu = model_flops_utilisation(51314688, 10, "", 0, false, false);
+  EXPECT_NEAR(cpu.achieved_tflops, 51314688 / 0.01 / 1e12, 1e-15);
+  EXPECT_EQ(cpu.mfu_pct, -1);
+  EXPECT_EQ(cpu.note, "MFU not computed: no known peak for CPU");
+  Mfu unknown_gpu = model_flops_utilisation(1e12, 100, "NVIDIA GeForce RTX 4090", 89, true, true);
+  EXPECT_EQ(unknown_gpu.note, "MFU not computed: no known peak for NVIDIA GeForce RTX 4090");
+  EXPECT_EQ(model_flops_utilisation(-1, 100, "NVIDIA H100 80GB HBM3", 90, true, true).achieved_tflops, -1);
+}
+
+TEST(ComputeBound, AchievedFlopsWithoutAKnownPeak) {
+  Evidence ev;
+  ev.trace = trace_with_steps(4, 100, 1, 95);
+  ev.trace->device_name = "NVIDIA GeForce RTX 4090";
+  AgentEvidence a;
+  a.steps = 10;
+  a.step_ms = 100;
+  a.model_flops_per_step = 5e12;  // 50 TFLOP/s
+  ev.agent = a;
+  Diagnosis d_f = diagnose(ev);
+  const Finding* f = find(d_f, "compute-bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(ev_value(*f, "achieved_tflops"), 50, 1e-9);
+  EXPECT_EQ(ev_value(*f, "mfu_pct"), -12345);  // absent
+  EXPECT_NE(f->explanation.find("MFU not computed: no known peak for NVIDIA GeForce RTX 4090"), std::string::npos)
+      << f->explanation;
+}
