@@ -33,12 +33,10 @@ std::vector<std::string> expand_trace_paths(const std::vector<std::string>& path
           found.push_back(e.path().string());
       }
       if (found.empty()) throw UserError(p + ": directory holds no .json or .json.gz trace");
-      // A `trainscope run` directory holds report.json beside the traces: when some names say
-      // "trace" (trace.json, trace_rank<R>.pt.trace.json, Kineto's *.pt.trace.json), take those.
-      std::vector<std::string> traces;
-      for (const auto& f : found)
-        if (fs::path(f).filename().string().find("trace") != std::string::npos) traces.push_back(f);
-      if (!traces.empty()) found = std::move(traces);
+      // A `trainscope run` directory holds its report.json beside the traces (trace.json,
+      // trace_rank<R>.pt.trace.json): that one file is not a trace.
+      if (found.size() > 1)
+        std::erase_if(found, [](const std::string& f) { return fs::path(f).filename() == "report.json"; });
       std::sort(found.begin(), found.end());
       out.insert(out.end(), found.begin(), found.end());
     } else {

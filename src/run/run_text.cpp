@@ -21,20 +21,20 @@ std::string join_cmd(const std::vector<std::string>& c) {
 std::string ranks_text(const RunResult& r, const char* bold, const char* reset) {
   if (!r.evidence.ranks || r.evidence.ranks->ranks.empty()) return "";
   const auto& rk = *r.evidence.ranks;
-  std::string o = fmt::format("\n{}Ranks{} ({} ranks, medians per step from {}; wait = time in collectives waiting for "
-                              "the slowest rank):\n",
+  std::string o = fmt::format("\n{}Ranks{} ({} ranks, medians in ms per step from {}; wait = time in collectives\n"
+                              "waiting for the slowest rank, busy = the rest):\n",
                               bold, reset, rk.ranks.size(), rk.source == "agent" ? "each rank's agent" : "each rank's trace");
-  o += fmt::format("  {:>4} {:>5} {:>8} {:>6} {:>9} {:>10} {:>9} {:>8} {:>8} {:>8}\n", "rank", "local", "pid", "steps",
-                   "step ms", "data ms", "bwd ms", "busy ms", "wait ms", "wait %");
+  o += fmt::format("  {:>4} {:>5} {:>7} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>5}\n", "rank", "local", "pid", "steps",
+                   "step", "data", "bwd", "busy", "wait", "wait%");
   for (const auto& x : rk.ranks) {
-    o += fmt::format("  {:>4} {:>5} {:>8} {:>6} {:>9.2f} {:>10.2f} {:>9} {:>8.2f} {:>8.2f} {:>7.0f}%{}\n", x.rank,
+    o += fmt::format("  {:>4} {:>5} {:>7} {:>5} {:>7.1f} {:>7.1f} {:>7} {:>7.1f} {:>7.1f} {:>4.0f}%{}\n", x.rank,
                      x.local_rank >= 0 ? std::to_string(x.local_rank) : "-", x.pid > 0 ? std::to_string(x.pid) : "-",
                      x.steps, x.step_ms, x.data_wait_ms,
-                     rk.source == "agent" ? fmt::format("{:.2f}", x.backward_ms) : std::string("-"), x.busy_ms,
-                     x.wait_ms, x.step_ms > 0 ? 100.0 * x.wait_ms / x.step_ms : 0.0, x.straggler ? "  <- straggler" : "");
+                     rk.source == "agent" ? fmt::format("{:.1f}", x.backward_ms) : std::string("-"), x.busy_ms,
+                     x.wait_ms, x.step_ms > 0 ? 100.0 * x.wait_ms / x.step_ms : 0.0, x.straggler ? " *" : "");
   }
   if (rk.straggler_rank >= 0)
-    o += fmt::format("  straggler: rank {} ({:.1f} ms busier per step than the median rank)\n", rk.straggler_rank,
+    o += fmt::format("  * straggler: rank {} ({:.1f} ms busier per step than the median rank)\n", rk.straggler_rank,
                      rk.straggler_gap_ms);
   else
     o += fmt::format("  no straggler: the slowest rank is within {:.0f}% of the median rank\n",
