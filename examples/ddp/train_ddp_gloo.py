@@ -2,6 +2,11 @@
 
 Run it the way users do (PyTorch 1.13 on Debian has no `torchrun` script, the module works):
     python3 -m torch.distributed.run --nproc_per_node=2 examples/ddp/train_ddp_gloo.py --steps 30
+and under trainscope (per-rank table, straggler, one profiler trace per rank):
+    trainscope run -- python3 -m torch.distributed.run --nproc_per_node=2 \
+        examples/ddp/train_ddp_gloo.py --steps 20 --straggler-rank 1 --straggler-ms 60
+(Python 3.11 + torch 1.13: torchrun's defaults crash on their own, `Std.from_str("0")` is None;
+under trainscope the agent fixes that in the launcher, else pass --redirects 0:1,1:1 --tee 0:1,1:1.)
 
 Every rank trains the same small MLP on its shard of a synthetic dataset (DistributedSampler),
 DDP all-reduces the gradients after each backward. Knobs that create the multi-rank problems
