@@ -117,8 +117,8 @@ def on_torch(torch):
     except Exception as e:
         fail("install", e)
     if _is_torchrun_launcher():
-        _fix_torchrun_std()
-    else:
+        _fix_torchrun_std()  # a fix, not a measurement: also when the agent switched itself off
+    elif not G.off:
         try:
             from . import hooks_dist
             hooks_dist.install(torch)
