@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "report/report.h"
 #include "run/run_store.h"
 #include "util/error.h"
 
@@ -30,7 +31,10 @@ void register_report(CLI::App& app) {
       fmt::print("{}", ts::run::show_run_html(a->store_path, a->run));
       return;
     }
-    fmt::print("{}", ts::run::show_run_text(a->store_path, a->run, a->json, isatty(fileno(stdout)) && !globals().no_color));
+    std::string text = ts::run::show_run_text(a->store_path, a->run, a->json, isatty(fileno(stdout)) && !globals().no_color);
+    // A stored report.txt is 100 columns wide: narrower terminals get it re-wrapped.
+    if (!a->json) text = report::fit_lines(text, report::detect_terminal(fileno(stdout), globals().no_color).width);
+    fmt::print("{}", text);
   });
 }
 

@@ -58,7 +58,7 @@ void run(RunArgs& a) {
       std::fclose(f);
     }
   } else {
-    fmt::print("{}", ts::run::run_text(res, opt, isatty(fileno(stdout)) && !globals().no_color));
+    fmt::print("{}", ts::run::run_text(res, opt, report::detect_terminal(fileno(stdout), globals().no_color)));
   }
   std::fflush(stdout);
   globals().exit_code = res.exit.shell_code();

@@ -56,8 +56,12 @@ struct TerminalStyle {
 };
 // Colour and width for a stream: colour only on a TTY (and not with --no-color / NO_COLOR),
 // width from the terminal, 100 columns otherwise.
+// COLUMNS, when set, overrides the width (on a TTY or not).
 TerminalStyle detect_terminal(int fd, bool no_color);
 std::string render_terminal(const ReportInput& in, const TerminalStyle& style);
+// Re-wraps every line wider than `width` columns (colour escapes take none) at spaces, the rest
+// indented under the line's own indent + 2; a word wider than the line is cut into pieces.
+std::string fit_lines(const std::string& text, int width);
 
 // Writes a report file; throws ts::UserError naming the file when it cannot be written.
 void write_file(const std::string& path, const std::string& content);

@@ -75,7 +75,18 @@ void findings(Out& o, const ReportInput& in) {
       while (start <= f.fix_code.size()) {
         size_t nl = f.fix_code.find('\n', start);
         std::string l = f.fix_code.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-        o.line("       " + o.c("36", "│ " + l));
+        // A code line wider than the terminal breaks after a space, the rest indented under the
+        // bar (the fixes' long lines are argument lists, which Python lets continue).
+        size_t room = size_t(std::max(20, o.st.width - 9));
+        std::string cont;
+        while (display_width(cont + l) > room) {
+          size_t cut = l.rfind(' ', room - cont.size());
+          if (cut == std::string::npos || cut <= l.find_first_not_of(' ')) break;
+          o.line("       " + o.c("36", "│ " + cont + l.substr(0, cut)));
+          l = l.substr(cut + 1);
+          if (cont.empty()) cont = std::string(l.empty() ? 0 : std::min<size_t>(4, room / 4), ' ');
+        }
+        o.line("       " + o.c("36", "│ " + cont + l));
         if (nl == std::string::npos) break;
         start = nl + 1;
       }
@@ -188,6 +199,11 @@ TerminalStyle detect_terminal(int fd, bool no_color) {
     winsize ws{};
     if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) st.width = std::min<int>(ws.ws_col, 160);
   }
+  // COLUMNS is set on purpose (shells do not export it): it wins, piped or not.
+  if (const char* c = std::getenv("COLUMNS")) {
+    int n = std::atoi(c);
+    if (n >= 40) st.width = std::min(n, 160);
+  }
   return st;
 }
 
@@ -205,7 +221,8 @@ std::string render_terminal(const ReportInput& in, const TerminalStyle& style) {
     for (const auto& r : in.ranks)
       o.line(fmt::format("  {:>5} {:>6} {:>12} {:>12} {:>7.1f}% {:>12}  {}{}", r.rank, r.steps, ts::human_ns(r.median_step_ms * 1e6),
                          ts::human_ns(r.comm_ms_per_step * 1e6), r.idle_pct, ts::human_ns(r.wait_ms_per_step * 1e6),
-                         fit(r.path, std::max(10, o.st.width - 70)), r.straggler ? o.c("1;31", "  ← straggler") : ""));
+                         fit(r.path, std::max(10, o.st.width - 66 - (r.straggler ? 15 : 0))),
+                         r.straggler ? o.c("1;31", "  ← straggler") : ""));
   }
   for (const auto& t : in.traces) trace_tables(o, t, in.top, in.traces.size() > 1);
   if (in.samples) {
@@ -220,7 +237,9 @@ std::string render_terminal(const ReportInput& in, const TerminalStyle& style) {
       o.para(fmt::format("host CPU mean {:.0f}% of {} cores · job processes {:.0f}% (100 = one core)", s.host_cpu_mean_pct,
                          s.cpu_cores, s.process_tree_cpu_mean_pct), 2);
   }
-  return o.s;
+  // Tables and code lines are laid out for the width already; this catches what still is not
+  // (a long kernel name in a code line, a path), so no line runs past the terminal's edge.
+  return fit_lines(o.s, o.st.width);
 }
 
 }  // namespace ts::report

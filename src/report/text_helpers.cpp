@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <sstream>
 
+#include "report/report.h"
 #include "util/format.h"
 
 namespace ts::report {
@@ -78,6 +79,51 @@ std::vector<std::string> wrap(const std::string& text, int width) {
   }
   if (!line.empty()) lines.push_back(line);
   return lines;
+}
+
+std::string fit_lines(const std::string& text, int width) {
+  if (width < 20) width = 20;
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    start = nl == std::string::npos ? text.size() : nl + 1;
+    bool ended = nl != std::string::npos;
+    if (display_width(line) <= size_t(width)) {
+      out += line + (ended ? "\n" : "");
+      continue;
+    }
+    // A colour escape before the indent ("\033[2m  settings: ...") stays in front of it.
+    std::string esc;
+    while (line.size() > 1 && line[0] == '\033' && line[1] == '[') {
+      size_t m = line.find('m');
+      if (m == std::string::npos) break;
+      esc += line.substr(0, m + 1);
+      line.erase(0, m + 1);
+    }
+    size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos || indent > size_t(width) / 2) indent = 0;
+    std::string pad = std::string(indent, ' ') + esc, more(indent + 2, ' ');
+    // Words wider than a line (a long path) are cut so that nothing runs past the edge.
+    std::string body;
+    size_t room = size_t(width) - indent - 2;
+    std::istringstream words(line.substr(indent));
+    std::string w;
+    while (words >> w) {
+      while (display_width(w) > room) {
+        std::string piece = fit(w, room + 1);  // room columns + "…"
+        piece.resize(piece.size() - std::string("…").size());
+        body += piece + " ";
+        w = w.substr(piece.size());
+      }
+      body += w + " ";
+    }
+    auto lines = wrap(body, int(room));
+    for (size_t i = 0; i < lines.size(); ++i) out += (i == 0 ? pad : more) + lines[i] + "\n";
+    if (!ended && !out.empty()) out.pop_back();
+  }
+  return out;
 }
 
 }  // namespace ts::report

@@ -44,7 +44,8 @@ std::string ranks_text(const RunResult& r, const char* bold, const char* reset) 
 
 }  // namespace
 
-std::string run_text(const RunResult& r, const RunOptions& opt, bool color) {
+std::string run_text(const RunResult& r, const RunOptions& opt, const report::TerminalStyle& term) {
+  bool color = term.color;
   const char* bold = color ? "\033[1m" : "";
   const char* dim = color ? "\033[2m" : "";
   const char* reset = color ? "\033[0m" : "";
@@ -57,9 +58,7 @@ std::string run_text(const RunResult& r, const RunOptions& opt, bool color) {
     // The diagnosis as every report shows it (verdict first); the agent's own numbers follow.
     report::ReportInput in = report::from_evidence(r.evidence, *r.diagnosis);
     in.command = "run";
-    report::TerminalStyle style;
-    style.color = color;
-    o += "\n" + report::render_terminal(in, style);
+    o += "\n" + report::render_terminal(in, term);
   }
 
   if (e.steps > 0) {
@@ -102,7 +101,7 @@ std::string run_text(const RunResult& r, const RunOptions& opt, bool color) {
   o += fmt::format("\n{}Output: {}/ (report.json{}{}){}\n", dim, r.out_dir, !r.rank_traces.empty() ? fmt::format(", {} per-rank traces", r.rank_traces.size())
                    : r.trace_path.empty() ? "" : ", trace.json",
                    r.samples_path.empty() ? "" : ", samples.csv", reset);
-  return o;
+  return report::fit_lines(o, term.width);  // the step lines and settings are wider than 80 columns
 }
 
 }  // namespace ts::run

@@ -1,5 +1,6 @@
 #include "util/json_writer.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -103,12 +104,15 @@ JsonWriter& JsonWriter::value(double v) {
     return *this;
   }
   char buf[32];
-  // %.6g keeps reports short; integers print without a fraction.
-  if (v == std::floor(v) && std::fabs(v) < 1e15)
+  // Integers print without a fraction; anything else in the shortest form that reads back as the
+  // same double (2.5 stays "2.5"; a Unix time keeps its milliseconds, which %.6g rounded away).
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-  out_ += buf;
+    out_ += buf;
+  } else {
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, r.ptr);
+  }
   return *this;
 }
 

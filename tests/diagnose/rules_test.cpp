@@ -96,6 +96,61 @@ TEST(DataloaderStarvation, FromAgentSizesWorkersFromSampleCost) {
   EXPECT_EQ(ev_value(*find(d, "dataloader-starvation"), "recommended_num_workers"), 3);
 }
 
+// The step time that sizes the workers is labelled for what it is: CUDA-event GPU time on a GPU
+// run, the loop's compute on a CPU-only run (no "gpu_step_ms", no pin_memory/.cuda in the fix).
+TEST(DataloaderStarvation, CpuOnlyRunIsLabelledHonestly) {
+  auto has = [](const Finding& f, const std::string& name) {
+    for (const auto& e : f.evidence)
+      if (e.name == name) return true;
+    return false;
+  };
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 50;
+  a.step_ms = 100;
+  a.data_wait_ms = 70;
+  a.data_wait_pct = 70;
+  a.compute_ms = 30;
+  a.gpu_ms = -1;
+  a.cuda_available = false;
+  a.sample_getitem_ms = 2;  // 32 x 2 ms = 64 ms per batch
+  a.loaders.push_back({"FakeData", 32, 0, false, -1, false});
+  ev.agent = a;
+  SamplesEvidence s;
+  s.cpu_cores = 8;
+  s.host_cpu_mean_pct = 15;
+  ev.samples = s;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(has(*f, "gpu_step_ms"));
+  EXPECT_EQ(ev_value(*f, "cpu_step_ms"), 30);
+  EXPECT_EQ(ev_value(*f, "recommended_num_workers"), 4);  // ceil(64 / 30) + 1
+  EXPECT_EQ(f->title.rfind("Training loop waiting for data", 0), 0u) << f->title;
+  EXPECT_EQ(f->explanation.find("GPU"), std::string::npos) << f->explanation;
+  EXPECT_EQ(f->fix.find("pin_memory"), std::string::npos) << f->fix;
+  EXPECT_EQ(f->fix_code.find(".cuda("), std::string::npos) << f->fix_code;
+
+  // The same numbers from a CUDA process with CUDA-event step times: gpu_step_ms, pinned copies.
+  ev.agent->cuda_available = true;
+  ev.agent->gpu_ms = 20;
+  d = diagnose(ev);
+  f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(ev_value(*f, "gpu_step_ms"), 20);
+  EXPECT_FALSE(has(*f, "cpu_step_ms"));
+  EXPECT_EQ(f->title.rfind("GPU waiting for data", 0), 0u) << f->title;
+  EXPECT_NE(f->explanation.find("the GPU needs 20.0 ms per step"), std::string::npos) << f->explanation;
+  EXPECT_NE(f->fix_code.find("pin_memory=True"), std::string::npos);
+  // CUDA present but no CUDA-event times: the compute time, not called a GPU step.
+  ev.agent->gpu_ms = -1;
+  d = diagnose(ev);
+  f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(ev_value(*f, "compute_step_ms"), 30);
+  EXPECT_FALSE(has(*f, "gpu_step_ms"));
+}
+
 TEST(CpuBoundTransforms, ReplacesStarvationWhenCoresSaturated) {
   Evidence ev;
   ev.trace = trace_with_steps(5, 100, 40, 55);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
+
 #include "diagnose/diagnose.h"
 #include "diagnose/evidence_fixtures.h"
 #include "report/report.h"
@@ -142,4 +144,30 @@ TEST(TextHelpers, EvidenceUnits) {
   auto lines = report::wrap("aaa bbb ccc ddd", 8);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0], "aaa bbb");
+}
+
+TEST(TextHelpers, FitLinesKeepsEveryLineWithinTheWidth) {
+  std::string text = std::string("short line\n") + "    " + std::string(30, 'a') + " " + std::string(30, 'b') + " " +
+                     std::string(30, 'c') + "\n\033[2m  dim " + std::string(200, 'x') + "\033[0m\nlast";
+  std::string out = report::fit_lines(text, 40);
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= out.size()) {
+    size_t nl = out.find('\n', start);
+    lines.push_back(out.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  for (const auto& l : lines) EXPECT_LE(report::display_width(l), 40u) << l;
+  EXPECT_EQ(lines.front(), "short line");
+  EXPECT_EQ(lines.back(), "last");  // no newline added at the end
+  EXPECT_EQ(lines[1], "    " + std::string(30, 'a'));
+  EXPECT_EQ(lines[2], "      " + std::string(30, 'b'));  // continuation: the line's indent + 2
+  // The colour escape stays ahead of the text, after the indent; nothing of the long word is lost.
+  EXPECT_EQ(lines[4].rfind("  \033[2mdim", 0), 0u) << lines[4];
+  std::string joined;
+  for (const auto& l : lines) joined += l;
+  EXPECT_EQ(std::count(joined.begin(), joined.end(), 'x'), 200);
+  // Lines that fit are left alone, byte for byte.
+  EXPECT_EQ(report::fit_lines("a  b\n\n  c\n", 40), "a  b\n\n  c\n");
 }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -44,4 +45,13 @@ TEST(JsonWriter, ValueArrayNestsAndPretty) {
   std::vector<int> a{1, 2};
   w.begin_array().value_array(a).value_array(std::vector<int>{}).end_array();
   EXPECT_EQ(w.str(), "[\n  [\n    1,\n    2\n  ],\n  []\n]");
+}
+
+// Doubles read back exactly: a Unix time keeps its milliseconds, short values stay short.
+TEST(JsonWriter, DoublesRoundTripInShortestForm) {
+  ts::JsonWriter w(false);
+  w.begin_array().value(1795330000.123).value(0.1).value(2.5).value(-3.0).value(1e20).value(100.0 / 3).end_array();
+  EXPECT_EQ(w.str(), "[1795330000.123,0.1,2.5,-3,1e+20,33.333333333333336]");
+  std::string s = w.str();
+  EXPECT_EQ(std::strtod(s.c_str() + s.rfind(',') + 1, nullptr), 100.0 / 3);
 }

@@ -32,6 +32,9 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   int workers = -1;
   std::string workers_how;
   int current_workers = -1;
+  // On a CPU-only run there is no GPU to starve: the training loop itself waits, and the step
+  // that consumes the batches is the CPU's (its evidence and text say so; the id stays).
+  bool no_gpu = agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);
 
   if (const auto* a = agent_steps(ev)) {
     if (a->data_wait_pct < th::kDataWaitPct) return std::nullopt;
@@ -45,17 +48,21 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
       if (current_workers >= 0) add(f, "num_workers", current_workers, "count");
     }
     double gpu_step = a->gpu_ms > 0 ? a->gpu_ms : (a->compute_ms > 0 ? a->compute_ms : a->step_ms - a->data_wait_ms);
+    // gpu_step_ms only when CUDA events measured it; otherwise it is the loop's compute time.
+    bool measured_on_gpu = a->gpu_ms > 0;
+    const char* step_name = measured_on_gpu ? "gpu_step_ms" : (no_gpu ? "cpu_step_ms" : "compute_step_ms");
+    const char* consumer = measured_on_gpu ? "the GPU needs" : (no_gpu ? "the model computes on the CPU for" : "the model computes for");
     int64_t bs = a->loaders.empty() ? -1 : a->loaders[0].batch_size;
     if (a->sample_getitem_ms >= 0 && bs > 0 && gpu_step > 0) {
       double per_batch = a->sample_getitem_ms * bs + std::max(0.0, a->collate_ms);
       add(f, "sample_cost_ms", a->sample_getitem_ms, "ms");
       add(f, "batch_load_ms", per_batch, "ms");
-      add(f, "gpu_step_ms", gpu_step, "ms");
+      add(f, step_name, gpu_step, "ms");
       workers = workers_for(per_batch, gpu_step, cores);
       workers_how = fmt::format(
-          "one batch costs {:.1f} ms of CPU ({} samples x {:.2f} ms + collate) and the GPU needs "
+          "one batch costs {:.1f} ms of CPU ({} samples x {:.2f} ms + collate) and {} "
           "{:.1f} ms per step, so ceil({:.1f} / {:.1f}) + 1 = {} workers keep it fed",
-          per_batch, bs, a->sample_getitem_ms, gpu_step, per_batch, gpu_step,
+          per_batch, bs, a->sample_getitem_ms, consumer, gpu_step, per_batch, gpu_step,
           workers_for(per_batch, gpu_step, 0));
       if (cores > 1 && workers < workers_for(per_batch, gpu_step, 0))
         workers_how += fmt::format(" (capped at {} usable cores minus the main process)", cores);
@@ -107,29 +114,38 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   f.recoverable_fraction = std::clamp(pct / 100.0, 0.0, 0.95);
   f.severity = severity_for(f.recoverable_fraction);
   if (f.source != "samples") f.confidence = 0.9;
-  // On a CPU-only run there is no GPU to starve: the training loop itself waits.
-  bool no_gpu = agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);
   f.title = fmt::format("{} waiting for data: loading takes {:.0f}% of each step",
                         no_gpu ? "Training loop" : "GPU", pct);
   f.gain = fmt::format("data wait is {:.0f}% of the step: removing it gives {}", pct,
                        gain_text(f.recoverable_fraction));
-  f.explanation =
-      "The training loop spends this share of every step waiting for the DataLoader to hand over the "
-      "next batch, and the GPU has nothing to do meanwhile. The CPU is not saturated, so the "
-      "loading can run in parallel worker processes that prepare the next batches while the GPU "
-      "computes the current one (seeds 000, 002, 003).";
+  f.explanation = no_gpu
+      ? "The training loop spends this share of every step waiting for the DataLoader to hand over the "
+        "next batch, and the model's computation waits with it. The CPU is not saturated, so the "
+        "loading can run in parallel worker processes that prepare the next batches while the main "
+        "process computes the current one (seeds 000, 002, 003)."
+      : "The training loop spends this share of every step waiting for the DataLoader to hand over the "
+        "next batch, and the GPU has nothing to do meanwhile. The CPU is not saturated, so the "
+        "loading can run in parallel worker processes that prepare the next batches while the GPU "
+        "computes the current one (seeds 000, 002, 003).";
   if (!workers_how.empty()) f.explanation += " Sizing: " + workers_how + ".";
   std::string n = workers > 0 ? std::to_string(workers) : "8";
+  // Pinned memory and non_blocking copies only matter when batches go to a GPU.
   f.fix = fmt::format(
       "Load in parallel: num_workers={}{}, persistent_workers=True (no respawn each epoch), "
-      "prefetch_factor=4, pin_memory=True with .cuda(non_blocking=True).",
-      n, workers > 0 ? "" : " (start at physical cores / 2 and sweep)");
-  f.fix_code = fmt::format(
-      "loader = DataLoader(dataset, batch_size=BS, shuffle=True,\n"
-      "                    num_workers={}, persistent_workers=True,\n"
-      "                    prefetch_factor=4, pin_memory=True)\n"
-      "xb = xb.cuda(non_blocking=True)",
-      n);
+      "prefetch_factor=4{}.",
+      n, workers > 0 ? "" : " (start at physical cores / 2 and sweep)",
+      no_gpu ? "" : ", pin_memory=True with .cuda(non_blocking=True)");
+  f.fix_code = no_gpu ? fmt::format(
+                            "loader = DataLoader(dataset, batch_size=BS, shuffle=True,\n"
+                            "                    num_workers={}, persistent_workers=True,\n"
+                            "                    prefetch_factor=4)",
+                            n)
+                      : fmt::format(
+                            "loader = DataLoader(dataset, batch_size=BS, shuffle=True,\n"
+                            "                    num_workers={}, persistent_workers=True,\n"
+                            "                    prefetch_factor=4, pin_memory=True)\n"
+                            "xb = xb.cuda(non_blocking=True)",
+                            n);
   return f;
 }
 
