@@ -159,6 +159,11 @@ void JobInspector::loop() {
     // The measure ends early by itself once every process has exited.
     j.oversubscription = sample::measure_oversubscription(pids, cfg_.window_s, budget);
   }
+  // What the look itself cost (this thread's CPU time): the job must not pay for being watched.
+  rusage ru{};
+  if (getrusage(RUSAGE_THREAD, &ru) == 0)
+    j.cost_cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                   static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
   std::lock_guard<std::mutex> lk(mu_);
   result_ = std::move(j);
 }
@@ -210,6 +215,7 @@ std::string host_section_json(const JobInspection& j, const diagnose::AgentEvide
   w.field("inspected", j.inspected);
   w.field("trigger", j.trigger);
   w.field("at_s", j.at_s);
+  w.field("cost_cpu_s", j.cost_cpu_s);
   w.field("skipped", j.skipped);
   w.field("cpu_vendor", j.cpu_vendor);
   w.key("blas_libs").begin_array();

@@ -38,6 +38,7 @@ struct JobInspection {
   bool inspected = false;    // maps were read
   std::string trigger;       // "step 3" / "after 10 s without 3 steps"
   double at_s = 0;           // seconds after launch
+  double cost_cpu_s = 0;     // CPU time the look itself took (the inspector thread's rusage)
   std::string cpu_vendor;    // /proc/cpuinfo vendor_id
   std::vector<JobProcess> processes;
   std::vector<std::string> blas_libs, openmp_libs;  // distinct paths over the processes
