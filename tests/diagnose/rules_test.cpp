@@ -151,6 +151,25 @@ TEST(DataloaderStarvation, CpuOnlyRunIsLabelledHonestly) {
   EXPECT_FALSE(has(*f, "gpu_step_ms"));
 }
 
+TEST(InLoopIo, GpuCopyMentionedOnlyWithCuda) {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 20;
+  a.step_ms = 100;
+  a.io_ms = 37;
+  a.io_pct = 37;
+  ev.agent = a;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "in-loop-io");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->explanation.find("GPU"), std::string::npos) << f->explanation;
+  ev.agent->cuda_available = true;
+  d = diagnose(ev);
+  f = find(d, "in-loop-io");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->explanation.find("copies every parameter from the GPU"), std::string::npos) << f->explanation;
+}
+
 TEST(CpuBoundTransforms, ReplacesStarvationWhenCoresSaturated) {
   Evidence ev;
   ev.trace = trace_with_steps(5, 100, 40, 55);

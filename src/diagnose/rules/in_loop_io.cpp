@@ -24,8 +24,8 @@ std::optional<Finding> in_loop_io(const Evidence& ev) {
                        gain_text(f.recoverable_fraction));
   f.explanation =
       "The loop writes to disk inside the step (torch.save checkpoints, sample images, per-step "
-      "log files). The training stops while the file is written, and a checkpoint also copies "
-      "every parameter from the GPU.";
+      "log files). The training stops while the file is written";
+  f.explanation += agent_without_cuda(ev) ? "." : ", and a checkpoint also copies every parameter from the GPU.";
   f.fix = "Checkpoint every N steps or at epoch end; log every N steps; write images rarely.";
   f.fix_code =
       "if step % 1000 == 0:\n"
