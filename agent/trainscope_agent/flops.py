@@ -6,7 +6,8 @@ read, no GPU sync), the multiply-accumulates of every forward of:
   nn.Linear                  input elements x out_features
   nn.Conv1d/2d/3d            output elements x in_channels/groups x kernel volume
   nn.MultiheadAttention      q/k/v and output projections + QK^T + attention x V
-and, outside those modules, torch.matmul / torch.bmm / Tensor.__matmul__ (custom attention) and
+and, outside those modules, torch.matmul / torch.bmm / Tensor.__matmul__ (custom attention),
+torch.addmm / torch.baddbmm (GPT-2's Conv1D), F.linear called directly and
 F.scaled_dot_product_attention (2.x). FLOPs = 2 x MACs (bias, activations and norms are not
 counted: the usual MFU convention, e.g. PaLM's appendix B). A forward run with autograd recording
 counts 3x (its backward costs about twice the forward: input and weight gradients), a no-grad
@@ -231,6 +232,14 @@ def _matmul_macs(a, b, *args, **kwargs):
     return batch * sa[-2] * sa[-1] * sb[-1]
 
 
+def _addmm_macs(inp, m1, m2, *args, **kwargs):
+    return _matmul_macs(m1, m2)
+
+
+def _linear_macs(x, weight, *args, **kwargs):
+    return x.numel() // max(1, x.shape[-1]) * weight.shape[0] * weight.shape[-1]
+
+
 def _sdpa_macs(q, k, v, *args, **kwargs):
     # (..., L, E) x (..., S, E) -> (..., L, S), then x (..., S, Ev)
     lead = 1
@@ -262,7 +271,10 @@ def _hook_and_patch(torch):
     for owner, name in ((torch, "matmul"), (torch, "bmm"), (torch.Tensor, "__matmul__"), (torch.Tensor, "matmul"),
                         (torch.Tensor, "bmm")):
         _patch(owner, name, _matmul_macs)
+    _patch(torch, "addmm", _addmm_macs)    # GPT-2's Conv1D (transformers) is an addmm
+    _patch(torch, "baddbmm", _addmm_macs)
     F = torch.nn.functional
+    _patch(F, "linear", _linear_macs)      # F.linear called directly (nn.Linear's own is inside it)
     if hasattr(F, "scaled_dot_product_attention"):
         _patch(F, "scaled_dot_product_attention", _sdpa_macs)
     C.phase = 1

@@ -68,6 +68,11 @@ TEST(Flops, KnownModelsExactly) {
   EXPECT_EQ(forward("mha_self"), 2 * (n * 4 * l * e * e + 2 * n * l * l * e));
   // q @ k^T: (2,3,5,8) x (2,3,8,7); softmax @ k: (2,3,5,7) x (2,3,7,8).
   EXPECT_EQ(forward("matmul_attention"), 2 * (2 * 3 * 5 * 8 * 7 + 2 * 3 * 5 * 7 * 8));
+  // transformers' GPT-2 Conv1D is an addmm: (2*7, 16) x (16, 48).
+  EXPECT_EQ(forward("gpt2_conv1d"), 2 * (2 * 7) * 16 * 48);
+  // F.linear called directly: (5, 12) x (12, 24)^T; nn.Linear (which calls F.linear) once, not twice.
+  EXPECT_EQ(forward("functional_linear"), 2 * 5 * 12 * 24);
+  EXPECT_EQ(forward("linear_once"), 2 * 5 * 12 * 24);
   EXPECT_TRUE(bool(d["restored"]));
 }
 

@@ -36,8 +36,36 @@ class Att(nn.Module):
 
 
 case("matmul_attention", Att(), torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8))
+
+
+class Gpt2Conv1D(nn.Module):  # transformers' Conv1D: an addmm with a (nx, nf) weight
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(nx, nf))
+        self.bias = nn.Parameter(torch.zeros(nf))
+
+    def forward(self, x):
+        shape = x.size()[:-1] + (self.weight.shape[1],)
+        return torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight).view(shape)
+
+
+class FunctionalLinear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(24, 12))
+
+    def forward(self, x):
+        return nn.functional.linear(x, self.w)
+
+
+case("gpt2_conv1d", Gpt2Conv1D(48, 16), torch.randn(2, 7, 16))
+case("functional_linear", FunctionalLinear(), torch.randn(5, 12))
+# nn.Linear calls F.linear inside: counted once, not twice.
+case("linear_once", nn.Linear(12, 24), torch.randn(5, 12))
 # Everything put back: no counting wrapper left on torch or Tensor.
 out["restored"] = ("matmul" not in torch.Tensor.__dict__ and "bmm" not in torch.Tensor.__dict__ and
                    torch.matmul.__class__.__name__ == "builtin_function_or_method" and
+                   torch.addmm.__class__.__name__ == "builtin_function_or_method" and
+                   not hasattr(nn.functional.linear, "__wrapped__") and
                    not hasattr(torch.Tensor.__matmul__, "__wrapped__"))
 print(json.dumps(out))
