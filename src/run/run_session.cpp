@@ -136,9 +136,13 @@ RunResult run_session(const RunOptions& opt) {
   }
 
   if (opt.sample) {
-    inspector = std::make_unique<JobInspector>(pid, [&channel] { return channel.snapshot(); });
-    inspector_ptr = inspector.get();
-    inspector->on_step(steps_seen.load());
+    try {  // the job already runs: a look we cannot take is a warning, never the end of the run
+      inspector = std::make_unique<JobInspector>(pid, [&channel] { return channel.snapshot(); });
+      inspector_ptr = inspector.get();
+      inspector->on_step(steps_seen.load());
+    } catch (const std::exception& e) {
+      res.warnings.push_back(std::string("job not inspected: ") + e.what());
+    }
   }
 
   sample::SamplerConfig scfg;
