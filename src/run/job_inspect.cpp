@@ -121,6 +121,17 @@ JobInspection JobInspector::finish() {
 }
 
 void JobInspector::loop() {
+  // An exception escaping a std::thread would end trainscope (and orphan the job): never.
+  try {
+    run();
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lk(mu_);
+    result_ = JobInspection{};
+    result_.skipped = std::string("job inspection failed: ") + e.what();
+  }
+}
+
+void JobInspector::run() {
   // A background look must not take CPU from the job: this thread runs niced (Linux applies
   // setpriority to the calling thread when given its tid).
   setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);

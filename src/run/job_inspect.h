@@ -76,6 +76,7 @@ class JobInspector {
 
  private:
   void loop();
+  void run();
   pid_t root_;
   std::function<Records()> records_;
   Config cfg_;
