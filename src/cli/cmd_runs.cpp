@@ -1,7 +1,12 @@
 // trainscope runs: what the store holds, newest first: runs, lab/loader/max-batch results, watch recordings.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "cli/commands.h"
+#include "report/report.h"
 #include "run/run_store.h"
 #include "util/error.h"
 
@@ -24,7 +29,11 @@ void register_runs(CLI::App& app) {
   sub->add_option("-n,--limit", a->limit, "How many entries (0: all)")->capture_default_str()->check(CLI::NonNegativeNumber);
   sub->add_option("--kind", a->kind, "Only this kind")->check(CLI::IsMember(ts::run::stored_kinds()));
   sub->add_flag("--json", a->json, "JSON on stdout (an array; each entry has id, kind, command, verdict, ...)");
-  sub->callback([a] { fmt::print("{}", ts::run::list_runs_text(a->store_path, a->limit, a->json, a->kind)); });
+  sub->callback([a] {
+    // On a terminal (or with COLUMNS) each row fits the width; piped, rows keep their full columns.
+    int width = isatty(STDOUT_FILENO) || std::getenv("COLUMNS") ? report::detect_terminal(STDOUT_FILENO, true).width : 0;
+    fmt::print("{}", ts::run::list_runs_text(a->store_path, a->limit, a->json, a->kind, width));
+  });
 }
 
 }  // namespace ts::cli

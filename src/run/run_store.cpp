@@ -34,13 +34,13 @@ std::string show_dir(const fs::path& dir, bool json) {
   return slurp(dir / "report.json");
 }
 
-std::string when(double unix_s) {
+std::string when(double unix_s, bool brief = false) {
   if (unix_s <= 0) return "-";
   std::time_t t = static_cast<std::time_t>(unix_s);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%SZ", &tm);
+  std::strftime(buf, sizeof buf, brief ? "%m-%d %H:%M" : "%Y-%m-%d %H:%M:%SZ", &tm);
   return buf;
 }
 
@@ -147,7 +147,17 @@ const std::vector<std::string>& stored_kinds() {
   return k;
 }
 
-std::string list_runs_text(const std::string& store_path, int limit, bool json, const std::string& kind) {
+std::string list_runs_text(const std::string& store_path, int limit, bool json, const std::string& kind, int width) {
+  // id, kind, started, exit and their gaps take 48 columns (39 with the short time a narrow
+  // terminal gets); command and verdict share the rest.
+  size_t cmd_w = 40, verdict_w = 70;
+  bool brief_time = width > 0 && width < 130;
+  size_t time_w = brief_time ? 13 : 20;
+  if (width > 0) {
+    int rest = std::max(32, width - int(time_w) - 28 - 1);
+    cmd_w = size_t(std::clamp(rest / 3, 12, 40));
+    verdict_w = size_t(std::max(20, rest - int(cmd_w)));
+  }
   std::string path = open_path(store_path);
   if (!fs::exists(path)) {
     if (json) return "[]\n";
@@ -158,7 +168,8 @@ std::string list_runs_text(const std::string& store_path, int limit, bool json, 
   JsonWriter w;
   std::string out;
   if (json) w.begin_array();
-  else out = fmt::format("{:>5}  {:<9}  {:<20}  {:>4}  {:<40}  {}\n", "id", "kind", "started (UTC)", "exit", "command", "verdict / result");
+  else out = fmt::format("{:>5}  {:<9}  {:<{}}  {:>4}  {:<{}}  {}\n", "id", "kind", "started (UTC)", time_w, "exit", "command", cmd_w,
+                         fit("verdict / result", verdict_w));
   int n = 0;
   for (const auto& r : runs) {
     if (!kind.empty() && r.kind != kind) continue;
@@ -176,8 +187,9 @@ std::string list_runs_text(const std::string& store_path, int limit, bool json, 
       w.field("has_report", r.has_report);
       w.end_object();
     } else {
-      out += fmt::format("{:>5}  {:<9}  {:<20}  {:>4}  {:<40}  {}\n", r.id, r.kind, when(r.started_unix),
-                         r.exit_code >= 0 ? std::to_string(r.exit_code) : "-", fit(r.command, 40), fit(b.verdict, 70));
+      out += fmt::format("{:>5}  {:<9}  {:<{}}  {:>4}  {:<{}}  {}\n", r.id, r.kind, when(r.started_unix, brief_time), time_w,
+                         r.exit_code >= 0 ? std::to_string(r.exit_code) : "-", fit(r.command, cmd_w), cmd_w,
+                         fit(b.verdict, verdict_w));
     }
   }
   if (json) {

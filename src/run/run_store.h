@@ -14,7 +14,9 @@ namespace ts::run {
 // `watch` (hardware samples, no report).
 const std::vector<std::string>& stored_kinds();
 // `trainscope runs`: newest first, every kind or only `kind`.
-std::string list_runs_text(const std::string& store_path, int limit, bool json, const std::string& kind = "");
+// width > 0: the command and verdict columns shrink so that each row fits (a terminal).
+std::string list_runs_text(const std::string& store_path, int limit, bool json, const std::string& kind = "",
+                           int width = 0);
 // `trainscope report RUN`: RUN is an id (of any kind), "last" (the newest `run`), or a run's
 // output directory. A run shows its report; a lab/loader/max-batch result its outcome and
 // findings (--json: the whole result); a watch recording what it holds.

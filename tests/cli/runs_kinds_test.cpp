@@ -97,6 +97,17 @@ TEST_F(RunsKinds, ListsEveryKindNewestFirst) {
   }
   std::vector<std::pair<int, std::string>> want = {{5, "run"}, {4, "watch"}, {3, "loader"}, {2, "lab"}, {1, "max-batch"}};
   EXPECT_EQ(rows, want) << r.out;
+  // On an 80-column terminal every row fits (the command and verdict columns shrink).
+  setenv("COLUMNS", "80", 1);
+  Result narrow = cli("runs");
+  unsetenv("COLUMNS");
+  std::istringstream nl(narrow.out);
+  int rows80 = 0;
+  while (std::getline(nl, line)) {
+    EXPECT_LE(line.size(), 80u) << line;  // ASCII only: bytes are columns
+    ++rows80;
+  }
+  EXPECT_EQ(rows80, 6);
   // -n counts entries of every kind.
   Result two = cli("runs -n 2");
   EXPECT_EQ(std::count(two.out.begin(), two.out.end(), '\n'), 3) << two.out;
