@@ -315,6 +315,9 @@ std::string render_json(const ReportInput& in, bool pretty) {
     num_or_null("backward_ms", r.backward_ms, r.backward_ms >= 0);
     num_or_null("busy_ms", r.busy_ms, r.busy_ms >= 0);
     w.field("wait_ms", r.wait_ms_per_step);
+    num_or_null("rss_max_bytes", r.rss_max_bytes, r.rss_max_bytes >= 0);
+    w.key("threads");
+    if (r.threads >= 0) w.value(r.threads); else w.null();
     w.end_object();
   }
   w.end_array();

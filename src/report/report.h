@@ -26,6 +26,8 @@ struct RankLine {
   int local_rank = -1;
   int64_t pid = 0;
   double data_wait_ms = -1, backward_ms = -1, busy_ms = -1;
+  double rss_max_bytes = -1;  // the rank's peak RSS over its steps
+  int threads = -1;           // its threads when the run measured them live
 };
 
 struct ReportInput {

@@ -178,6 +178,10 @@ std::vector<report::RankLine> rank_lines(const RunResult& r) {
     l.busy_ms = x.busy_ms;
     l.wait_ms_per_step = x.wait_ms;
     l.straggler = x.straggler;
+    l.rss_max_bytes = x.rss_max_bytes;
+    if (r.evidence.samples)
+      for (const auto& t : r.evidence.samples->thread_loads)
+        if (t.pid == x.pid) l.threads = t.threads;
     for (const auto& p : r.rank_traces)
       if (p.find("trace_rank" + std::to_string(x.rank) + ".") != std::string::npos) l.path = p;
     out.push_back(l);

@@ -214,6 +214,7 @@ TEST_F(DdpRun, PerRankTableNamesRankOneTheStraggler) {
     const RankOwn* o = own(static_cast<int>(rank));
     ASSERT_NE(o, nullptr) << "rank " << rank;
     EXPECT_EQ(int64_t(line["steps"]), 20) << "rank " << rank;
+    EXPECT_GT(double(line["rss_max_bytes"]), 50e6) << "rank " << rank;  // a Python with torch loaded
     EXPECT_EQ(int64_t(line["local_rank"]), rank);  // one node: local rank = rank
     // The pid is the rank's own (what the training script itself reported).
     EXPECT_EQ(int64_t(line["pid"]), o->pid) << "rank " << rank;
