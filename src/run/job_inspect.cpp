@@ -14,6 +14,7 @@
 #include <set>
 
 #include "diagnose/device_peaks.h"
+#include "run/rank_summary.h"
 #include "sample/cpu_budget.h"
 #include "util/json_writer.h"
 
@@ -32,28 +33,27 @@ std::string basename_of(const std::string& p) {
 std::vector<JobProcess> training_processes(const Records& records, pid_t root) {
   std::map<pid_t, int64_t> steps;
   for (const auto& s : records.steps) ++steps[s.pid];
-  // torchrun ranks: every process that said hello with a RANK (the launcher has none). A Python
-  // a rank starts (spawn-method DataLoader workers) inherits RANK: per rank, the process with the
-  // most steps wins, then the one whose parent is not another process of that rank.
-  std::map<int, std::vector<std::pair<pid_t, pid_t>>> by_rank;  // rank -> (pid, ppid)
-  std::set<pid_t> seen;
-  for (const auto& t : records.texts) {
-    if (t.kind != "hello" || t.get("rank").empty() || t.get_bool("launcher") || !seen.insert(t.pid).second) continue;
-    by_rank[static_cast<int>(t.get_int("rank", -1))].emplace_back(t.pid, static_cast<pid_t>(t.get_int("ppid", 0)));
-  }
+  // torchrun ranks, as the per-rank table defines them (rank_summary.h: RANK set, WORLD_SIZE > 1,
+  // so not the launcher). A Python a rank starts (spawn-method DataLoader workers) inherits RANK:
+  // per rank, the process with the most steps wins, then the one whose parent is not another
+  // process of that rank (ppid from its hello).
+  std::map<pid_t, pid_t> ppid;
+  for (const auto& t : records.texts)
+    if (t.kind == "hello") ppid[t.pid] = static_cast<pid_t>(t.get_int("ppid", 0));
+  std::map<int, std::vector<pid_t>> by_rank;
+  for (const auto& [pid, rp] : rank_processes(records)) by_rank[rp.rank].push_back(pid);
   std::vector<JobProcess> ranks;
   for (const auto& [rank, cands] : by_rank) {
-    std::set<pid_t> pids;
-    for (const auto& c : cands) pids.insert(c.first);
-    auto score = [&](const std::pair<pid_t, pid_t>& c) {
-      int64_t n = steps.count(c.first) ? steps[c.first] : 0;
-      return std::make_pair(n, pids.count(c.second) ? 0 : 1);
+    std::set<pid_t> same(cands.begin(), cands.end());
+    auto score = [&](pid_t pid) {
+      int64_t n = steps.count(pid) ? steps[pid] : 0;
+      return std::make_pair(n, same.count(ppid[pid]) ? 0 : 1);
     };
-    auto best = *std::max_element(cands.begin(), cands.end(), [&](const auto& a, const auto& b) { return score(a) < score(b); });
+    pid_t best = *std::max_element(cands.begin(), cands.end(), [&](pid_t a, pid_t b) { return score(a) < score(b); });
     JobProcess p;
-    p.pid = static_cast<int>(best.first);
+    p.pid = static_cast<int>(best);
     p.rank = rank;
-    p.steps = steps.count(best.first) ? steps[best.first] : 0;
+    p.steps = steps.count(best) ? steps[best] : 0;
     ranks.push_back(p);
   }
   if (!ranks.empty()) return ranks;  // by rank (map order)

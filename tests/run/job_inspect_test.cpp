@@ -19,7 +19,10 @@ TextRecord hello(pid_t pid, const std::string& rank, pid_t ppid, bool launcher =
   TextRecord t;
   t.pid = pid;
   t.kind = "hello";
-  if (!rank.empty()) t.kv["rank"] = rank;
+  if (!rank.empty()) {
+    t.kv["rank"] = rank;
+    t.kv["world_size"] = "2";
+  }
   t.kv["ppid"] = std::to_string(ppid);
   if (launcher) t.kv["launcher"] = "1";
   return t;
