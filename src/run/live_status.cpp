@@ -48,14 +48,17 @@ void LiveStatusWriter::set_run_id(const std::string& id) {
 }
 
 void LiveStatusWriter::on_text(const TextRecord& t) {
-  if (t.kind != "hello" || t.get("rank").empty()) return;
+  // hello: torchrun's RANK; runtime (after step 1): dist.get_rank(), e.g. mp.spawn jobs.
+  if ((t.kind != "hello" && t.kind != "runtime") || t.get("rank").empty()) return;
   Identity id;
   id.rank = static_cast<int>(t.get_int("rank", -1));
   id.world_size = static_cast<int>(t.get_int("world_size", -1));
   id.local_rank = static_cast<int>(t.get_int("local_rank", -1));
   if (id.rank < 0 || id.world_size <= 1) return;
   std::lock_guard lk(mu_);
-  ranks_[t.pid] = id;
+  auto& known = ranks_[t.pid];
+  if (id.local_rank < 0) id.local_rank = known.local_rank;
+  known = id;
 }
 
 void LiveStatusWriter::on_step(const StepRecord& s) {

@@ -29,7 +29,7 @@ class LiveStatusWriter {
   LiveStatusWriter& operator=(const LiveStatusWriter&) = delete;
 
   void on_step(const StepRecord& s);    // any thread (the channel's reader)
-  void on_text(const TextRecord& t);    // hello records name each process's rank
+  void on_text(const TextRecord& t);    // hello / runtime records name each process's rank
   void set_run_id(const std::string& id);
   void write(double now_unix);          // writes the files now; errors are ignored (best effort)
   // The single-process file's content (the first process that reported steps).
