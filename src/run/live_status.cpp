@@ -47,6 +47,11 @@ void LiveStatusWriter::set_run_id(const std::string& id) {
   run_id_ = id;
 }
 
+void LiveStatusWriter::set_top_finding(std::optional<LiveFinding> f) {
+  std::lock_guard lk(mu_);
+  finding_ = std::move(f);
+}
+
 void LiveStatusWriter::on_text(const TextRecord& t) {
   // hello: torchrun's RANK; runtime (after step 1): dist.get_rank(), e.g. mp.spawn jobs.
   if ((t.kind != "hello" && t.kind != "runtime") || t.get("rank").empty()) return;
@@ -117,6 +122,14 @@ std::string LiveStatusWriter::json_locked(pid_t pid, const Stream& st, const Ide
     w.field("step_time_mean_s", dur / static_cast<double>(st.recent.size()));
     w.field("data_wait_ratio", dur > 0 ? wait / dur : 0.0);
     if (samples > 0 && dur > 0) w.field("samples_per_second", static_cast<double>(samples) / dur);
+    w.end_object();
+  }
+  if (finding_) {
+    w.key("top_finding").begin_object();
+    w.field("id", finding_->id);
+    w.field("severity", finding_->severity);
+    w.field("title", finding_->title);
+    if (finding_->gain_ratio >= 0) w.field("gain_ratio", finding_->gain_ratio);
     w.end_object();
   }
   w.end_object();

@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,6 +22,12 @@ namespace ts::run {
 // $XDG_RUNTIME_DIR/trainscope/live when that is a directory, else /tmp/trainscope-<uid>/live.
 std::string live_dir();
 
+// The job's current top finding, as serve's info metric shows it.
+struct LiveFinding {
+  std::string id, severity, title;
+  double gain_ratio = -1;  // share of the step it could give back (0-1), -1 unknown
+};
+
 class LiveStatusWriter {
  public:
   LiveStatusWriter(std::string dir, pid_t child, std::string command, double started_unix);
@@ -31,6 +38,7 @@ class LiveStatusWriter {
   void on_step(const StepRecord& s);    // any thread (the channel's reader)
   void on_text(const TextRecord& t);    // hello / runtime records name each process's rank
   void set_run_id(const std::string& id);
+  void set_top_finding(std::optional<LiveFinding> f);  // any thread; nullopt: none (yet)
   void write(double now_unix);          // writes the files now; errors are ignored (best effort)
   // The single-process file's content (the first process that reported steps).
   std::string json(double now_unix) const;
@@ -55,6 +63,7 @@ class LiveStatusWriter {
   std::string json_locked(pid_t pid, const Stream& s, const Identity* id, double now_unix) const;
 
   std::string dir_, path_, command_, run_id_;
+  std::optional<LiveFinding> finding_;
   pid_t child_;
   double started_unix_;
   mutable std::mutex mu_;

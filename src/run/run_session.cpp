@@ -15,7 +15,9 @@
 #include "run/agent_channel.h"
 #include "run/agent_locator.h"
 #include "run/job_inspect.h"
+#include "run/live_finding.h"
 #include "run/live_status.h"
+#include "run/samples_evidence.h"
 #include "run/rank_summary.h"
 #include "run/run_report.h"
 #include "run/run_store.h"
@@ -44,37 +46,9 @@ double steady_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-diagnose::SamplesEvidence to_evidence(const sample::Summary& s) {
-  diagnose::SamplesEvidence e;
-  e.duration_s = s.duration_s;
-  e.gpus = s.gpus;
-  e.nvml = s.nvml;
-  e.gpu_util_mean_pct = s.gpu_util_mean_pct;
-  e.gpu_util_p10_pct = s.gpu_util_p10_pct;
-  e.gpu_util_p90_pct = s.gpu_util_p90_pct;
-  e.sm_active_mean_pct = s.sm_active_mean_pct;
-  e.tensor_active_mean_pct = s.tensor_active_mean_pct;
-  e.gpu_pattern = s.gpu_pattern;
-  e.sawtooth_period_ms = s.sawtooth_period_ms;
-  e.sawtooth_duty_pct = s.sawtooth_duty_pct;
-  e.gpu_mem_used_max_bytes = s.gpu_mem_used_max_bytes;
-  e.gpu_mem_total_bytes = s.gpu_mem_total_bytes;
-  e.temp_max_c = s.temp_max_c;
-  e.power_mean_w = s.power_mean_w;
-  e.throttle_reasons_seen = s.throttle_reasons_seen;
-  e.throttled_pct = s.throttled_pct;
-  e.cpu_cores = s.cpu_cores;
-  e.cpu_budget_cores = s.cpu_budget_cores;
-  e.host_cpu_mean_pct = s.host_cpu_mean_pct;
-  e.process_tree_cpu_mean_pct = s.process_tree_cpu_mean_pct;
-  e.process_tree_cpu_max_pct = s.process_tree_cpu_max_pct;
-  e.process_count = s.process_count;
-  e.nonvoluntary_switches_per_s = s.nonvoluntary_switches_per_s;
-  e.threads_total = s.threads_total;
-  e.shm_total_bytes = s.shm_total_bytes;
-  e.shm_used_max_bytes = s.shm_used_max_bytes;
-  return e;
-}
+
+constexpr int64_t kLiveDiagnoseAfterSteps = 5;
+constexpr double kLiveDiagnoseEveryS = 5.0;
 
 void progress(const RunOptions& opt, const std::string& line) {
   if (!opt.quiet) fmt::print(stderr, "trainscope: {}\n", line);
@@ -183,11 +157,22 @@ RunResult run_session(const RunOptions& opt) {
 
   // --steps: the agent ends the program itself after step N (SystemExit). If the program
   // catches that and keeps going, we ask again with SIGINT, then SIGTERM.
-  double steps_reached_at = 0, live_written = 0;
+  double steps_reached_at = 0, live_written = 0, live_diagnosed = 0;
   int escalation = 0;
   res.exit = launcher.wait(std::chrono::milliseconds(20), [&] {
     if (live && steady_s() - live_written >= 1.0) {
       live_written = steady_s();
+      // The rules on what is known so far, every few seconds once past warm-up (a few ms of
+      // work on this thread; the child never waits for it).
+      if (steps_seen.load() >= kLiveDiagnoseAfterSteps && live_written - live_diagnosed >= kLiveDiagnoseEveryS) {
+        live_diagnosed = live_written;
+        try {
+          auto f = live_top_finding(channel.snapshot(), sampler.get());
+          live->set_top_finding(f ? std::optional<LiveFinding>(to_live(*f)) : std::nullopt);
+        } catch (const std::exception&) {
+          // best effort: the final report diagnoses everything anyway
+        }
+      }
       live->write(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
     }
     if (opt.steps <= 0 || steps_seen.load() < opt.steps) return;
@@ -225,7 +210,7 @@ RunResult run_session(const RunOptions& opt) {
 
   if (sampler) {
     sample::Summary sum = sampler->summary();
-    auto se = to_evidence(sum);
+    auto se = samples_evidence(sum);
     // The series for charts, and where each step started on the sampler's clock.
     auto host = sampler->host_history();
     auto gpus = sampler->gpu_history();

@@ -2,7 +2,8 @@
 // run layer's side of the hand-off), serve exports it. A data-starved loop (2 ms sleep per
 // sample, 16 samples per batch) must show up with its steps counting and most of each step
 // spent waiting on data; samples/s must agree with the mean step time it reports. Bounded:
-// the run stops itself after 400 steps, and is killed at the end in any case.
+// the run stops itself after 400 steps, and is killed at the end in any case. While it runs,
+// the rules see what is known so far: serve's top-finding info metric names the starvation.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -75,13 +76,20 @@ for x, y in DataLoader(D(), batch_size=16):
   // The training process is the run's child: its pid is the `pid` label.
   int child = -1;
   std::map<std::string, double> v;
-  for (int i = 0; i < 120 && (v.empty() || v["trainscope_training_steps_total"] < 20); ++i) {
+  std::string top_id;  // the id label of the top-finding info series
+  for (int i = 0; i < 120 && (v.empty() || v["trainscope_training_steps_total"] < 20 || top_id.empty()); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     if (child < 0) {
       std::string kids = run_cmd("pgrep -P " + std::to_string(run));
       if (!kids.empty()) child = std::stoi(kids);
     }
-    if (child > 0) v = training_values(run_cmd(std::string(TS_CLI) + " serve --once --interval-ms 50 2>/dev/null"), child);
+    if (child <= 0) continue;
+    std::string text = run_cmd(std::string(TS_CLI) + " serve --once --interval-ms 50 2>/dev/null");
+    v = training_values(text, child);
+    std::smatch m;
+    std::regex info("trainscope_training_top_finding_info\\{[^}]*pid=\"" + std::to_string(child) +
+                    "\"[^}]*\\bid=\"([a-z0-9-]+)\"");
+    if (std::regex_search(text, m, info)) top_id = m[1];
   }
   kill(run, SIGINT);
   waitpid(run, nullptr, 0);
@@ -98,4 +106,7 @@ for x, y in DataLoader(D(), batch_size=16):
   EXPECT_NEAR(v["trainscope_training_samples_per_second"] * v["trainscope_training_step_time_mean_seconds"], 16.0, 1.6);
   // A step cannot be faster than its 32 ms of sleep.
   EXPECT_GT(v["trainscope_training_step_time_mean_seconds"], 0.032);
+  // The rules ran on what the run knew so far: the current top finding is the starvation.
+  EXPECT_EQ(top_id, "dataloader-starvation");
+  EXPECT_GT(v["trainscope_training_top_finding_gain_ratio"], 0.5);
 }
