@@ -116,7 +116,7 @@ void register_analyze(CLI::App& app) {
       "finding and its threshold; docs/SCHEMA.md the --json schema.\n"
       "Exit status: 0 when the traces were analysed (whatever was found), 1 on a bad file, 2 on a bad argument.");
   cmd->add_option("PATH", o->paths, "Trace files or directories")->required();
-  cmd->add_flag("--json", o->json, "Print the JSON report (schema trainscope.report/1) instead of the text report");
+  cmd->add_flag("--json", o->json, "Print the JSON report (schema trainscope.report/2) instead of the text report");
   cmd->add_option("--md", o->md, "Also write a Markdown report to FILE");
   cmd->add_option("--html", o->html, "Also write a self-contained HTML report with charts to FILE");
   cmd->add_option("--steps", o->steps, "Only these steps: N, A-B, A- or -B (ProfilerStep numbers, inclusive)");

@@ -1,4 +1,4 @@
-// The JSON report: schema "trainscope.report/1", documented field by field in docs/SCHEMA.md.
+// The JSON report: schema "trainscope.report/2", documented field by field in docs/SCHEMA.md.
 // Times in ms (floats), sizes in bytes, percentages 0-100. Keys are only added, never renamed.
 #include <fmt/format.h>
 

@@ -13,7 +13,7 @@
 
 namespace ts::report {
 
-inline constexpr const char* kSchemaId = "trainscope.report/1";
+inline constexpr const char* kSchemaId = "trainscope.report/2";
 
 // One row of the per-rank table (several traces of one job).
 struct RankLine {

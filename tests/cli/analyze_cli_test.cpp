@@ -104,7 +104,7 @@ TEST_F(AnalyzeCli, JsonSchemaKeys) {
   Result r = run("analyze --json " + kStarved);
   ASSERT_EQ(r.code, 0) << r.err;
   simdjson::dom::element doc = parser_.parse(r.out);
-  EXPECT_EQ(std::string_view(doc["schema"]), "trainscope.report/1");
+  EXPECT_EQ(std::string_view(doc["schema"]), "trainscope.report/2");
   auto t = doc["traces"].at(0);
   double sum = 0;
   for (const char* k : {"kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other"}) {

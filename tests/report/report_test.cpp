@@ -32,7 +32,7 @@ TEST(JsonReport, SchemaKeysAndValues) {
   std::string json = report::render_json(in);
   simdjson::dom::parser p;
   simdjson::dom::element doc = p.parse(json);
-  EXPECT_EQ(std::string_view(doc["schema"]), "trainscope.report/1");
+  EXPECT_EQ(std::string_view(doc["schema"]), "trainscope.report/2");
   EXPECT_FALSE(std::string_view(doc["verdict"]).empty());
   EXPECT_EQ(std::string_view(doc["scenario"]["id"]), "large-model-complex-data");
   auto t = doc["traces"].at(0);
