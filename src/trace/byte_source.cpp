@@ -1,16 +1,19 @@
 #include "trace/byte_source.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include <isa-l/igzip_lib.h>
 
+#include "trace/shrink_guard.h"
 #include "util/error.h"
 
 namespace ts::trace {
@@ -20,6 +23,7 @@ class FileSource final : public ByteSource {
  public:
   FileSource(int fd, std::string path, uint64_t size) : fd_(fd), path_(std::move(path)), size_(size) {}
   ~FileSource() override {
+    guard_.reset();
     if (map_) ::munmap(map_, map_len_);
     ::close(fd_);
   }
@@ -31,7 +35,8 @@ class FileSource final : public ByteSource {
     size_t len = (static_cast<size_t>(size_) + page - 1) / page * page + page;  // + one zero page
     // Private and writable only so the zero padding after the data can be written: that
     // copies the last page (copy-on-write), so even a file that grows while we read keeps
-    // its sentinel. (A file truncated meanwhile would still fault: we do not guard that.)
+    // its sentinel. A file truncated meanwhile would fault (SIGBUS) past its new end: the
+    // ShrinkGuard turns that into zeros and check_intact() into a UserError.
     void* region = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (region == MAP_FAILED) return {};
     void* m = ::mmap(region, static_cast<size_t>(size_), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd_, 0);
@@ -41,8 +46,9 @@ class FileSource final : public ByteSource {
     }
     ::madvise(m, static_cast<size_t>(size_), MADV_SEQUENTIAL);
     map_ = static_cast<char*>(m);
-    std::memset(map_ + size_, 0, 64);  // within the last file page and/or the zero page after it
     map_len_ = len;
+    guard_ = std::make_unique<ShrinkGuard>(map_, len);  // before the first touch (the memset)
+    std::memset(map_ + size_, 0, 64);  // within the last file page and/or the zero page after it
     released_ = map_;
     return {map_, static_cast<size_t>(size_)};
   }
@@ -78,6 +84,15 @@ class FileSource final : public ByteSource {
   uint64_t raw_consumed() const override { return consumed_; }
   uint64_t raw_size() const override { return size_; }
   const std::string& path() const { return path_; }
+  void check_intact() const override {
+    if (size_ == 0) return;  // not a regular file, or an empty one: nothing to shrink
+    struct stat sb {};
+    if (::fstat(fd_, &sb) != 0) return;
+    uint64_t now = static_cast<uint64_t>(sb.st_size);
+    if ((guard_ && guard_->faulted()) || now < size_)
+      throw UserError(path_ + ": the file shrank while being read (was " + std::to_string(size_) + " bytes, now " +
+                      std::to_string(now) + ")");
+  }
 
  private:
   int fd_;
@@ -88,6 +103,7 @@ class FileSource final : public ByteSource {
   char* map_ = nullptr;
   char* released_ = nullptr;
   size_t map_len_ = 0;
+  std::unique_ptr<ShrinkGuard> guard_;  // while mapped: a truncation becomes zeros, not SIGBUS
 };
 
 // Inflates with ISA-L (about 10x zlib). Handles multi-member gzip (concatenated .gz files);
@@ -138,6 +154,7 @@ class GzipSource final : public ByteSource {
   uint64_t raw_consumed() const override { return file_->raw_consumed() - st_.avail_in; }
   uint64_t raw_size() const override { return file_->raw_size(); }
   bool compressed() const override { return true; }
+  void check_intact() const override { file_->check_intact(); }
 
  private:
   static constexpr size_t kInChunk = 1 << 20;
@@ -188,8 +205,10 @@ class MemorySource final : public ByteSource {
 
 }  // namespace
 
-std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+std::unique_ptr<ByteSource> open_byte_source(const std::string& path, int pipe_wait_ms) {
+  // O_NONBLOCK: opening a FIFO that has no writer would otherwise wait forever; we wait
+  // for its first bytes below, bounded. Reads block again after that.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw UserError(path + ": cannot open: " + std::strerror(errno));
   struct stat sb {};
   if (::fstat(fd, &sb) != 0) {
@@ -201,6 +220,28 @@ std::unique_ptr<ByteSource> open_byte_source(const std::string& path) {
     ::close(fd);
     throw UserError(path + ": is a directory, expected a trace file (.json or .json.gz)");
   }
+  if (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode)) {
+    // /dev/zero or /dev/urandom would be read forever; sockets and terminals are no traces.
+    ::close(fd);
+    const char* kind = S_ISCHR(sb.st_mode) ? "a character device" : S_ISBLK(sb.st_mode) ? "a block device"
+                       : S_ISSOCK(sb.st_mode) ? "a socket" : "not a regular file";
+    throw UserError(path + ": is " + std::string(kind) +
+                    ", expected a trace file (.json or .json.gz) or a pipe");
+  }
+  if (S_ISFIFO(sb.st_mode)) {
+    // A named pipe's writer may come a little after us (`mkfifo p; trainscope analyze p &
+    // producer > p`), but not never: wait for data or its end, bounded.
+    struct pollfd pfd {fd, POLLIN, 0};
+    int r;
+    do r = ::poll(&pfd, 1, pipe_wait_ms); while (r < 0 && errno == EINTR);
+    if (r == 0) {
+      ::close(fd);
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%g", pipe_wait_ms / 1000.0);
+      throw UserError(path + ": nothing was written to the pipe within " + secs + " s (no writer?), expected a trace");
+    }
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   auto file = std::make_unique<FileSource>(fd, path, S_ISREG(sb.st_mode) ? sb.st_size : 0);
   // Peek at the magic: pread on files; on pipes (no pread) read it and hand it back.

@@ -26,11 +26,16 @@ class ByteSource {
   // The parser is done with the mapped bytes before `upto`: their pages may leave memory,
   // so the process's RSS stays near the size of the store, not of the file.
   virtual void release_before(const char* upto) {}
+  // Throws ts::UserError("<file>: the file shrank while being read (was N bytes, now M)") when
+  // the file was truncated under us; the reader calls it after the parse, and before passing
+  // on a parse error (which a truncation causes).
+  virtual void check_intact() const {}
 };
 
 // Opens `path` and detects gzip by its magic bytes (1f 8b), not by the extension.
-// Throws ts::UserError for a missing file, a directory, or an unreadable one.
-std::unique_ptr<ByteSource> open_byte_source(const std::string& path);
+// Throws ts::UserError for a missing file, a directory, a device or socket (only regular files
+// and pipes are read), an unreadable one, or a pipe nobody writes to within `pipe_wait_ms`.
+std::unique_ptr<ByteSource> open_byte_source(const std::string& path, int pipe_wait_ms = 60000);
 
 // Serves bytes from memory (not copied; `data` must outlive the source).
 std::unique_ptr<ByteSource> memory_byte_source(std::string_view data);
