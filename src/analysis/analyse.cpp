@@ -12,6 +12,7 @@ TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt)
   a.format = store.meta.format;
   a.events = store.size();
   a.bytes = store.meta.input_bytes;
+  a.base_time_ns = store.meta.base_time_ns;
   if (!store.meta.devices.empty()) a.device_name = store.meta.devices.front().name;
 
   TraceIndex idx(store);

@@ -1,16 +1,20 @@
 // Several traces, one per rank (docs/ANALYSES.md).
 // Each trace is read and analysed in a worker thread (at most `threads` at once, so at most that
 // many stores are in memory); results keep the order of the paths.
-// Per-rank table: rank (distributedInfo.rank, else the trace's position), steps, median step
+// Per-rank table: rank (distributedInfo.rank, else "rank<N>" in the file name, else the position), steps, median step
 // time, communication time per step (|communication kernels| inside the steps / steps), GPU idle %.
-// Straggler: the rank with the largest median step time (needs >= 2 traces). The others then
+// The traces must be the ranks of one job (judge_one_job below): two runs of a script are not.
+// Straggler: the rank with the largest median step time (needs >= 2 ranks). The others then
 // spend extra time inside collectives waiting for it: wait_ns_per_step = their communication time
 // per step - the straggler's (clipped at 0), since the straggler arrives last and waits least.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fmt/format.h>
 #include <mutex>
+#include <regex>
+#include <set>
 #include <thread>
 
 #include "analysis/passes.h"
@@ -46,14 +50,78 @@ std::vector<std::string> expand_trace_paths(const std::vector<std::string>& path
   return out;
 }
 
+int rank_from_file_name(const std::string& path) {
+  static const std::regex kRank(R"(rank[-_]?(\d{1,6})(?!\d))", std::regex::icase);
+  std::smatch m;
+  const std::string name = fs::path(path).filename().string();
+  return std::regex_search(name, m, kRank) ? std::stoi(m[1]) : -1;
+}
+
+namespace {
+
+// An absolute time on the Unix epoch clock (after 2001-09-09), not a monotonic one: only then
+// can spans of different traces be compared.
+constexpr int64_t kEpochNs = 1'000'000'000'000'000'000;
+
+// Ranks of one job: distinct ranks (distributedInfo, else file names) that agree on the world
+// size; without ranks, wall-clock spans that overlap (the ranks record the same steps at the same
+// time). Anything else (two runs of a script, rank-0 traces of different jobs) is not one job.
+void judge_one_job(MultiTraceAnalysis& m, const std::vector<int>& named) {
+  const size_t n = m.traces.size();
+  if (n < 2) return;
+  bool all_ranked = true, from_info = true;
+  std::set<int> ranks, worlds;
+  for (size_t i = 0; i < n; ++i) {
+    int r = m.traces[i].parallel.rank >= 0 ? m.traces[i].parallel.rank : named[i];
+    from_info = from_info && m.traces[i].parallel.rank >= 0;
+    if (r < 0) all_ranked = false;
+    if (!ranks.insert(r).second && r >= 0) {
+      m.job_basis = fmt::format("two traces are rank {}: separate runs, compared side by side only", r);
+      return;
+    }
+    if (m.traces[i].parallel.world_size > 0) worlds.insert(m.traces[i].parallel.world_size);
+  }
+  if (all_ranked) {
+    if (worlds.size() > 1) {
+      m.job_basis = "the traces disagree on the world size: separate jobs, compared side by side only";
+      return;
+    }
+    m.one_job = true;
+    m.job_basis = from_info ? "ranks from distributedInfo" : "ranks from the file names";
+    return;
+  }
+  int64_t latest_start = INT64_MIN, earliest_end = INT64_MAX;
+  for (const auto& t : m.traces) {
+    if (t.steps.steps.empty()) {
+      m.job_basis = "a trace has no steps and no rank: compared side by side only";
+      return;
+    }
+    int64_t start = t.base_time_ns + t.steps.steps.front().start_ns, end = t.base_time_ns + t.steps.steps.back().end_ns;
+    if (start < kEpochNs) {
+      m.job_basis = "no rank information and no wall clock to tell whether the traces ran together: compared side by side only";
+      return;
+    }
+    latest_start = std::max(latest_start, start);
+    earliest_end = std::min(earliest_end, end);
+  }
+  m.one_job = latest_start < earliest_end;
+  m.job_basis = m.one_job ? "steps recorded at the same time (overlapping wall-clock spans)"
+                          : "recorded at different times (no overlap): separate runs, compared side by side only";
+}
+
+}  // namespace
+
 MultiTraceAnalysis compare_ranks(std::vector<TraceAnalysis> traces) {
   MultiTraceAnalysis m;
   m.traces = std::move(traces);
+  std::vector<int> named;
+  for (const auto& t : m.traces) named.push_back(rank_from_file_name(t.path));
+  judge_one_job(m, named);
   for (size_t i = 0; i < m.traces.size(); ++i) {
     const TraceAnalysis& t = m.traces[i];
     RankRow row;
     row.path = t.path;
-    row.rank = t.parallel.rank >= 0 ? t.parallel.rank : static_cast<int>(i);
+    row.rank = t.parallel.rank >= 0 ? t.parallel.rank : named[i] >= 0 ? named[i] : static_cast<int>(i);
     row.steps = static_cast<int64_t>(t.steps.steps.size());
     row.median_step_ns = t.steps.median_step_ns;
     if (row.steps > 0)
@@ -63,7 +131,7 @@ MultiTraceAnalysis compare_ranks(std::vector<TraceAnalysis> traces) {
   }
   std::stable_sort(m.ranks.begin(), m.ranks.end(),
                    [](const RankRow& a, const RankRow& b) { return a.rank < b.rank; });
-  if (m.ranks.size() >= 2) {
+  if (m.one_job && m.ranks.size() >= 2) {
     auto slow = std::max_element(m.ranks.begin(), m.ranks.end(), [](const RankRow& a, const RankRow& b) {
       return a.median_step_ns < b.median_step_ns;
     });

@@ -162,6 +162,7 @@ struct TraceAnalysis {
   double read_seconds = 0, analyse_seconds = 0;
   std::string device_name;
   std::vector<std::string> warnings;
+  int64_t base_time_ns = 0;  // baseTimeNanoseconds (absolute time = base + ts), 0 when absent
 
   StepSummary steps;
   GpuTime gpu;
@@ -184,7 +185,7 @@ TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt 
 // Several traces (one per rank): see multi_trace.cpp for the definitions.
 struct RankRow {
   std::string path;
-  int rank = -1;                  // distributedInfo.rank, else the trace's position
+  int rank = -1;                  // distributedInfo.rank, else "rank<N>" in the file name, else the position
   int64_t steps = 0;
   int64_t median_step_ns = 0;
   double comm_ns_per_step = 0;    // |communication kernels| per step
@@ -195,7 +196,11 @@ struct RankRow {
 struct MultiTraceAnalysis {
   std::vector<TraceAnalysis> traces;  // in the order of the paths given
   std::vector<RankRow> ranks;         // sorted by rank
-  int straggler_rank = -1;            // rank with the largest median step time (-1: < 2 traces)
+  // Whether the traces are the ranks of one job, so that comparing them means something; and why.
+  // Two runs of a script (before/after a change) are not ranks: no straggler among them.
+  bool one_job = false;
+  std::string job_basis;
+  int straggler_rank = -1;            // rank with the largest median step time (-1: < 2 ranks of one job)
   int64_t straggler_gap_ns = 0;       // its median step time - the fastest rank's
 };
 // Reads and analyses each trace in its own thread (threads = 0: hardware concurrency), keeping
@@ -204,6 +209,8 @@ struct MultiTraceAnalysis {
 MultiTraceAnalysis analyse_traces(const std::vector<std::string>& paths,
                                   const AnalyseOptions& opt = {}, int threads = 0,
                                   const std::function<void(size_t, size_t)>& progress = {});
+// The rank a file name gives ("trace_rank1.pt.trace.json", "rank-0.Apr_03...json"), -1 if none.
+int rank_from_file_name(const std::string& path);
 // Builds the per-rank table from analyses already made (used by analyse_traces).
 MultiTraceAnalysis compare_ranks(std::vector<TraceAnalysis> traces);
 // Expands directories into their trace files (sorted); files pass through.

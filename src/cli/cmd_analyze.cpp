@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fmt/format.h>
 #include <memory>
 
@@ -15,6 +16,7 @@
 #include "run/rank_summary.h"
 #include "trace/reader.h"
 #include "util/error.h"
+#include "util/json_writer.h"
 
 namespace ts::cli {
 namespace {
@@ -69,6 +71,13 @@ class Progress {
   bool enabled_, tty_, shown_ = false;
   Clock::time_point start_, last_;
 };
+
+// A trace's rank as the per-rank table has it (distributedInfo, file name or position).
+int rank_of(const analysis::MultiTraceAnalysis& m, const std::string& path) {
+  for (const auto& r : m.ranks)
+    if (r.path == path) return r.rank;
+  return -1;
+}
 
 analysis::MultiTraceAnalysis analyse_all(const std::vector<std::string>& given, const analysis::AnalyseOptions& opt,
                                           int threads, Progress& progress) {
@@ -129,6 +138,9 @@ void register_analyze(CLI::App& app) {
     Progress progress(!globals().quiet);
     analysis::MultiTraceAnalysis m = analyse_all(o->paths, opt, o->threads, progress);
     progress.finish(fmt::format("analyze: {} trace{} analysed", m.traces.size(), m.traces.size() == 1 ? "" : "s"));
+    // Several traces: whether they are the ranks of one job decides what comparing them means.
+    if (m.traces.size() > 1 && !globals().quiet)
+      fmt::print(stderr, "trainscope: analyze: {} traces, {}{}\n", m.traces.size(), m.one_job ? "one job: " : "", m.job_basis);
 
     // Ranks side by side (busy vs waiting in collectives): the straggler-rank finding goes with
     // the straggler's own trace.
@@ -138,18 +150,24 @@ void register_analyze(CLI::App& app) {
     for (size_t i = 0; i < m.traces.size(); ++i) {
       diagnose::Evidence ev;
       ev.trace = m.traces[i];
-      if (ranks_ev && ranks_ev->straggler_rank >= 0 && ranks_ev->straggler_rank == (m.traces[i].parallel.rank >= 0 ? m.traces[i].parallel.rank : int(i)))
+      if (ranks_ev && ranks_ev->straggler_rank >= 0 && ranks_ev->straggler_rank == rank_of(m, m.traces[i].path))
         ev.ranks = ranks_ev;
       parts.push_back(diagnose::diagnose(ev));
-      int rank = m.traces[i].parallel.rank >= 0 ? m.traces[i].parallel.rank : int(i);
-      labels.push_back(fmt::format("rank {}", rank));
+      // Ranks of one job are named by rank; separate runs by their file.
+      labels.push_back(m.one_job ? fmt::format("rank {}", rank_of(m, m.traces[i].path))
+                                 : std::filesystem::path(m.traces[i].path).filename().string());
     }
     report::ReportInput in;
     in.command = "analyze";
     in.top = o->top;
     in.diagnosis = diagnose::merge(parts, labels);
     in.traces = std::move(m.traces);
-    if (m.ranks.size() >= 2)
+    if (in.traces.size() > 1) {
+      JsonWriter rel(false);
+      rel.begin_object().field("one_job", m.one_job).field("basis", m.job_basis).end_object();
+      in.extra_sections.emplace_back("traces_relation", rel.take());
+    }
+    if (m.one_job && m.ranks.size() >= 2)
       for (const auto& r : m.ranks)
         in.ranks.push_back({r.path, r.rank, r.steps, r.median_step_ns / 1e6, r.comm_ns_per_step / 1e6, r.idle_pct,
                             r.wait_ns_per_step / 1e6, r.straggler});

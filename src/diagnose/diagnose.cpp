@@ -96,7 +96,7 @@ Diagnosis merge(const std::vector<Diagnosis>& parts, const std::vector<std::stri
   }
   for (auto& f : out.findings) {
     const auto& w = where[f.id];
-    f.evidence.push_back({"ranks_affected", double(w.size()), "count"});
+    f.evidence.push_back({"traces_affected", double(w.size()), "count"});
     std::string list;
     for (size_t i = 0; i < w.size() && i < 8; ++i) list += (i ? ", " : "") + w[i];
     if (w.size() > 8) list += fmt::format(", +{} more", w.size() - 8);

@@ -12,7 +12,7 @@ namespace ts::diagnose {
 Diagnosis diagnose(const Evidence& ev);
 
 // Several diagnoses of one job (one per rank) as one: each finding id once, the worst instance
-// kept, with a "ranks_affected" evidence value; labels name each input (e.g. "rank 3").
+// kept, with a "traces_affected" evidence value; labels name each input (e.g. "rank 3").
 Diagnosis merge(const std::vector<Diagnosis>& parts, const std::vector<std::string>& labels);
 
 // Orders findings: most recoverable time first, then severity, then confidence, then id.

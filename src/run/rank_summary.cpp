@@ -102,7 +102,7 @@ std::optional<diagnose::RanksEvidence> summarise_ranks(const Records& r) {
 }
 
 std::optional<diagnose::RanksEvidence> ranks_from_traces(const analysis::MultiTraceAnalysis& m) {
-  if (m.ranks.size() < 2) return std::nullopt;
+  if (!m.one_job || m.ranks.size() < 2) return std::nullopt;  // separate runs: no straggler among them
   diagnose::RanksEvidence ev;
   ev.source = "traces";
   std::vector<double> nonsync, sync;

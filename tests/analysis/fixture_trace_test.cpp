@@ -193,7 +193,8 @@ TEST(FixtureTraces, CpuOnlyAndBareArrayTraces) {
   EXPECT_FALSE(bare.gpu.present);
 }
 
-// Several traces: analysed in threads, one row per rank, the slowest rank flagged.
+// Several traces: analysed in threads, one row each. These three are not one job (a DDP rank 0 on
+// 2023 and two ResNet runs recorded a day apart in 2021): no straggler among them.
 TEST(FixtureTraces, MultiTraceRankTable) {
   std::vector<std::string> paths = {fixture(kNccl), fixture(kResnet4), fixture(kResnet0)};
   MultiTraceAnalysis m = analyse_traces(paths, {}, 2);
@@ -204,13 +205,41 @@ TEST(FixtureTraces, MultiTraceRankTable) {
   EXPECT_EQ(m.ranks[0].rank, 0);
   EXPECT_EQ(m.ranks[1].rank, 1);
   EXPECT_EQ(m.ranks[2].rank, 2);
-  EXPECT_EQ(m.straggler_rank, 0);  // the DDP rank's median step: 222 ms
-  EXPECT_TRUE(m.ranks[0].straggler);
   EXPECT_EQ(m.ranks[0].median_step_ns, m.traces[0].steps.median_step_ns);
-  EXPECT_GT(m.straggler_gap_ns, 0);
   // |communication kernels| inside the 3 steps (7.02685% of 667,105,339 ns) / 3.
   EXPECT_NEAR(m.ranks[0].comm_ns_per_step, 0.0702685 * 667'105'339 / 3, 1e3);
-  EXPECT_EQ(m.ranks[1].wait_ns_per_step, 0.0);  // no collectives at all
+  EXPECT_FALSE(m.one_job);
+  EXPECT_NE(m.job_basis.find("different times"), std::string::npos) << m.job_basis;
+  EXPECT_EQ(m.straggler_rank, -1);
+  for (const auto& r : m.ranks) EXPECT_FALSE(r.straggler);
+
+  // The two ResNet runs alone: both on the epoch clock, a day apart.
+  MultiTraceAnalysis two = analyse_traces({fixture(kResnet4), fixture(kResnet0)}, {}, 2);
+  EXPECT_FALSE(two.one_job);
+  EXPECT_NE(two.job_basis.find("different times"), std::string::npos) << two.job_basis;
+  EXPECT_EQ(two.straggler_rank, -1);
+}
+
+// Ranks of one job: rank numbers from the file names (HTA's and trainscope run's naming), or the
+// same steps recorded at the same time; a duplicated rank means two runs.
+TEST(FixtureTraces, OneJobFromNamesOrOverlappingSpans) {
+  EXPECT_EQ(rank_from_file_name("/x/trace_rank1.pt.trace.json"), 1);
+  EXPECT_EQ(rank_from_file_name("rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"), 34);
+  EXPECT_EQ(rank_from_file_name("worker0.1623143089861.pt.trace.json.gz"), -1);
+  TraceAnalysis a = analyse_fixture(kResnet0), b = analyse_fixture(kResnet4);
+  a.path = "run/trace_rank0.json", b.path = "run/trace_rank1.json";
+  MultiTraceAnalysis named = compare_ranks({a, b});
+  EXPECT_TRUE(named.one_job) << named.job_basis;
+  EXPECT_EQ(named.ranks[1].rank, 1);
+  EXPECT_GE(named.straggler_rank, 0);
+  b.path = "other/trace_rank0.json";
+  EXPECT_FALSE(compare_ranks({a, b}).one_job);  // rank 0 twice
+  // No names, no distributedInfo: b moved onto a's time (the same clock, the same minutes).
+  a.path = "a.json", b.path = "b.json";
+  b.base_time_ns = a.steps.steps.front().start_ns - b.steps.steps.front().start_ns;
+  MultiTraceAnalysis together = compare_ranks({a, b});
+  EXPECT_TRUE(together.one_job) << together.job_basis;
+  EXPECT_NE(together.job_basis.find("overlapping"), std::string::npos);
 }
 
 TEST(FixtureTraces, DirectoryExpandsAndBadFilesNameThemselves) {

@@ -133,8 +133,9 @@ TEST_F(AnalyzeCli, TextReportPlainWhenPiped) {
 
 TEST_F(AnalyzeCli, DirectoryOfRanksAndReportFiles) {
   fs::create_directories(dir_ / "ranks");
-  fs::copy_file(kStarved, dir_ / "ranks" / "a.pt.trace.json.gz");
-  fs::copy_file(kHealthy, dir_ / "ranks" / "b.pt.trace.json.gz");
+  // Named as trainscope run names per-rank traces: the file names make them ranks of one job.
+  fs::copy_file(kStarved, dir_ / "ranks" / "trace_rank0.pt.trace.json.gz");
+  fs::copy_file(kHealthy, dir_ / "ranks" / "trace_rank1.pt.trace.json.gz");
   std::string md = (dir_ / "r.md").string(), html = (dir_ / "r.html").string();
   Result r = run(fmt::format("analyze --json --md {} --html {} {}", md, html, (dir_ / "ranks").string()));
   ASSERT_EQ(r.code, 0) << r.err;
@@ -153,6 +154,29 @@ TEST_F(AnalyzeCli, DirectoryOfRanksAndReportFiles) {
   EXPECT_EQ(m.rfind("# trainscope report", 0), 0u);
   EXPECT_NE(h.find("data-chart=\"step-bars\""), std::string::npos);
   EXPECT_NE(h.find("data-chart=\"ranks\""), std::string::npos);
+}
+
+// Two runs of a script (before/after), with no rank in their names or their distributedInfo and
+// recorded on different days: compared side by side, never as ranks (no straggler, no rank table).
+TEST_F(AnalyzeCli, SeparateRunsAreNotRanks) {
+  Result r = run(fmt::format("analyze --json {} {}", kStarved, kHealthy));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("recorded at different times"), std::string::npos) << r.err;
+  simdjson::dom::element doc = parser_.parse(r.out);
+  EXPECT_EQ(doc["traces"].get_array().size(), 2u);
+  EXPECT_EQ(doc["ranks"].get_array().size(), 0u);
+  EXPECT_FALSE(bool(doc["traces_relation"]["one_job"]));
+  bool starved = false;
+  for (auto f : doc["findings"].get_array()) {
+    EXPECT_NE(std::string_view(f["id"]), "straggler-rank");
+    if (std::string_view(f["id"]) == "dataloader-starvation") {
+      starved = true;
+      // Labelled by its file, not by a rank it never had.
+      EXPECT_NE(std::string_view(f["source"]).find(fs::path(kStarved).filename().string()), std::string_view::npos);
+      EXPECT_EQ(std::string_view(f["source"]).find("rank"), std::string_view::npos);
+    }
+  }
+  EXPECT_TRUE(starved);
 }
 
 TEST_F(AnalyzeCli, StepRange) {

@@ -488,7 +488,7 @@ TEST(Merge, OneFindingPerIdWorstKept) {
   const Finding* f = find(m, "dataloader-starvation");
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->recoverable_fraction, 0.30, 1e-9);
-  EXPECT_EQ(ev_value(*f, "ranks_affected"), 2);
+  EXPECT_EQ(ev_value(*f, "traces_affected"), 2);
   EXPECT_NE(f->source.find("rank 0, rank 1"), std::string::npos);
 }
 

@@ -123,6 +123,7 @@ TEST(StragglerRank, FromTraces) {
   // Two traces: rank 0 spends 40 ms per step in communication kernels, rank 1 10 ms; same
   // 100 ms step. busy: rank 0 = 60 + 10 = 70, rank 1 = 90 + 10 = 100.
   ts::analysis::MultiTraceAnalysis m;
+  m.one_job = true;  // what compare_ranks concludes from the rank<N> file names
   for (int r = 0; r < 2; ++r) {
     ts::analysis::RankRow row;
     row.rank = r;
@@ -147,6 +148,10 @@ TEST(StragglerRank, FromTraces) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->source, "traces");
   EXPECT_NEAR(ev_value(*f, "others_wait_ms_per_step"), 30, 1e-9);
+
+  // The same numbers from traces that are not ranks of one job (two runs): no ranks evidence.
+  m.one_job = false;
+  EXPECT_FALSE(ts::run::ranks_from_traces(m).has_value());
 }
 
 TEST(StragglerRank, CommunicationBoundCountsOnlyWhatIsNotWaiting) {
