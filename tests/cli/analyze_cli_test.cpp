@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "support/shell.h"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -19,17 +21,7 @@ const std::string kData = TS_TEST_DATA;
 const std::string kStarved = kData + "/tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz";
 const std::string kHealthy = kData + "/tb_resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz";
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Result = ts::test::CommandResult;
 
 class AnalyzeCli : public ::testing::Test {
  protected:
@@ -42,17 +34,7 @@ class AnalyzeCli : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
   Result run(const std::string& args) {
-    std::string err = (dir_ / "stderr.txt").string();
-    std::string cmd = fmt::format("{} {} 2> {}", TS_CLI, args, err);
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    int st = pclose(p);
-    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.err = slurp(err);
-    return r;
+    return ts::test::run_capture(fmt::format("{} {}", TS_CLI, args), (dir_ / "stderr.txt").string());
   }
   std::set<std::string> finding_ids(simdjson::dom::element doc) {
     std::set<std::string> ids;
@@ -150,7 +132,7 @@ TEST_F(AnalyzeCli, DirectoryOfRanksAndReportFiles) {
       EXPECT_EQ(std::string_view(f["source"]).find("rank 1"), std::string_view::npos);
     }
   EXPECT_TRUE(found);
-  std::string m = slurp(md), h = slurp(html);
+  std::string m = ts::test::read_file(md), h = ts::test::read_file(html);
   EXPECT_EQ(m.rfind("# trainscope report", 0), 0u);
   EXPECT_NE(h.find("data-chart=\"step-bars\""), std::string::npos);
   EXPECT_NE(h.find("data-chart=\"ranks\""), std::string::npos);
@@ -211,7 +193,7 @@ TEST_F(AnalyzeCli, BadInputIsOneLineAndNonZero) {
   EXPECT_NE(r.err.find("junk.json"), std::string::npos) << r.err;
 
   // A gzip cut in half.
-  std::string gz = slurp(kStarved);
+  std::string gz = ts::test::read_file(kStarved);
   fs::path cut = dir_ / "cut.json.gz";
   std::ofstream(cut, std::ios::binary) << gz.substr(0, gz.size() / 2);
   r = run("analyze " + cut.string());

@@ -17,14 +17,13 @@
 #include <sstream>
 #include <string>
 
+#include "support/shell.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using Result = ts::test::CommandResult;
 
 bool have_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
 
@@ -52,20 +51,9 @@ class RunsKinds : public ::testing::Test {
     if (!have_torch()) GTEST_SKIP() << "needs /usr/bin/python3 with torch";
   }
   static Result cli(const std::string& args) {
-    fs::path err = home_ / "stderr.txt";
-    std::string cmd = fmt::format("TRAINSCOPE_HOME={} timeout 300 {} -q {} < /dev/null 2> {}", home_.string(), TS_CLI, args, err.string());
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    int st = pclose(p);
-    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    std::ifstream in(err);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    r.err = ss.str();
-    return r;
+    return ts::test::run_capture(
+        fmt::format("TRAINSCOPE_HOME={} timeout 300 {} -q {} < /dev/null", home_.string(), TS_CLI, args),
+        (home_ / "stderr.txt").string());
   }
   simdjson::dom::element stored(int id) {
     Result r = cli(fmt::format("report {} --json", id));

@@ -12,29 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "support/shell.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using Result = ts::test::CommandResult;
 
 Result run(const std::string& args) {
   fs::path err = fs::temp_directory_path() / fmt::format("ts_usage_err_{}.txt", getpid());
-  std::string cmd = fmt::format("timeout 60 {} {} < /dev/null 2> {}", TS_CLI, args, err.string());
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream in(err);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
+  Result r = ts::test::run_capture(fmt::format("timeout 60 {} {} < /dev/null", TS_CLI, args), err.string());
   fs::remove(err);
   return r;
 }

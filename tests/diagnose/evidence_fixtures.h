@@ -1,9 +1,25 @@
 #pragma once
 // Hand-built evidence for rule tests: a trace analysis with N equal steps whose breakdown is
 // given in milliseconds per step, so every expected number can be worked out by hand.
+#include <string>
+
 #include "diagnose/evidence.h"
+#include "diagnose/finding.h"
 
 namespace ts::test {
+
+// The finding with this id in a diagnosis, nullptr when it did not fire.
+inline const diagnose::Finding* find(const diagnose::Diagnosis& d, const std::string& id) {
+  for (const auto& f : d.findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+// One evidence value of a finding by name; -12345 (never a real value) when absent.
+inline double ev_value(const diagnose::Finding& f, const std::string& name) {
+  for (const auto& e : f.evidence)
+    if (e.name == name) return e.value;
+  return -12345;
+}
 
 inline analysis::TraceAnalysis trace_with_steps(int n, double step_ms, double dataloader_ms, double kernel_ms) {
   analysis::TraceAnalysis t;

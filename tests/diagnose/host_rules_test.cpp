@@ -10,19 +10,10 @@
 
 using namespace ts::diagnose;
 using ts::test::trace_with_steps;
+using ts::test::ev_value;
+using ts::test::find;
 
 namespace {
-
-const Finding* find(const Diagnosis& d, const std::string& id) {
-  for (const auto& f : d.findings)
-    if (f.id == id) return &f;
-  return nullptr;
-}
-double ev_value(const Finding& f, const std::string& name) {
-  for (const auto& e : f.evidence)
-    if (e.name == name) return e.value;
-  return -12345;
-}
 
 // Two torchrun ranks on 8 cores, each with ~8 threads wanting a core (16 on 8: 2x).
 Evidence live_two_ranks(double runnable_total, int samples = 20) {

@@ -7,21 +7,8 @@
 
 using namespace ts::diagnose;
 using ts::test::trace_with_steps;
-
-namespace {
-
-const Finding* find(const Diagnosis& d, const std::string& id) {
-  for (const auto& f : d.findings)
-    if (f.id == id) return &f;
-  return nullptr;
-}
-double ev_value(const Finding& f, const std::string& name) {
-  for (const auto& e : f.evidence)
-    if (e.name == name) return e.value;
-  return -12345;
-}
-
-}  // namespace
+using ts::test::ev_value;
+using ts::test::find;
 
 TEST(Diagnose, EmptyEvidenceIsSilent) {
   Diagnosis d = diagnose(Evidence{});

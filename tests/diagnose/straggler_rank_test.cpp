@@ -7,19 +7,10 @@
 #include "run/rank_summary.h"
 
 using namespace ts::diagnose;
+using ts::test::ev_value;
+using ts::test::find;
 
 namespace {
-
-const Finding* find(const Diagnosis& d, const std::string& id) {
-  for (const auto& f : d.findings)
-    if (f.id == id) return &f;
-  return nullptr;
-}
-double ev_value(const Finding& f, const std::string& name) {
-  for (const auto& e : f.evidence)
-    if (e.name == name) return e.value;
-  return -12345;
-}
 
 // The DDP job of tests/fleet: every rank's step is ~125 ms (they sync); rank `slow` sleeps
 // `extra_data_ms` in its collate, so its data wait is that much higher and the others spend

@@ -15,27 +15,10 @@
 #include <string>
 #include <thread>
 
-namespace {
+#include "support/shell.h"
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string run_cmd(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
-}  // namespace
+using ts::test::read_file;
+using ts::test::run_cmd;
 
 TEST(DdpDoctor, PidOfATorchrunLauncherSeesBothRanks) {
   char tmpl[] = "/tmp/ts_fleet_doc_XXXXXX";

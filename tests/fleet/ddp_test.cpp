@@ -23,6 +23,11 @@
 #include <thread>
 #include <vector>
 
+#include "support/shell.h"
+
+using ts::test::read_file;
+using ts::test::run_cmd;
+
 namespace {
 
 struct RankOwn {
@@ -36,24 +41,6 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string run_cmd(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
 }
 
 std::vector<std::string> list_json(const std::string& dir) {

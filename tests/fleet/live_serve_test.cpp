@@ -18,18 +18,11 @@
 #include <string>
 #include <thread>
 
-namespace {
+#include "support/shell.h"
 
-std::string run_cmd(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+using ts::test::run_cmd;
+
+namespace {
 
 // Values of trainscope_training_* series whose labels carry pid="<pid>".
 std::map<std::string, double> training_values(const std::string& text, int pid) {

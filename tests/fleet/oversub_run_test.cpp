@@ -19,14 +19,11 @@
 #include <sstream>
 #include <string>
 
-namespace {
+#include "support/shell.h"
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using ts::test::read_file;
+
+namespace {
 
 struct Job {
   int status = -1;
