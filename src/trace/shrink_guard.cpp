@@ -6,13 +6,13 @@
 
 #include <cstdint>
 #include <mutex>
-#include <stdexcept>
 
 namespace ts::trace {
 
 struct ShrinkGuardAccess {
   static char* begin(ShrinkGuard* g) { return g->begin_; }
   static char* end(ShrinkGuard* g) { return g->end_; }
+  static ShrinkGuard* outer(ShrinkGuard* g) { return g->outer_; }
   static void mark(ShrinkGuard* g) { g->faulted_ = 1; }
 };
 
@@ -28,9 +28,10 @@ int g_users = 0;             // live guards in the process
 struct sigaction g_previous;  // the handler before ours (read by the handler, written before install)
 
 void on_sigbus(int sig, siginfo_t* info, void* context) {
-  ShrinkGuard* g = t_guard;
   char* addr = static_cast<char*>(info->si_addr);
-  if (g && info->si_code == BUS_ADRERR && addr >= ShrinkGuardAccess::begin(g) && addr < ShrinkGuardAccess::end(g)) {
+  ShrinkGuard* g = t_guard;
+  while (g && !(addr >= ShrinkGuardAccess::begin(g) && addr < ShrinkGuardAccess::end(g))) g = ShrinkGuardAccess::outer(g);
+  if (g && info->si_code == BUS_ADRERR) {
     // The page is past the file's new end, and so is everything after it: replace the rest of
     // the range by zero pages (mmap is a plain system call, safe here) and retry the access.
     uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
@@ -57,8 +58,7 @@ void on_sigbus(int sig, siginfo_t* info, void* context) {
 
 }  // namespace
 
-ShrinkGuard::ShrinkGuard(char* begin, size_t len) : begin_(begin), end_(begin + len) {
-  if (t_guard) throw std::logic_error("ShrinkGuard: one guard per thread");
+ShrinkGuard::ShrinkGuard(char* begin, size_t len) : begin_(begin), end_(begin + len), outer_(t_guard) {
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_users++ == 0) {
@@ -73,7 +73,7 @@ ShrinkGuard::ShrinkGuard(char* begin, size_t len) : begin_(begin), end_(begin + 
 }
 
 ShrinkGuard::~ShrinkGuard() {
-  t_guard = nullptr;
+  t_guard = outer_;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (--g_users == 0) ::sigaction(SIGBUS, &g_previous, nullptr);
 }

@@ -12,8 +12,8 @@ namespace ts::trace {
 
 class ShrinkGuard {
  public:
-  // [begin, begin + len) must be page-aligned and stay mapped while the guard lives. One
-  // guard per thread at a time (nested guards are refused with std::logic_error).
+  // [begin, begin + len) must be page-aligned and stay mapped while the guard lives. Guards
+  // nest per thread (two traces open at once on one thread); they must end in reverse order.
   ShrinkGuard(char* begin, size_t len);
   ~ShrinkGuard();
   ShrinkGuard(const ShrinkGuard&) = delete;
@@ -25,6 +25,7 @@ class ShrinkGuard {
   friend struct ShrinkGuardAccess;
   char* begin_;
   char* end_;
+  ShrinkGuard* outer_;  // the thread's previous guard
   volatile int faulted_ = 0;
 };
 

@@ -136,6 +136,31 @@ void touch_truncated_mapping(bool with_unrelated_guard) {
   _exit(0);
 }
 
+TEST(TraceShrink, NestedGuardsOnOneThread) {
+  // Two traces mapped at once on one thread: a fault in the outer one's mapping is absorbed
+  // for it (reads zeros), while the inner guard is live, and marks only the outer guard.
+  std::string p = test::temp_dir() + "/nested.bin";
+  test::write_file(p, std::string(1 << 16, 'x'));
+  int fd = ::open(p.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  char* m = static_cast<char*>(::mmap(nullptr, 1 << 16, PROT_READ, MAP_SHARED, fd, 0));
+  ASSERT_NE(m, MAP_FAILED);
+  char* other = static_cast<char*>(::mmap(nullptr, 1 << 16, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  {
+    ShrinkGuard outer(m, 1 << 16);
+    ShrinkGuard inner(other, 1 << 16);
+    EXPECT_EQ(m[100], 'x');
+    ASSERT_EQ(::ftruncate(fd, 4096), 0);
+    EXPECT_EQ(m[10000], 0);  // past the new end: a zero page, not SIGBUS
+    EXPECT_EQ(m[100], 'x');  // before it: still the file
+    EXPECT_TRUE(outer.faulted());
+    EXPECT_FALSE(inner.faulted());
+  }
+  ::munmap(m, 1 << 16);
+  ::munmap(other, 1 << 16);
+  ::close(fd);
+}
+
 TEST(TraceShrinkDeathTest, ForeignFaultsStillKill) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(touch_truncated_mapping(false), ::testing::KilledBySignal(SIGBUS), "");
