@@ -35,7 +35,7 @@ class ByteSource {
 // Opens `path` and detects gzip by its magic bytes (1f 8b), not by the extension.
 // Throws ts::UserError for a missing file, a directory, a device or socket (only regular files
 // and pipes are read), an unreadable one, or a pipe nobody writes to within `pipe_wait_ms`.
-std::unique_ptr<ByteSource> open_byte_source(const std::string& path, int pipe_wait_ms = 60000);
+std::unique_ptr<ByteSource> open_byte_source(const std::string& path, int pipe_wait_ms = 30000);
 
 // Serves bytes from memory (not copied; `data` must outlive the source).
 std::unique_ptr<ByteSource> memory_byte_source(std::string_view data);

@@ -15,7 +15,7 @@ struct ReadOptions {
   // Refuse traces with more events than this (bounded memory on hostile input). 0 = no limit.
   uint64_t max_events = 0;
   // A named pipe must deliver its first bytes (or close) within this long (-1: no bound).
-  int pipe_wait_ms = 60000;
+  int pipe_wait_ms = 30000;
 };
 
 EventStore read_trace(const std::string& path, const ReadOptions& opt = {});

@@ -86,6 +86,19 @@ TEST(TraceShrink, TruncatedWhileScanningIsOneLine) {
   }
 }
 
+TEST(TraceShrink, GzipTruncatedWhileInflatingIsOneLine) {
+  // Gzip is read(), not mapped: a truncation shows as a cut member, reported as the shrink.
+  std::string p = write_big("shrink_src.json", 40);
+  int st = 0;
+  test::run_command("gzip -1 -f " + p, st);
+  ASSERT_EQ(st, 0);
+  std::string gz = p + ".gz";
+  uint64_t was = size_of(gz);
+  uint64_t cut = was / 2;
+  EXPECT_EQ(read_truncating(gz, cut), gz + ": the file shrank while being read (was " + std::to_string(was) +
+                                          " bytes, now " + std::to_string(cut) + ")");
+}
+
 TEST(TraceShrink, SeveralThreadsEachGetTheirOwnError) {
   // Multi-trace analysis reads traces on worker threads: a fault on one thread must be
   // absorbed for that thread's file only, and an intact file read meanwhile is unaffected.
