@@ -7,6 +7,13 @@ trainscope is gone the write fails and the channel closes itself. The training n
 
 Header (16 bytes, little-endian): magic u32 'TSA1', length u16 (whole record), type u8,
 version u8, pid u32, seq u32 (per process; gaps = dropped records). docs/AGENT.md has the payloads.
+
+Step records are batched (`send_step`): packed straight into a PIPE_BUF-sized buffer and written
+together when the next would not fit (16 steps) or the oldest is FLUSH_NS old, so a 1 ms step
+loop makes one write() (and wakes trainscope's reader once) per 16 steps instead of every step.
+One write() of whole records up to PIPE_BUF is still atomic. Any other record flushes the batch
+first (order is kept); so does the exit handler (finish.py). A process that dies without running
+atexit (SIGKILL, os._exit) loses at most FLUSH_NS of step records.
 """
 import os
 import struct
@@ -26,6 +33,8 @@ HEADER = struct.Struct("<IHBBII")
 # mem_allocated, mem_reserved, mem_peak, rss, samples, getitem_ns, collate_ns, loss(f64),
 # comm_ns, comm_count (explicit collectives; appended later: older readers stop after loss)
 STEP = struct.Struct("<25qdqq")
+STEP_RECORD = struct.Struct("<IHBBII25qdqq")  # header + step, packed in one call (send_step)
+FLUSH_NS = 50_000_000  # a batch of step records waits at most this long (live status reads 1/s)
 GPU = struct.Struct("<qq")          # step, gpu_ns
 FETCH = struct.Struct("<iiqqq")     # worker_id (-1 main), pad, samples, getitem_ns, collate_ns
 
@@ -43,6 +52,10 @@ class Channel:
         self.seq = 0
         self.dropped = 0
         self.dead = False
+        self.buf = bytearray(PIPE_BUF)  # batched step records (send_step)
+        self.used = 0                   # bytes of buf in use
+        self.count = 0                  # records in buf
+        self.t_first = 0                # perf_counter_ns of the oldest record in buf
         # Each Python process opens the FIFO by path (exec'd children: torchrun ranks,
         # spawn-started workers); forked DataLoader workers share their parent's descriptor.
         try:
@@ -58,10 +71,48 @@ class Channel:
     def _after_fork(self):
         self.pid = os.getpid()
         self.seq = 0
+        self.used = self.count = 0  # the parent's batch is the parent's to write
+
+    def send_step(self, t_ns, *fields):
+        """Queues one step record (STEP's fields) stamped t_ns; writes the batch when the next
+        record would not fit or the oldest is FLUSH_NS old."""
+        if self.dead:
+            return
+        used = self.used
+        if used + STEP_RECORD.size > PIPE_BUF:
+            self.flush()
+            used = 0
+        if used == 0:
+            self.t_first = t_ns
+        self.seq += 1
+        STEP_RECORD.pack_into(self.buf, used, MAGIC, STEP_RECORD.size, T_STEP, VERSION, self.pid, self.seq,
+                              *fields)
+        self.used = used + STEP_RECORD.size
+        self.count += 1
+        if t_ns - self.t_first >= FLUSH_NS:
+            self.flush()
+
+    def flush(self):
+        """Writes the batched step records (one atomic write: at most PIPE_BUF bytes)."""
+        n = self.used
+        if not n:
+            return
+        count = self.count
+        self.used = self.count = 0
+        if self.dead:
+            return
+        try:
+            os.write(self.fd, memoryview(self.buf)[:n])
+        except BlockingIOError:
+            self.dropped += count
+        except OSError:  # EPIPE: trainscope died; the training goes on without us
+            self.dead = True
 
     def send(self, rtype, payload):
         if self.dead:
             return
+        if self.used:
+            self.flush()  # keep the order: batched steps first
         n = HEADER.size + len(payload)
         if n > PIPE_BUF:
             payload = payload[:PIPE_BUF - HEADER.size]
@@ -89,6 +140,12 @@ class Channel:
 class NullChannel:
     dead = True
     dropped = 0
+
+    def send_step(self, t_ns, *fields):
+        pass
+
+    def flush(self):
+        pass
 
     def send(self, rtype, payload):
         pass

@@ -56,7 +56,7 @@ def _resolve(torch):
 
 def install(torch):
     _resolve(torch)
-    S.on_step_hooks.append(on_step)
+    S.add_step_hook(on_step)
 
 
 def on_step(step):
@@ -115,6 +115,7 @@ def _stop():
             pass
     C.patched = []
     C.phase = 2
+    S.remove_step_hook(on_step)  # done: nothing left to do at step ends
 
 
 def _report(step):

@@ -44,6 +44,15 @@ def patch(owner, name, wrapper):
     return callable_original
 
 
+def retire():
+    """trainscope is gone (the channel died): nothing listens, so stop measuring and put the
+    originals back, silently (not an error: the training simply runs unobserved)."""
+    if G.off:
+        return
+    G.off = True
+    _restore()
+
+
 def fail(where, exc):
     """Reports the agent's own error once and switches the agent off."""
     if G.off:
@@ -61,6 +70,10 @@ def fail(where, exc):
             G.channel.send_text("error", [("where", where), ("message", msg)])
     except Exception:
         pass
+    _restore()
+
+
+def _restore():
     for owner, name, original in reversed(G.patches):
         try:
             if original is _MISSING:

@@ -31,7 +31,8 @@ def install(torch):
                 # No optimizer seen yet: a fetch closes the previous pseudo-step.
                 S.end_step(False)
                 t0 = now()
-            S.touch()
+            if not S.t_start:
+                S.t_start = t0
         except Exception as e:
             fail("dataloader", e)
         try:

@@ -1,6 +1,6 @@
 """Time spent writing files inside the loop: `torch.save` (checkpoints), and where loaded,
 `numpy.save`/`numpy.savez`, `PIL.Image.Image.save` and `torchvision.utils.save_image`
-(sample images). Modules imported after torch are patched at the first step end that sees them.
+(sample images). Modules imported after torch are patched at a step end within 16 steps.
 """
 import sys
 
@@ -36,13 +36,16 @@ def _timed(fn, where):
 def install(torch):
     orig = patch(torch, "save", None)
     torch.save = _timed(orig, "torch.save")
-    S.on_step_hooks.append(_patch_late)
+    S.add_step_hook(_patch_late)
     _patch_late(0)
 
 
 def _patch_late(step):
     if not _pending:
+        S.remove_step_hook(_patch_late)
         return
+    if step & 15:
+        return  # a module imported mid-run is picked up within 16 steps
     for name in list(_pending):
         mod = sys.modules.get(name)
         if mod is None:

@@ -18,6 +18,8 @@ from .guard import G, check_break, fail, patch
 from .state import S, now
 
 _main_thread = threading.main_thread()
+_SEQ = (tuple, list)
+_isfinite = math.isfinite
 
 
 class _Model:
@@ -46,7 +48,7 @@ def install(torch):
         compile.__wrapped__ = compile_orig
         compile.__doc__ = getattr(compile_orig, "__doc__", None)
         torch.compile = compile
-    S.on_step_hooks.append(_after_first_step)
+    S.add_step_hook(_after_first_step)
     flops.install(torch)  # the model's FLOPs, counted once in step 3 (flops.py)
 
 
@@ -88,8 +90,11 @@ def _count_params(m):
 def _after_first_step(step):
     """After step 1: pick the model, drop the global hooks, hook only the model."""
     if M.chosen is not None or not M.global_handles:
-        if M.chosen is not None and not M.reported and step >= 2:
+        if M.chosen is None:
+            S.remove_step_hook(_after_first_step)  # no module hooks here: nothing to find
+        elif not M.reported and step >= 2:
             _report_model()
+            S.remove_step_hook(_after_first_step)
         return
     for h in M.global_handles:
         h.remove()
@@ -111,13 +116,14 @@ def _fwd_pre(module, inputs):
     if G.off:
         return None
     try:
-        check_break("forward")
+        if G.break_hook:
+            check_break("forward")
         S.fwd_t0 = now()
         if S.first_fwd_in_step:
             S.first_fwd_in_step = False
             if S.gpu is not None and S.cuda_ready:
                 S.gpu.forward_start()
-        if not M.autocast_dtype:
+        if not M.reported and not M.autocast_dtype:  # read until the model record is sent
             M.autocast_dtype = _autocast_dtype(S.torch)
     except Exception as e:
         fail("forward", e)
@@ -193,14 +199,20 @@ def _install_backward(torch):
             return backward_orig(tensors, *args, **kwargs)
         t0 = now()
         try:
-            check_break("backward")
-            S.touch()
+            if G.break_hook:
+                check_break("backward")
+            if not S.t_start:
+                S.t_start = t0
             t = tensors
-            if isinstance(t, (tuple, list)) and len(t) == 1:
+            if type(t) in _SEQ and len(t) == 1:
                 t = t[0]
             # A CPU scalar loss is free to read; a GPU one would be a sync: skip it.
             if getattr(t, "is_cuda", True) is False and t.dim() == 0 and t.is_floating_point():
-                S.see_loss(float(_item(t)))
+                v = float((hooks_copy.item_orig or type(t).item)(t))
+                S.loss = v
+                S.loss_seen = True
+                if not _isfinite(v):
+                    S.nonfinite = True
         except Exception as e:
             fail("backward", e)
         try:
@@ -308,10 +320,11 @@ def _wrap_class_step(cls):
     def step(self, *args, **kwargs):
         if G.off:
             return step_orig(self, *args, **kwargs)
-        try:
-            _before_step(self)
-        except Exception as e:
-            fail("optimizer step", e)
+        if self is not S.primary_opt or not S.t_start:
+            try:
+                _before_step(self)
+            except Exception as e:
+                fail("optimizer step", e)
         t0 = now()
         S.in_opt += 1
         try:
@@ -320,7 +333,8 @@ def _wrap_class_step(cls):
             S.in_opt -= 1
             if not G.off:
                 try:
-                    check_break("optimizer")
+                    if G.break_hook:
+                        check_break("optimizer")
                     S.opt_ns += now() - t0
                     if self is S.primary_opt:
                         S.end_step(True)

@@ -17,13 +17,13 @@ def install(torch):
         ("has_compile", hasattr(torch, "compile")),
         ("argv", " ".join(getattr(sys, "argv", []))[:1000]),
     ])
-    S.on_step_hooks.append(_after_step)
+    S.add_step_hook(_after_step)
 
 
 def _after_step(step):
     if step != 1:
         return
-    S.on_step_hooks.remove(_after_step)
+    S.remove_step_hook(_after_step)
     try:
         _runtime(S.torch)
     except Exception as e:

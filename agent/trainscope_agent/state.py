@@ -2,16 +2,19 @@
 
 A step ends at the primary optimizer's step (the first optimizer that ever stepped); a loop with
 no optimizer falls back to DataLoader fetches (a step = from one fetch to the next). At each
-boundary one STEP record is written and the accumulators start again.
+boundary one STEP record is queued (channel.send_step batches them) and the accumulators start
+again. end_step runs once per step inside the user's loop: it is kept to plain attribute reads,
+one struct pack_into and no allocation beyond the call; RSS is re-read at most every RSS_EVERY_NS.
 """
 import math
 import os
 import time
 
 from . import channel as ch
-from .guard import G, check_break
+from .guard import G, check_break, retire
 
 now = time.perf_counter_ns  # CLOCK_MONOTONIC on Linux, the same clock as C++ steady_clock
+RSS_EVERY_NS = 10_000_000  # /proc/self/statm costs ~1 us: read it at most every 10 ms
 
 
 class State:
@@ -23,7 +26,7 @@ class State:
         # run-wide
         "step", "opt_seen", "primary_opt", "channel", "statm_fd", "page", "torch",
         "cuda_ready", "gpu", "window", "stop_after", "on_step_hooks", "in_fwd", "fwd_t0",
-        "first_fwd_in_step", "stopping", "in_opt")
+        "first_fwd_in_step", "stopping", "in_opt", "rss_t", "rss_v")
 
     def __init__(self):
         self.step = 0
@@ -35,7 +38,9 @@ class State:
         self.gpu = None
         self.window = None
         self.stop_after = 0
-        self.on_step_hooks = []
+        self.on_step_hooks = ()  # add_step_hook / remove_step_hook (a tuple: safe to change mid-loop)
+        self.rss_t = 0
+        self.rss_v = -1
         self.in_fwd = 0
         self.fwd_t0 = 0
         self.stopping = False
@@ -65,6 +70,13 @@ class State:
         if self.t_start == 0:
             self.t_start = now()
 
+    def add_step_hook(self, hook):
+        """hook(step) runs at every step boundary until remove_step_hook(hook)."""
+        self.on_step_hooks = self.on_step_hooks + (hook,)
+
+    def remove_step_hook(self, hook):
+        self.on_step_hooks = tuple(h for h in self.on_step_hooks if h is not hook)
+
     def rss(self):
         if self.statm_fd < 0:
             return -1
@@ -74,41 +86,52 @@ class State:
             return -1
 
     def end_step(self, by_optimizer):
-        """Closes the step in progress: writes its record, advances the window, maybe stops."""
-        check_break("step", self.step + 1)
+        """Closes the step in progress: queues its record, advances the window, maybe stops."""
+        if G.break_hook:
+            check_break("step", self.step + 1)
         t = now()
         if by_optimizer and not self.opt_seen:
             # The first optimizer step: any fetch-steps before it were warm-up; renumber.
             self.opt_seen = True
             self.step = 0
-        self.step += 1
-        step = self.step
-        flags = ch.F_OPTIMIZER if by_optimizer else 0
+        self.step = step = self.step + 1
+        flags = 1 if by_optimizer else 0  # ch.F_OPTIMIZER
         win = self.window
         if win is not None and win.covers(step):
             flags |= ch.F_PROFILED
         if self.loss_seen:
             flags |= ch.F_LOSS
-        if self.nonfinite:
-            flags |= ch.F_NONFINITE
+            if self.nonfinite:
+                flags |= ch.F_NONFINITE
+            loss = self.loss
+        else:
+            loss = 0.0
         alloc = reserved = peak = -1
-        torch = self.torch
-        if not self.cuda_ready and torch is not None:
+        if not self.cuda_ready:
+            torch = self.torch
             # Only once the user has initialised CUDA: we never initialise it ourselves.
-            self.cuda_ready = torch.cuda.is_initialized()
+            if torch is not None and torch.cuda.is_initialized():
+                self.cuda_ready = True
         if self.cuda_ready:
-            alloc = torch.cuda.memory_allocated()
-            reserved = torch.cuda.memory_reserved()
-            peak = torch.cuda.max_memory_allocated()
+            cuda = self.torch.cuda
+            alloc = cuda.memory_allocated()
+            reserved = cuda.memory_reserved()
+            peak = cuda.max_memory_allocated()
             if self.gpu is not None:
                 self.gpu.step_end(step)
+        if t - self.rss_t >= RSS_EVERY_NS:
+            self.rss_t = t
+            self.rss_v = self.rss()
         t_start = self.t_start or t
-        self.channel.send(ch.T_STEP, ch.STEP.pack(
-            step, flags, t, t - t_start, self.data_ns, self.fetches, self.h2d_ns, self.h2d_n,
+        self.channel.send_step(
+            t, step, flags, t, t - t_start, self.data_ns, self.fetches, self.h2d_ns, self.h2d_n,
             self.h2d_bytes, self.h2d_pageable, self.h2d_blocking, self.fwd_ns, self.bwd_ns,
             self.opt_ns, self.io_ns, self.io_n, self.item_n, self.item_ns, alloc, reserved, peak,
-            self.rss(), self.samples, self.getitem_ns, self.collate_ns,
-            self.loss if self.loss_seen else 0.0, self.comm_ns, self.comm_n))
+            self.rss_v, self.samples, self.getitem_ns, self.collate_ns, loss, self.comm_ns, self.comm_n)
+        if self.channel.dead:
+            retire()  # trainscope is gone: nobody reads us, so stop costing anything
+            if win is not None:
+                win.finish()  # a running profiler would keep recording into the user's memory
         for hook in self.on_step_hooks:
             hook(step)
         self.reset()
@@ -118,6 +141,7 @@ class State:
         self.t_start = now()
         if self.stop_after and step >= self.stop_after and not self.stopping:
             self.stopping = True
+            self.channel.flush()
             from .stop import stop_now
             stop_now(step)
 
