@@ -1,7 +1,10 @@
 // Overhead of `trainscope run` on a training loop: the same loop (bench/run/overhead_loop.py)
 // with and without trainscope, interleaved, in one run; prints the ratio per step time.
 // Goal (issue 4): <= 1% slower on 5 ms steps, <= 3% on 1 ms steps. Needs /usr/bin/python3 with
-// torch. Usage: bench_run_overhead [repeats=5] [steps=600]
+// torch. Usage: bench_run_overhead [repeats=5] [steps=600] [OLD_AGENT_DIR]
+// With OLD_AGENT_DIR (e.g. `git archive <rev> agent | tar -x -C /tmp/old`, then /tmp/old/agent), a
+// third mode runs trainscope with that agent (TRAINSCOPE_AGENT_DIR) in the same interleaving, so
+// an agent change is measured before/after against one no-agent baseline under one load.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,6 +46,7 @@ int main(int argc, char** argv) {
   const std::string py = "/usr/bin/python3";
   const std::string loop = std::string(TS_SOURCE_DIR) + "/bench/run/overhead_loop.py";
   const std::string ts = TS_CLI;
+  const std::string old_agent = argc > 3 ? argv[3] : "";
   if (std::system((py + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0) {
     fmt::print("bench_run_overhead: {} has no torch; skipped\n", py);
     return 0;
@@ -56,13 +60,14 @@ int main(int argc, char** argv) {
   for (double target : {5.0, 1.0}) {
     std::string cal = sh(fmt::format("{} {} --calibrate {}", py, loop, target));
     long k = static_cast<long>(field(cal, "spin"));
-    std::vector<double> plain, agent;
+    std::vector<double> plain, agent, old;
     for (int r = 0; r < repeats; ++r) {
       std::string args = fmt::format("{} {} --spin {} --steps {}", py, loop, k, steps);
+      std::string under = fmt::format("{} -q run --no-store --no-profile --out /tmp/trainscope-bench-run-{} -- {} 2>/dev/null",
+                                      ts, r, args);
       plain.push_back(field(sh(args + " 2>/dev/null"), "median_ms"));
-      agent.push_back(field(sh(fmt::format("{} -q run --no-store --no-profile --out /tmp/trainscope-bench-run-{} -- {} 2>/dev/null",
-                                           ts, r, args)),
-                            "median_ms"));
+      agent.push_back(field(sh(under), "median_ms"));
+      if (!old_agent.empty()) old.push_back(field(sh("TRAINSCOPE_AGENT_DIR='" + old_agent + "' " + under), "median_ms"));
     }
     double p = min_of(plain), a = min_of(agent);
     if (p <= 0 || a <= 0) {
@@ -72,6 +77,9 @@ int main(int argc, char** argv) {
     double goal = target >= 5 ? 1.01 : 1.03;
     fmt::print("{:>6.0f}ms {:>7} {:>10.4f} {:>10.4f} {:>8.4f} {:>10.1f} {:>8.4f} {:>6}\n", target, k, p, a, a / p,
                (a - p) * 1e3, median(agent) / median(plain), a / p <= goal ? "met" : "MISSED");
+    if (double o = min_of(old); o > 0)
+      fmt::print("{:>8} {:>7} {:>10.4f} {:>10.4f} {:>8.4f} {:>10.1f} {:>8.4f} {:>6}\n", "old agt", "", p, o, o / p,
+                 (o - p) * 1e3, median(old) / median(plain), o / p <= goal ? "met" : "MISSED");
   }
   std::system("rm -rf /tmp/trainscope-bench-run-*");
   return 0;
