@@ -102,7 +102,9 @@ class Channel:
         if self.dead:
             return
         try:
-            os.write(self.fd, memoryview(self.buf)[:n])
+            # A copy (one per batch): another thread may pack the next step while this one
+            # is in write() without the GIL.
+            os.write(self.fd, self.buf[:n])
         except BlockingIOError:
             self.dropped += count
         except OSError:  # EPIPE: trainscope died; the training goes on without us

@@ -60,8 +60,9 @@ def install(torch):
 
 
 def on_step(step):
-    """Called at every step boundary (state.end_step)."""
+    """Called at every step boundary (state.end_step) until the count is done."""
     if C.phase == 2 or G.off:
+        S.remove_step_hook(on_step)  # done (or off): nothing left to do at step ends
         return
     try:
         if C.phase == 0:
@@ -115,7 +116,6 @@ def _stop():
             pass
     C.patched = []
     C.phase = 2
-    S.remove_step_hook(on_step)  # done: nothing left to do at step ends
 
 
 def _report(step):
