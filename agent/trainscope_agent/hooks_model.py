@@ -204,7 +204,7 @@ def _install_backward(torch):
             if not S.t_start:
                 S.t_start = t0
             t = tensors
-            if type(t) in _SEQ and len(t) == 1:
+            if isinstance(t, _SEQ) and len(t) == 1:
                 t = t[0]
             # A CPU scalar loss is free to read; a GPU one would be a sync: skip it.
             if getattr(t, "is_cuda", True) is False and t.dim() == 0 and t.is_floating_point():
