@@ -30,6 +30,7 @@ struct SamplesEvidence {
   double host_cpu_mean_pct = -1;       // all cores, 0-100
   double process_tree_cpu_mean_pct = -1;  // the job's processes, 100 = one core
   double process_tree_cpu_max_pct = -1;
+  double process_tree_cpu_demand_max_pct = -1;  // peak CPU used + run-queue wait (sample/sampler.h)
   int process_count = 0;
   double nonvoluntary_switches_per_s = 0;
   int threads_total = 0;

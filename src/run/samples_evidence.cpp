@@ -26,6 +26,7 @@ diagnose::SamplesEvidence samples_evidence(const sample::Summary& s) {
   e.host_cpu_mean_pct = s.host_cpu_mean_pct;
   e.process_tree_cpu_mean_pct = s.process_tree_cpu_mean_pct;
   e.process_tree_cpu_max_pct = s.process_tree_cpu_max_pct;
+  e.process_tree_cpu_demand_max_pct = s.process_tree_cpu_demand_max_pct;
   e.process_count = s.process_count;
   e.nonvoluntary_switches_per_s = s.nonvoluntary_switches_per_s;
   e.threads_total = s.threads_total;

@@ -31,7 +31,7 @@ struct Sampler::Acc {
   double first_t = -1, last_t = 0;
   double host_sum = 0;
   size_t host_n = 0;
-  double tree_sum = 0, tree_max = -1;
+  double tree_sum = 0, tree_max = -1, tree_demand_max = -1;
   size_t tree_n = 0;
   int proc_max = 0, threads_max = 0;
   double nonvol_sum = 0;
@@ -163,20 +163,23 @@ void Sampler::accumulate(const Tick& t) {
   if (t.host.shm_total_bytes >= 0) a.shm_total = t.host.shm_total_bytes;
   a.shm_used_max = std::max(a.shm_used_max, t.host.shm_used_bytes);
   if (t.processes_fresh && !t.processes.empty()) {
-    double cpu = 0, nonvol = 0;
-    bool have_rate = false;
+    double cpu = 0, nonvol = 0, queued = 0;
+    bool have_rate = false, have_queue = false;
     int threads = 0;
     for (const auto& p : t.processes) {
       a.tree_pids.insert(p.pid);
       threads += p.threads;
       if (p.cpu_pct >= 0) cpu += p.cpu_pct, have_rate = true;
       if (p.nonvoluntary_per_s >= 0) nonvol += p.nonvoluntary_per_s;
+      // ms per s waiting on a run queue -> % of a core (1000 ms/s = 100%).
+      if (p.run_delay_ms_per_s >= 0) queued += p.run_delay_ms_per_s / 10.0, have_queue = true;
     }
     a.proc_max = std::max(a.proc_max, static_cast<int>(t.processes.size()));
     a.threads_max = std::max(a.threads_max, threads);
     if (have_rate) {
       a.tree_sum += cpu, ++a.tree_n;
       a.tree_max = std::max(a.tree_max, cpu);
+      if (have_queue) a.tree_demand_max = std::max(a.tree_demand_max, cpu + queued);
       a.nonvol_sum += nonvol, ++a.nonvol_n;
       host_hist_.tree_cpu.push(t.t_s, cpu);
     }
@@ -256,6 +259,7 @@ Summary Sampler::summary() const {
   if (a.tree_n) {
     s.process_tree_cpu_mean_pct = a.tree_sum / a.tree_n;
     s.process_tree_cpu_max_pct = a.tree_max;
+    s.process_tree_cpu_demand_max_pct = a.tree_demand_max;
   }
   s.process_count = a.proc_max;
   if (a.nonvol_n) s.nonvoluntary_switches_per_s = a.nonvol_sum / a.nonvol_n;

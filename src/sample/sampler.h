@@ -81,6 +81,10 @@ struct Summary {
   double cpu_budget_cores = 0;
   double host_cpu_mean_pct = -1;
   double process_tree_cpu_mean_pct = -1, process_tree_cpu_max_pct = -1;
+  // Peak of what the job's processes wanted: CPU used plus time their main threads waited on a
+  // run queue (/proc/PID/schedstat), 100 = one core. On a host shared with other work the job
+  // may get less CPU than it asks for; the demand still shows it has no idle core to use.
+  double process_tree_cpu_demand_max_pct = -1;
   int process_count = 0;  // most processes seen at once in the tree
   double nonvoluntary_switches_per_s = 0;
   int threads_total = 0;  // most threads seen at once in the tree

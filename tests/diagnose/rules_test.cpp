@@ -187,6 +187,31 @@ TEST(CpuBoundTransforms, OtherProcessesBusyIsNotTheJob) {
   EXPECT_NE(find(d, "dataloader-starvation"), nullptr);
 }
 
+TEST(CpuBoundTransforms, AJobSqueezedByOtherWorkStillSaturates) {
+  // The same busy host, but the job's loaders want the cores: they used 1.1 of 2 cores at their
+  // peak and waited on a run queue for another 0.8 (schedstat). More workers would only queue.
+  Evidence ev;
+  ev.trace = trace_with_steps(5, 100, 40, 55);
+  SamplesEvidence s;
+  s.cpu_cores = 2;
+  s.host_cpu_mean_pct = 98;
+  s.process_tree_cpu_mean_pct = 75;
+  s.process_tree_cpu_max_pct = 110;
+  s.process_tree_cpu_demand_max_pct = 190;
+  ev.samples = s;
+  Diagnosis d = diagnose(ev);
+  EXPECT_EQ(find(d, "dataloader-starvation"), nullptr);
+  const Finding* f = find(d, "cpu-bound-transforms");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(ev_value(*f, "cpu_busy_pct"), 95, 1e-9);  // 190% of 2 cores
+  // Loaders that sleep (I/O) neither use nor queue: the demand stays low, starvation speaks.
+  s.process_tree_cpu_demand_max_pct = 115;
+  ev.samples = s;
+  d = diagnose(ev);
+  EXPECT_EQ(find(d, "cpu-bound-transforms"), nullptr);
+  EXPECT_NE(find(d, "dataloader-starvation"), nullptr);
+}
+
 TEST(NotOnGpu, CpuOnlyTraceWithoutCudaIsSilent) {
   Evidence ev;
   ev.trace = trace_with_steps(5, 100, 10, 0);

@@ -61,9 +61,13 @@ double cpu_busy_pct_of_budget(const Evidence& ev) {
   // whole host speaks only when no process tree is known (watch without --pid, samples alone).
   // The tree's peak (each sample averages a slow tick, 0.5 s) rather than its mean: the mean of a
   // short run is diluted by the single-threaded start-up (imports, model build) before loading.
+  // Demand (CPU used + waiting on a run queue) rather than use alone: on a host shared with other
+  // work the job gets less CPU than it wants, and its loaders queue for cores that more workers
+  // could not add. Sleeping loaders (I/O, a remote store) neither use nor wait: not saturated.
   double budget = s.cpu_budget_cores > 0 ? s.cpu_budget_cores : s.cpu_cores;
-  double tree = std::max(s.process_tree_cpu_mean_pct, s.process_tree_cpu_max_pct);
-  if (s.process_tree_cpu_mean_pct >= 0 && budget > 0) return tree / budget;
+  double tree = std::max({s.process_tree_cpu_mean_pct, s.process_tree_cpu_max_pct, s.process_tree_cpu_demand_max_pct});
+  // Demand can exceed the budget (several processes queue at once): 100% means no core to spare.
+  if (s.process_tree_cpu_mean_pct >= 0 && budget > 0) return std::min(100.0, tree / budget);
   return s.host_cpu_mean_pct >= 0 ? s.host_cpu_mean_pct : -1;
 }
 
