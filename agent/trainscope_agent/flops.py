@@ -16,11 +16,10 @@ torch.utils.flop_counter.FlopCounterMode (2.x) is not used: a dispatch mode sees
 costs far more than a hook on the few modules that matter. Skipped for torch.compile'd models
 (hooks would force a recompile).
 """
-from .guard import G, fail
+from .guard import G, fail, patch, unpatch
 from .state import S
 
 _KINDS = None  # (Linear, conv classes, MultiheadAttention), resolved at install
-_MISSING = object()
 _T = None      # the torch module
 
 
@@ -106,15 +105,7 @@ def _stop():
         except Exception:
             pass
     C.handles = []
-    for owner, name, original in reversed(C.patched):
-        try:
-            if original is _MISSING:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, original)
-        except Exception:
-            pass
-    C.patched = []
+    unpatch(C.patched)
     C.phase = 2
 
 
@@ -213,11 +204,7 @@ def _patch(owner, name, macs_fn):
             setattr(counted, attr, getattr(original, attr))
         except Exception:
             pass
-    # A class attribute that was only inherited (Tensor.matmul comes from _TensorBase) is
-    # deleted again afterwards rather than copied onto the subclass.
-    own = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else original
-    C.patched.append((owner, name, own))
-    setattr(owner, name, counted)
+    patch(owner, name, counted, into=C.patched)
 
 
 def _matmul_macs(a, b, *args, **kwargs):

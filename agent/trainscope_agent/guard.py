@@ -35,13 +35,28 @@ def check_break(name, step=0):
 _MISSING = object()
 
 
-def patch(owner, name, wrapper):
-    """Replaces owner.name by wrapper; returns the callable the wrapper must call."""
+def patch(owner, name, wrapper, into=None):
+    """Replaces owner.name by wrapper, noted in `into` (default: the agent's own list) for
+    unpatch(); returns the callable the wrapper must call. A class attribute that was only
+    inherited (Tensor.matmul comes from _TensorBase) is deleted again, not copied onto the class."""
     callable_original = getattr(owner, name)
     own = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else callable_original
-    G.patches.append((owner, name, own))
+    (G.patches if into is None else into).append((owner, name, own))
     setattr(owner, name, wrapper)
     return callable_original
+
+
+def unpatch(patches):
+    """Puts back what patch() replaced, newest first, and empties the list; never raises."""
+    for owner, name, original in reversed(patches):
+        try:
+            if original is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+        except Exception:
+            pass
+    del patches[:]
 
 
 def retire():
@@ -74,12 +89,4 @@ def fail(where, exc):
 
 
 def _restore():
-    for owner, name, original in reversed(G.patches):
-        try:
-            if original is _MISSING:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, original)
-        except Exception:
-            pass
-    G.patches.clear()
+    unpatch(G.patches)
