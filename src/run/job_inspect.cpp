@@ -229,12 +229,8 @@ std::string host_section_json(const JobInspection& j, const diagnose::AgentEvide
   w.field("cost_cpu_s", j.cost_cpu_s);
   w.field("skipped", j.skipped);
   w.field("cpu_vendor", j.cpu_vendor);
-  w.key("blas_libs").begin_array();
-  for (const auto& l : j.blas_libs) w.value(l);
-  w.end_array();
-  w.key("openmp_libs").begin_array();
-  for (const auto& l : j.openmp_libs) w.value(l);
-  w.end_array();
+  w.array("blas_libs", j.blas_libs);
+  w.array("openmp_libs", j.openmp_libs);
   w.key("processes").begin_array();
   for (const auto& p : j.processes) {
     w.begin_object().field("pid", p.pid).field("rank", p.rank).field("steps", p.steps).field("maps_readable", p.readable);

@@ -143,9 +143,7 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   w.end_object();
   w.key("trace");
   if (r.trace_path.empty()) w.null(); else w.value(r.trace_path);
-  w.key("rank_traces").begin_array();
-  for (const auto& p : r.rank_traces) w.value(p);
-  w.end_array();
+  w.array("rank_traces", r.rank_traces);
   w.key("trace_steps");
   if (r.agent.trace_first > 0)
     w.begin_array().value(r.agent.trace_first).value(r.agent.trace_last).end_array();
