@@ -12,24 +12,15 @@
 #include <sstream>
 
 #include "run/agent_records.h"
+#include "run/record_bytes.h"
 #include "run/live_status.h"
 #include "run/rank_summary.h"
 
 namespace ts::run {
 namespace {
 
-std::string header(uint8_t type, size_t payload, uint32_t pid, uint32_t seq) {
-  std::string h(16, '\0');
-  uint32_t magic = kRecordMagic;
-  uint16_t len = static_cast<uint16_t>(16 + payload);
-  std::memcpy(h.data(), &magic, 4);
-  std::memcpy(h.data() + 4, &len, 2);
-  h[6] = static_cast<char>(type);
-  h[7] = 1;
-  std::memcpy(h.data() + 8, &pid, 4);
-  std::memcpy(h.data() + 12, &seq, 4);
-  return h;
-}
+using test::header;
+using test::text_rec;
 
 // STEP "<25qdqq": dur, data wait, forward, backward, optimizer, comm (ms).
 std::string step_rec(uint32_t pid, uint32_t seq, int64_t step, double dur, double data, double fwd, double bwd,
@@ -52,10 +43,6 @@ std::string step_rec(uint32_t pid, uint32_t seq, int64_t step, double dur, doubl
   int64_t tail[2] = {ns(comm), comm > 0 ? 1 : 0};
   std::memcpy(p.data() + 26 * 8, tail, sizeof tail);
   return header(2, p.size(), pid, seq) + p;
-}
-
-std::string text_rec(uint32_t pid, uint32_t seq, const std::string& body) {
-  return header(1, body.size(), pid, seq) + body;
 }
 
 // Two ranks of a DDP job plus the launcher: rank 1 waits 30 ms more for data, rank 0 spends

@@ -5,23 +5,14 @@
 #include <cstring>
 
 #include "run/agent_records.h"
+#include "run/record_bytes.h"
 #include "run/agent_summary.h"
 
 namespace ts::run {
 namespace {
 
-std::string header(uint8_t type, size_t payload, uint32_t pid, uint32_t seq) {
-  std::string h(16, '\0');
-  uint32_t magic = kRecordMagic;
-  uint16_t len = static_cast<uint16_t>(16 + payload);
-  std::memcpy(h.data(), &magic, 4);
-  std::memcpy(h.data() + 4, &len, 2);
-  h[6] = static_cast<char>(type);
-  h[7] = 1;
-  std::memcpy(h.data() + 8, &pid, 4);
-  std::memcpy(h.data() + 12, &seq, 4);
-  return h;
-}
+using test::header;
+using test::text_rec;
 
 std::string step_rec(uint32_t pid, uint32_t seq, int64_t step, int64_t flags, int64_t dur_ns, int64_t data_ns,
                      int64_t rss = 100) {
@@ -37,10 +28,6 @@ std::string step_rec(uint32_t pid, uint32_t seq, int64_t step, int64_t flags, in
   double loss = 0.5;
   std::memcpy(p.data() + 200, &loss, 8);
   return header(2, p.size(), pid, seq) + p;
-}
-
-std::string text_rec(uint32_t pid, uint32_t seq, const std::string& body) {
-  return header(1, body.size(), pid, seq) + body;
 }
 
 TEST(RecordDecoder, AnyChunkingGivesTheSameRecords) {
