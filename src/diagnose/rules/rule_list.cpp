@@ -7,6 +7,7 @@ namespace ts::diagnose::rules {
 const std::vector<RuleEntry>& all_rules() {
   static const std::vector<RuleEntry> rules = {
       {"not-on-gpu", not_on_gpu},
+      {"warm-up", warm_up},
       {"dataloader-starvation", dataloader_starvation},
       {"cpu-bound-transforms", cpu_bound_transforms},
       {"host-sync", host_sync},
@@ -29,6 +30,7 @@ const std::vector<RuleEntry>& all_rules() {
       {"communication-bound", communication_bound},
       {"straggler-rank", straggler_rank},
       {"nonfinite-loss", nonfinite_loss},
+      {"gpu-idle", gpu_idle},
       {"compute-bound", compute_bound},
   };
   return rules;
