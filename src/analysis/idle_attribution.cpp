@@ -44,7 +44,8 @@
 // Buckets: (cause, deepest event, op, annotation, frame). op = the outermost aten:: op in the
 // chain (what the user called), else the innermost cpu_op; annotation = innermost user
 // annotation (not ProfilerStep#) or "nn.Module: X" frame; frame = innermost Python frame outside
-// torch (else the innermost one). Buckets beyond kMaxEntries fold into one per cause.
+// torch (else the innermost one). Buckets beyond kMaxEntries (other than each cause's largest)
+// fold into one per cause.
 #include <algorithm>
 #include <unordered_map>
 
@@ -219,7 +220,8 @@ Timeline Attributor::build(const ThreadKey& t) {
   std::sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
     if (s_.ts_ns[a] != s_.ts_ns[b]) return s_.ts_ns[a] < s_.ts_ns[b];
     if (s_.dur_ns[a] != s_.dur_ns[b]) return s_.dur_ns[a] > s_.dur_ns[b];
-    return kind_rank(a) < kind_rank(b);
+    if (kind_rank(a) != kind_rank(b)) return kind_rank(a) < kind_rank(b);
+    return a < b;  // file order: identical intervals nest as written
   });
 
   // Slow first calls: ops of this thread whose first call (per name and Input Dims) is
@@ -519,9 +521,14 @@ void Attributor::fold_small_entries() {
   int32_t folded[kIdleCauses];
   std::fill(std::begin(folded), std::end(folded), -1);
   std::vector<int64_t> folded_count(kIdleCauses, 0);
+  // Kept: the kMaxEntries largest, and the largest of every cause (so each cause names its top
+  // host event even when other causes fill the list).
+  bool cause_seen[kIdleCauses] = {};
   for (size_t k = 0; k < n; ++k) {
     IdleEntry& e = es[order[k]];
-    if (k < kMaxEntries) {
+    const bool first_of_cause = !cause_seen[static_cast<int>(e.cause)];
+    cause_seen[static_cast<int>(e.cause)] = true;
+    if (k < kMaxEntries || first_of_cause) {
       remap[order[k]] = static_cast<uint32_t>(kept.size());
       kept.push_back(std::move(e));
       continue;
