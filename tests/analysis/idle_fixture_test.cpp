@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "analysis/trace_analysis.h"
 #include "analysis/trace_index.h"
@@ -47,14 +48,21 @@ std::string attribution_json(const TraceAnalysis& a) {
   for (int c = 0; c < kIdleCauses; ++c) w.field(idle_cause_name(static_cast<IdleCause>(c)), ia.by_cause_ns[c]);
   w.end_object();
   w.key("top").begin_object();
-  for (int c = 0; c < kIdleCauses; ++c)
-    for (const auto& e : ia.entries)  // largest first; "(N other host events)" is a fold
-      if (e.cause == static_cast<IdleCause>(c) && !e.host_event.starts_with("(")) {
-        w.key(idle_cause_name(e.cause)).begin_object();
-        w.field("host_event", e.host_event).field("op", e.op).field("annotation", e.annotation).field("ns", e.ns);
-        w.end_object();
-        break;
-      }
+  for (int c = 0; c < kIdleCauses; ++c) {
+    // The largest bucket of the cause ("(N other host events)" is a fold); ties broken like the
+    // script: by (host_event, op, annotation, frame).
+    const IdleEntry* top = nullptr;
+    for (const auto& e : ia.entries)
+      if (e.cause == static_cast<IdleCause>(c) && !e.host_event.starts_with("(") &&
+          (!top || e.ns > top->ns ||
+           (e.ns == top->ns && std::tie(e.host_event, e.op, e.annotation, e.frame) <
+                                   std::tie(top->host_event, top->op, top->annotation, top->frame))))
+        top = &e;
+    if (!top) continue;
+    w.key(idle_cause_name(top->cause)).begin_object();
+    w.field("host_event", top->host_event).field("op", top->op).field("annotation", top->annotation).field("ns", top->ns);
+    w.end_object();
+  }
   w.end_object();
   w.end_object();
   return w.str();
