@@ -41,6 +41,10 @@ def install(torch):
         t0 = now()
         try:
             return next_orig(self)
+        except StopIteration:
+            if S.source == FETCH and S.mine():
+                S.started = False  # the epoch is over: no step is open until the next fetch
+            raise
         finally:
             if not G.off:
                 S.data_ns += now() - t0

@@ -141,11 +141,21 @@ class State:
             self._take_over(level, tid)
         elif tid != self.tid:
             return
-        elif self.started:
+        if self.started:
             self.end_step(level)
-        self.started = True
-        if not self.t_start:
+        else:
+            # The first step, or the first after an epoch ended (the DataLoader ran out): what
+            # happened in between (validation, a checkpoint) is no step's time.
+            self.reset()
             self.t_start = now()
+        self.started = True
+
+    def close_open_step(self):
+        """At exit: a step a start marker opened (the last forward of an inference loop, a loop
+        that broke out of its DataLoader) ends here. Never stops the program."""
+        if self.started and (self.source == FORWARD or self.source == FETCH) and not self.stopping:
+            self.stop_after = 0
+            self.end_step(self.source)
 
     def _take_over(self, level, tid):
         # A better marker than any so far: steps are counted by it from now on, from 1.

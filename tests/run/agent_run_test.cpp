@@ -223,6 +223,18 @@ TEST(AgentRun, PythonWithoutTorchStillRuns) {
   EXPECT_NE(rep.find("torch is not installed for"), std::string::npos) << rep;
 }
 
+// The "never in the way" guards (scripts/agent_guards.py: 15 checks, each with its reason there):
+// Dynamo tracing, CUDA graph capture, Dynamo's collective remap table and a process group are
+// faked (not on 1.13 CPU); weak references, other threads and the user's profiler are real.
+TEST(AgentGuards, NeverInTheWay) {
+  REQUIRE_TORCH();
+  std::string dir = fresh_dir("guards");
+  int st = std::system(("/usr/bin/python3 '" + scripts_dir() + "/agent_guards.py' >'" + dir + "/out' 2>&1").c_str());
+  std::string out = slurp(dir + "/out");
+  EXPECT_EQ(WEXITSTATUS(st), 0) << out;
+  EXPECT_NE(out.find("GUARDS OK 15"), std::string::npos) << out;
+}
+
 TEST(AgentRun, CommandNotFoundIsOneClearLine) {
   auto c = run_cli({"-q", "run", "--no-store", "--out", fresh_dir("nocmd"), "--", "/nonexistent/python9"});
   EXPECT_EQ(c.status, 127);
