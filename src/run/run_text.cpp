@@ -90,6 +90,11 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
                        (e.mem_slope_bytes_per_step >= 0 ? "+" : "-") + human_bytes(std::abs(e.mem_slope_bytes_per_step)));
   }
   o += ranks_text(r, bold, reset);
+  if (!death_cause(r).empty() && !r.stderr_tail.empty()) {
+    // A failed job: its last stderr lines as it wrote them (already shown above them, in full).
+    o += fmt::format("\n{}Last lines of the job's stderr{}:\n", bold, reset);
+    for (const auto& l : r.stderr_tail) o += "    " + l + "\n";
+  }
   if (!e.optimizer.empty() || !e.loaders.empty() || !e.torch_version.empty()) {
     o += fmt::format("{}  settings: torch {}", dim, e.torch_version);
     if (!e.param_device.empty()) o += fmt::format(", params {} {}", e.param_device, e.param_dtype);

@@ -22,13 +22,12 @@ std::optional<Finding> job_failed(const Evidence& ev) {
                                    j.status())
                      : fmt::format("The job failed before the first step (exit status {})", j.status());
   f.gain = "";  // nothing to speed up until it runs
-  std::string tail;
-  for (const auto& l : j.stderr_tail) tail += "    " + l + "\n";
+  // The last line a failing Python prints is its exception; the run report lists the lines before it.
   f.explanation = j.stderr_tail.empty()
                       ? std::string("The command ended with a failure before any training step ran, and wrote "
                                     "nothing to stderr. There is no step to measure.")
-                      : "The command ended with a failure before any training step ran. The last lines it "
-                        "wrote to stderr:\n" + tail;
+                      : "The command ended with a failure before any training step ran. Its last line on stderr: " +
+                            j.stderr_tail.back();
   f.fix = "Fix the error the job reported, then run it again under trainscope.";
   return f;
 }
