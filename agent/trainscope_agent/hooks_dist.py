@@ -51,8 +51,9 @@ def register_remaps():
 
 
 def _remap_late(step):
-    # torch.compile loads the table on first use: look every 16 steps until it is there.
-    if step & 15 == 0 and register_remaps():
+    # torch.compile loads the table on first use: look every 16 steps until it is there (a job
+    # that has not compiled anything by step 4096 will not; the guard above suffices anyway).
+    if step & 15 == 0 and (register_remaps() or step >= 4096):
         S.remove_step_hook(_remap_late)
 
 
