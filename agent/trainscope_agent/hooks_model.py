@@ -39,6 +39,7 @@ class _Model:
 
 
 M = _Model()
+M.chosen = _dead  # on the instance: a function stored on the class would be bound to it
 
 
 def install(torch):
@@ -313,6 +314,7 @@ class _Opt:
 
 
 O = _Opt()
+O.primary = _dead  # on the instance (see M.chosen)
 
 
 def _ends_iteration(opt):
