@@ -139,8 +139,10 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   w.field("code", r.exit.code);
   w.field("signal", r.exit.signal);
   w.field("status", r.exit.shell_code());
-  w.field("cause", death_cause(r));
-  w.array("stderr_tail", r.stderr_tail);
+  std::string cause = death_cause(r);
+  w.field("cause", cause);
+  // Only for a failure: a clean run's last stderr lines (warnings, progress bars) say nothing.
+  w.array("stderr_tail", cause.empty() ? std::vector<std::string>{} : r.stderr_tail);
   w.end_object();
   w.field("stopped_by", r.stopped_by_steps ? "steps" : (r.exit.signal ? "signal" : "exit"));
   w.key("options").begin_object();
