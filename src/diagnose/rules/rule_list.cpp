@@ -6,6 +6,7 @@ namespace ts::diagnose::rules {
 
 const std::vector<RuleEntry>& all_rules() {
   static const std::vector<RuleEntry> rules = {
+      {"job-failed", job_failed},
       {"not-on-gpu", not_on_gpu},
       {"warm-up", warm_up},
       {"dataloader-starvation", dataloader_starvation},
