@@ -174,7 +174,7 @@ TEST(IdleAttributionFixtures, AlexnetWarmUpIsCudnnSetUp) {
   const IdleEntry* malloc = nullptr;
   for (const auto& e : ia.entries)
     if (e.cause == IdleCause::Memory && e.host_event == "cudaMalloc" && e.op == "aten::conv2d" &&
-        e.annotation.ends_with("warmup|forward"))
+        e.annotation.ends_with("warmup|forward]"))
       malloc = &e;
   ASSERT_NE(malloc, nullptr);
   EXPECT_EQ(malloc->ns, 1'041'630 * us);
