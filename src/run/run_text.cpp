@@ -4,6 +4,7 @@
 
 #include "report/report.h"
 #include "util/format.h"
+#include "util/redact.h"
 
 namespace ts::run {
 namespace {
@@ -52,7 +53,7 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
   const auto& e = r.agent.evidence;
   std::string o;
   std::string how = r.stopped_by_steps ? fmt::format("stopped after {} steps (--steps)", opt.steps) : r.exit.describe();
-  o += fmt::format("\n{}trainscope run{}: {}  [{}, {:.1f} s]\n", bold, reset, join_cmd(opt.command), how, r.wall_s);
+  o += fmt::format("\n{}trainscope run{}: {}  [{}, {:.1f} s]\n", bold, reset, join_cmd(r.command_shown.empty() ? redact_argv(opt.command) : r.command_shown), how, r.wall_s);
 
   if (r.diagnosis) {
     // The diagnosis as every report shows it (verdict first); the agent's own numbers follow.
