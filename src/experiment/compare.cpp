@@ -163,7 +163,7 @@ CompareSide side_from_report_root(simdjson::dom::element root, const std::string
   s.data_wait_pct = num_at(root, {"agent", "data_wait_pct"});
   if (s.data_wait_pct < 0) s.data_wait_pct = num_at(root, {"run", "agent", "summary", "data_wait_pct"});
   if (s.step_ms < 0 && s.findings.empty())
-    throw UserError(path + ": a JSON file with neither step times nor findings (not a trainscope report?)");
+    throw UserError(label + ": a JSON file with neither step times nor findings (not a trainscope report?)");
   return s;
 }
 }  // namespace
