@@ -131,7 +131,8 @@ std::vector<LiveStatus> read_live_statuses(const std::string& dir, double now_un
     if (fd < 0) continue;  // removed between readdir and open (the run ended), or a symlink
     struct stat st;
     std::string text;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (1 << 20)) {
+    // Our own regular files only: one planted while the folder was open to others is not ours.
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_size < (1 << 20)) {
       text.resize(static_cast<size_t>(st.st_size));
       ssize_t n = ::read(fd, text.data(), text.size());
       text.resize(n > 0 ? static_cast<size_t>(n) : 0);

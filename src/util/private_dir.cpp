@@ -36,6 +36,15 @@ std::string make_private_dir(const std::string& dir, const std::string& trusted_
     // mkdir never follows a symlink at its last component; an existing one is caught by lstat below.
     if (::mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST)
       return fmt::format("{}: cannot create it: {}", cur.string(), std::strerror(errno));
+    // A folder of ours with group/other access (earlier versions made /tmp/trainscope-<uid> with
+    // the umask's 0755) is closed to 0700 through a descriptor that cannot be a symlink; one of
+    // someone else's, a symlink or a file stays refused below.
+    int fd = ::open(cur.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      struct stat st;
+      if (::fstat(fd, &st) == 0 && st.st_uid == ::geteuid() && (st.st_mode & 077) != 0) ::fchmod(fd, 0700);
+      ::close(fd);
+    }
     if (std::string p = private_dir_problem(cur.string()); !p.empty()) return p;
   }
   return "";

@@ -7,8 +7,10 @@
 
 namespace ts {
 
-// Creates every component of `dir` below `trusted_base` (mkdir 0700) and checks each with lstat.
-// Returns "" when `dir` is private, else one sentence saying which component is wrong and why.
+// Creates every component of `dir` below `trusted_base` (mkdir 0700) and checks each with lstat;
+// a component of ours with group/other access is closed to 0700 first. Returns "" when `dir` is
+// private, else one sentence saying which component is wrong and why (another owner, a symlink,
+// not a directory).
 std::string make_private_dir(const std::string& dir, const std::string& trusted_base);
 
 // The check alone, on `dir` only: "" when private, else the reason ("does not exist" included).

@@ -234,7 +234,7 @@ TEST(LiveStatus, AFolderOthersCanWriteIsNotRead) {
   mkdir(dir.c_str(), 0700);
   const double now = 1795000100;
   std::ofstream(dir + "/1.json") << "{\"schema\":\"trainscope.live/1\",\"pid\":" << getpid()
-                                 << ",\"updated_unix\":" << now << ",\"steps_total\":5}";
+                                 << ",\"updated_unix\":" << std::to_string(now) << ",\"steps_total\":5}";
   ASSERT_EQ(read_live_statuses(dir, now).size(), 1u);  // private: read
   chmod(dir.c_str(), 0777);
   std::vector<std::string> skipped;

@@ -40,14 +40,20 @@ TEST(PrivateDir, CreatesEveryComponent0700) {
   fs::remove_all(base);
 }
 
-TEST(PrivateDir, RefusesOpenModesSymlinksAndFiles) {
+TEST(PrivateDir, ClosesALooseFolderOfOursButTheCheckAloneRefusesIt) {
   std::string base = temp_base();
   fs::create_directory(base + "/open");
-  chmod((base + "/open").c_str(), 0777);  // as another user's `mkdir -m 777` would leave it
-  std::string why = ts::make_private_dir(base + "/open/live", base);
-  EXPECT_NE(why.find("has mode 0777"), std::string::npos) << why;
-  EXPECT_FALSE(fs::exists(base + "/open/live"));  // nothing created below a bad component
+  chmod((base + "/open").c_str(), 0755);  // what create_directories left under the umask before
+  EXPECT_NE(ts::private_dir_problem(base + "/open").find("has mode 0755"), std::string::npos);
+  EXPECT_EQ(ts::make_private_dir(base + "/open/live", base), "");
+  EXPECT_EQ(mode_of(base + "/open"), 0700u);
+  EXPECT_EQ(mode_of(base + "/open/live"), 0700u);
+  fs::remove_all(base);
+}
 
+TEST(PrivateDir, RefusesSymlinksAndFiles) {
+  std::string base = temp_base();
+  std::string why;
   fs::create_directory(base + "/elsewhere");
   fs::create_directory_symlink(base + "/elsewhere", base + "/link");
   why = ts::make_private_dir(base + "/link/live", base);
@@ -71,6 +77,9 @@ TEST(PrivateDir, RefusesAnotherOwner) {
   ASSERT_EQ(chown((base + "/theirs").c_str(), 12345, 12345), 0);
   std::string why = ts::private_dir_problem(base + "/theirs");
   EXPECT_NE(why.find("owned by uid 12345"), std::string::npos) << why;
+  why = ts::make_private_dir(base + "/theirs/live", base);  // never adopted, whatever its mode
+  EXPECT_NE(why.find("owned by uid 12345"), std::string::npos) << why;
+  EXPECT_FALSE(fs::exists(base + "/theirs/live"));  // nothing created below a bad component
   fs::remove_all(base);
 }
 
