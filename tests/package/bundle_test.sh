@@ -42,7 +42,7 @@ grep -q 'not found' <<<"$out" && fail "unresolved libraries: $out"
 while read -r so arrow path _; do
   [[ "$arrow" == "=>" ]] || continue
   [[ "$so" =~ $glibc ]] && continue
-  [[ "$path" == "$b/lib/"* ]] || fail "$so resolves outside the bundle: $path"
+  [[ "$(realpath -m "$path")" == "$(realpath "$b")/lib/"* ]] || fail "$so resolves outside the bundle: $path"
 done <<<"$out"
 # Static where Debian ships the archive: no shared sqlite, ncurses, tinfo or zlib.
 grep -Eq 'libsqlite3|libncurses|libtinfo|libz\.so' <<<"$out" && fail "sqlite/ncurses/tinfo/zlib linked shared: $out"
