@@ -44,8 +44,10 @@ while read -r so arrow path _; do
   [[ "$so" =~ $glibc ]] && continue
   [[ "$(realpath -m "$path")" == "$(realpath "$b")/lib/"* ]] || fail "$so resolves outside the bundle: $path"
 done <<<"$out"
-# Static where Debian ships the archive: no shared sqlite, ncurses, tinfo or zlib.
-grep -Eq 'libsqlite3|libncurses|libtinfo|libz\.so' <<<"$out" && fail "sqlite/ncurses/tinfo/zlib linked shared: $out"
+# Static where Debian ships the archive (sqlite, ncurses, tinfo, zlib, libstdc++, libgcc), and no
+# C++ library shared at all: a shared libstdc++ would raise the minimum glibc to the build host's.
+grep -Eq 'libsqlite3|libncurses|libtinfo|libz\.so|libstdc\+\+|libgcc_s|libfmt|libsimdjson' <<<"$out" &&
+  fail "a library that must be linked in is shared: $out"
 
 # The minimum glibc written in BUILDINFO is the newest GLIBC_ version any shipped ELF asks for.
 want=$(for f in "$b/bin/trainscope" "$b"/lib/*; do objdump -T "$f"; done | grep -o 'GLIBC_[0-9.]*' |
