@@ -52,7 +52,7 @@ for name, rec in st.items():
     assert rec["duration_s"] < 9 * 60, (name, rec["duration_s"])
 # Without a GPU: torch 1.13 has no torch.compile, and nothing measures GPU overhead.
 assert st["torch2-compile"]["status"] == st["torch2-eager"]["status"] == st["overhead"]["status"] == "skipped"
-assert st["env"]["status"] == "pass" and st["env"]["data"]["torch"]["cuda"] is False
+assert st["env"]["status"] == "partial" and st["env"]["data"]["torch"]["cuda"] is False  # GPU facts skipped
 ex = {e["example"]: e for e in st["examples"]["data"]["examples"]}
 assert ex["healthy.py"]["ok"] and ex["data_starved.py"]["ok"], ex
 assert st["lab"]["data"]["lab"], "lab result missing"
