@@ -479,6 +479,9 @@ def collect_traces(run_dir):
 
 
 def stage_examples(st, ctx):
+    if not ctx.python:
+        st.skip("every example: no Python with torch (pass --python or set TRAINSCOPE_PYTHON)")
+        return
     results = []
     trace_files = []
     for name, expected, on_cpu in EXAMPLES:
