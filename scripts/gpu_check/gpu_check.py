@@ -495,7 +495,7 @@ def stage_examples(st, ctx):
             st.skip("%s: stage time budget spent" % name)
             continue
         run_dir = os.path.join(ctx.work, "runs", name[:-3])
-        steps = 12 if ctx.quick else None
+        steps = 20 if ctx.quick else None  # past the default profiler window (steps 10-14)
         rc, out = st.run([ctx.ts, "run", "--out", run_dir, "--store", ctx.store, "--"] + example_argv(ctx, name, steps),
                          "run-%s.txt" % name[:-3], timeout=min(240, st.left() - 30))
         r = {"example": name, "expected": expected, "exit": rc}
