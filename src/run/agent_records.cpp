@@ -16,6 +16,23 @@ T load(const char* p) {
 
 }  // namespace
 
+StepSource step_source(int64_t flags) {
+  if (flags & kStepOptimizer) return StepSource::Optimizer;
+  if (flags & kStepBackward) return StepSource::Backward;
+  if (flags & kStepForward) return StepSource::Forward;
+  return StepSource::Fetch;
+}
+
+const char* step_source_name(StepSource s) {
+  switch (s) {
+    case StepSource::Optimizer: return "optimizer";
+    case StepSource::Backward: return "backward";
+    case StepSource::Forward: return "forward";
+    case StepSource::Fetch: break;
+  }
+  return "dataloader";
+}
+
 std::string TextRecord::get(const std::string& k, const std::string& dflt) const {
   auto it = kv.find(k);
   return it == kv.end() ? dflt : it->second;
@@ -70,15 +87,15 @@ TextRecord parse_text(std::string_view payload) {
 
 const StepTotals& totals_of(const Records& r, pid_t pid) {
   static const StepTotals none;
-  auto opt = r.step_totals.find({pid, true});
-  if (opt != r.step_totals.end() && opt->second.count > 0) return opt->second;
-  auto other = r.step_totals.find({pid, false});
-  return other != r.step_totals.end() ? other->second : none;
+  const StepTotals* best = &none;
+  for (auto it = r.step_totals.lower_bound({pid, 0}); it != r.step_totals.end() && it->first.first == pid; ++it)
+    if (it->second.count > 0) best = &it->second;  // ordered by level: the last is the best marker
+  return *best;
 }
 
 void RecordDecoder::add_step(const StepRecord& s) {
-  bool optimizer = s.flags & kStepOptimizer;
-  StepTotals& t = out_.step_totals[{s.pid, optimizer}];
+  int kind = static_cast<int>(step_source(s.flags));
+  StepTotals& t = out_.step_totals[{s.pid, kind}];
   ++t.count;
   t.dur_ns += s.dur_ns, t.data_wait_ns += s.data_wait_ns, t.io_ns += s.io_ns, t.h2d_ns += s.h2d_ns;
   if (s.flags & kStepNonFinite) ++t.nonfinite;
@@ -106,7 +123,7 @@ void RecordDecoder::add_step(const StepRecord& s) {
   // multiples of the doubled stride) and go on at that stride.
   int64_t head = 0, ordinal = 0;
   auto drop = [&](const StepRecord& x) {
-    if (x.pid != s.pid || static_cast<bool>(x.flags & kStepOptimizer) != optimizer) return false;
+    if (x.pid != s.pid || static_cast<int>(step_source(x.flags)) != kind) return false;
     if (++head <= kStepsHead || (x.flags & kStepProfiled)) return false;
     return (ordinal++ % 2) == 1;
   };
@@ -126,9 +143,8 @@ void RecordDecoder::add_gpu(const GpuRecord& g) {
     }
   // Its step came and was not sampled: nothing to join. Still to come: kept for it (a few at most).
   int64_t last = -1;
-  for (bool kind : {true, false})
-    if (auto it = out_.step_totals.find({g.pid, kind}); it != out_.step_totals.end())
-      last = std::max(last, it->second.last_step);
+  for (auto it = out_.step_totals.lower_bound({g.pid, 0}); it != out_.step_totals.end() && it->first.first == g.pid; ++it)
+    last = std::max(last, it->second.last_step);
   if (g.step <= last) return;
   if (out_.gpu.size() >= kMaxPendingGpu) out_.gpu.erase(out_.gpu.begin());
   out_.gpu.push_back(g);
@@ -183,6 +199,10 @@ void RecordDecoder::decode_one(std::string_view rec) {
       if (pl.size() >= 28 * 8) {
         s.comm_ns = load<int64_t>(q + 8 * 26);
         s.comm_count = load<int64_t>(q + 8 * 27);
+      }
+      if (pl.size() >= 30 * 8) {
+        s.bwd_count = load<int64_t>(q + 8 * 28);
+        s.opt_count = load<int64_t>(q + 8 * 29);
       }
       if (fresh_steps_) fresh_steps_->push_back(s);
       add_step(s);

@@ -19,8 +19,16 @@ inline constexpr size_t kMaxRecord = 4096;  // PIPE_BUF: one atomic write
 
 enum class RecordType : uint8_t { Text = 1, Step = 2, Gpu = 3, Fetch = 4 };
 
-// Step flags (channel.py F_*).
-inline constexpr int64_t kStepOptimizer = 1, kStepProfiled = 2, kStepNonFinite = 4, kStepLoss = 8;
+// Step flags (channel.py F_*). What ended the step: optimizer 1, backward 16, forward 32, none of
+// them a DataLoader fetch.
+inline constexpr int64_t kStepOptimizer = 1, kStepProfiled = 2, kStepNonFinite = 4, kStepLoss = 8,
+                         kStepBackward = 16, kStepForward = 32;
+
+// The step markers, weakest first (agent/trainscope_agent/state.py): a process's steps are those
+// of the best marker it reported.
+enum class StepSource { Forward = 1, Fetch = 2, Backward = 3, Optimizer = 4 };
+StepSource step_source(int64_t flags);
+const char* step_source_name(StepSource s);  // forward | dataloader | backward | optimizer
 
 struct StepRecord {
   pid_t pid = 0;
@@ -31,6 +39,8 @@ struct StepRecord {
   int64_t samples = 0, getitem_ns = 0, collate_ns = 0;
   double loss = 0;
   int64_t comm_ns = 0, comm_count = 0;  // explicit torch.distributed collectives (newer agents)
+  // backward() calls outside optimizer.step(), optimizer.step() calls; -1 from older agents
+  int64_t bwd_count = -1, opt_count = -1;
   int64_t gpu_ns = -1;  // joined from the GPU record of the same step, when it arrived
 };
 
@@ -53,7 +63,7 @@ struct TextRecord {
 
 // Long runs: what we keep must not grow with run length x ranks (a week-long job sends hundreds of
 // millions of records, and the whole set is copied and summarised every few seconds). Per process
-// and kind of step (optimizer step or not), every step goes into running totals, and the steps
+// and kind of step (its marker, step_source()), every step goes into running totals, and the steps
 // themselves are kept as a sample: the first kStepsHead in full (warm-up, the profiler window of a
 // default run), then every stride-th one, the stride doubling whenever more than kStepsSample
 // are kept, so the sample spans the whole run evenly and medians and the memory trend read the
@@ -78,7 +88,7 @@ struct FetchTotals {  // DataLoader workers' fetch records (worker id, samples, 
 
 struct Records {
   std::vector<StepRecord> steps;  // the bounded sample described above, in arrival order
-  std::map<std::pair<pid_t, bool>, StepTotals> step_totals;  // (pid, optimizer step?) -> totals
+  std::map<std::pair<pid_t, int>, StepTotals> step_totals;  // (pid, StepSource level) -> totals
   std::vector<GpuRecord> gpu;     // GPU times not joined yet (bounded)
   FetchTotals fetches;
   std::vector<TextRecord> texts;
@@ -89,7 +99,7 @@ struct Records {
   uint64_t seq_gaps = 0;   // records the agent dropped (its side of the FIFO was full)
 };
 
-// The totals of `pid`'s steps of the kind steps_of() would pick (optimizer steps when it has any);
+// The totals of `pid`'s steps of the kind steps_of() picks (its best marker, step_source());
 // a zero StepTotals when it has none.
 const StepTotals& totals_of(const Records& r, pid_t pid);
 

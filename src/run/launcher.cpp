@@ -93,6 +93,7 @@ pid_t Launcher::start() {
     for (int s : kForwarded) signal(s, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &old, nullptr);
+    if (stderr_fd_ >= 0 && stderr_fd_ != STDERR_FILENO) dup2(stderr_fd_, STDERR_FILENO);
     execvpe(args[0], args.data(), envp.data());
     int e = errno;
     (void)!write(errpipe[1], &e, sizeof e);

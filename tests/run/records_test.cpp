@@ -127,7 +127,7 @@ TEST(LongRuns, TotalsCountEveryStepWhileTheSampleStaysBounded) {
   EXPECT_EQ(r.steps.front().step, 1);
   // Evenly spread past the head: consecutive kept steps are one stride apart (the stride being
   // the largest power of two that kept the tail under kStepsSample: 9,800 tail steps -> 8).
-  const StepTotals& t = r.step_totals.at({9, true});
+  const StepTotals& t = r.step_totals.at({9, static_cast<int>(StepSource::Optimizer)});
   EXPECT_EQ(t.count, N);
   EXPECT_EQ(t.stride, 8);
   for (size_t i = kStepsHead + 1; i < r.steps.size(); ++i) EXPECT_EQ(r.steps[i].step - r.steps[i - 1].step, 8);
