@@ -108,15 +108,13 @@ CompareSide side_from_trace(const std::string& path, bool progress) {
   return s;
 }
 
-CompareSide side_from_report_json(const std::string& path) {
+namespace {
+// One report's numbers; `label` names it in messages and in the comparison (a path, "run 7").
+CompareSide side_from_report_root(simdjson::dom::element root, const std::string& label) {
   CompareSide s;
-  s.label = path;
+  s.label = label;
   s.kind = "run";
-  simdjson::dom::parser p;
-  simdjson::dom::element root;
-  if (auto err = p.load(path).get(root))
-    throw UserError(fmt::format("{}: not readable as JSON ({})", path, simdjson::error_message(err)));
-  if (root.type() != simdjson::dom::element_type::OBJECT) throw UserError(path + ": not a trainscope report");
+  if (root.type() != simdjson::dom::element_type::OBJECT) throw UserError(label + ": not a trainscope report");
   bool ok;
   simdjson::dom::array findings;
   auto fl = at(root, {"findings"}, ok);
@@ -165,8 +163,17 @@ CompareSide side_from_report_json(const std::string& path) {
   s.data_wait_pct = num_at(root, {"agent", "data_wait_pct"});
   if (s.data_wait_pct < 0) s.data_wait_pct = num_at(root, {"run", "agent", "summary", "data_wait_pct"});
   if (s.step_ms < 0 && s.findings.empty())
-    throw UserError(path + ": a JSON file with neither step times nor findings (not a trainscope report?)");
+    throw UserError(label + ": a JSON file with neither step times nor findings (not a trainscope report?)");
   return s;
+}
+}  // namespace
+
+CompareSide side_from_report_json(const std::string& path) {
+  simdjson::dom::parser p;
+  simdjson::dom::element root;
+  if (auto err = p.load(path).get(root))
+    throw UserError(fmt::format("{}: not readable as JSON ({})", path, simdjson::error_message(err)));
+  return side_from_report_root(root, path);
 }
 
 CompareSide load_side(const std::string& what, bool progress) {
@@ -195,18 +202,13 @@ CompareSide load_side(const std::string& what, bool progress) {
     }
     auto rep = id >= 0 ? st.get_report(id) : std::nullopt;
     if (!rep) throw UserError(fmt::format("run {}: no such run with a report in {}", what, st.path()));
-    fs::path tmp = fs::temp_directory_path() / fmt::format("trainscope-compare-{}-{}.json", getpid(), id);
-    { std::ofstream(tmp) << *rep; }
-    CompareSide s;
-    try {
-      s = side_from_report_json(tmp.string());
-    } catch (...) {
-      fs::remove(tmp, ec);
-      throw;
-    }
-    fs::remove(tmp, ec);
-    s.label = fmt::format("run {}", id);
-    return s;
+    // Parsed from memory: no temporary file another user could predict and plant in /tmp.
+    std::string label = fmt::format("run {}", id);
+    simdjson::dom::parser p;
+    simdjson::dom::element root;
+    if (auto err = p.parse(*rep).get(root))
+      throw UserError(fmt::format("{}: its stored report is not JSON ({})", label, simdjson::error_message(err)));
+    return side_from_report_root(root, label);
 #else
     throw UserError(fmt::format("{}: run ids need the recording store, which this build lacks; give the run's output "
                                 "folder instead",

@@ -50,18 +50,12 @@ void AgentChannel::drain() {
   for (;;) {
     ssize_t n = read(rfd_, buf, sizeof buf);
     if (n <= 0) break;
-    size_t before, texts_before;
-    std::vector<StepRecord> new_steps;
+    std::vector<StepRecord> new_steps;  // every step decoded now (Records keeps only a sample)
     std::vector<TextRecord> new_texts;
     {
       std::lock_guard lk(mu_);
-      before = records_.steps.size();
-      texts_before = records_.texts.size();
-      decoder_.feed(std::string_view(buf, static_cast<size_t>(n)));
-      if (on_step_)
-        new_steps.assign(records_.steps.begin() + static_cast<ptrdiff_t>(before), records_.steps.end());
-      if (on_text_)
-        new_texts.assign(records_.texts.begin() + static_cast<ptrdiff_t>(texts_before), records_.texts.end());
+      decoder_.feed(std::string_view(buf, static_cast<size_t>(n)), on_step_ ? &new_steps : nullptr,
+                    on_text_ ? &new_texts : nullptr);
     }
     for (const auto& t : new_texts) on_text_(t);  // before the steps: a hello names its pid's rank
     for (const auto& s : new_steps) on_step_(s);

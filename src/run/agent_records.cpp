@@ -1,5 +1,6 @@
 #include "run/agent_records.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -84,7 +85,75 @@ TextRecord parse_text(std::string_view payload) {
   return t;
 }
 
-void RecordDecoder::feed(std::string_view bytes) {
+const StepTotals& totals_of(const Records& r, pid_t pid) {
+  static const StepTotals none;
+  const StepTotals* best = &none;
+  for (auto it = r.step_totals.lower_bound({pid, 0}); it != r.step_totals.end() && it->first.first == pid; ++it)
+    if (it->second.count > 0) best = &it->second;  // ordered by level: the last is the best marker
+  return *best;
+}
+
+void RecordDecoder::add_step(const StepRecord& s) {
+  int kind = static_cast<int>(step_source(s.flags));
+  StepTotals& t = out_.step_totals[{s.pid, kind}];
+  ++t.count;
+  t.dur_ns += s.dur_ns, t.data_wait_ns += s.data_wait_ns, t.io_ns += s.io_ns, t.h2d_ns += s.h2d_ns;
+  if (s.flags & kStepNonFinite) ++t.nonfinite;
+  if (s.samples > 0) t.samples += s.samples, t.getitem_ns += s.getitem_ns, t.collate_ns += s.collate_ns, t.fetches += s.fetches;
+  t.mem_peak = std::max(t.mem_peak, s.mem_peak);
+  t.mem_reserved = std::max(t.mem_reserved, s.mem_reserved);
+  t.rss = std::max(t.rss, s.rss);
+  t.last_step = std::max(t.last_step, s.step);
+  bool keep = t.count <= kStepsHead || (s.flags & kStepProfiled);
+  if (!keep) {
+    keep = t.tail_seen % t.stride == 0;  // the tail's n-th step is kept when stride divides n
+    ++t.tail_seen;
+  }
+  if (!keep) return;
+  out_.steps.push_back(s);
+  for (auto it = out_.gpu.begin(); it != out_.gpu.end(); ++it)  // its GPU time came first (rare)
+    if (it->pid == s.pid && it->step == s.step) {
+      out_.steps.back().gpu_ns = it->gpu_ns;
+      out_.gpu.erase(it);
+      break;
+    }
+  if (t.count <= kStepsHead || (s.flags & kStepProfiled)) return;
+  if (++t.tail_kept <= kStepsSample) return;
+  // Too many: keep every other tail step of this process and kind (the 1st, 3rd, ... which sit at
+  // multiples of the doubled stride) and go on at that stride.
+  int64_t head = 0, ordinal = 0;
+  auto drop = [&](const StepRecord& x) {
+    if (x.pid != s.pid || static_cast<int>(step_source(x.flags)) != kind) return false;
+    if (++head <= kStepsHead || (x.flags & kStepProfiled)) return false;
+    return (ordinal++ % 2) == 1;
+  };
+  out_.steps.erase(std::remove_if(out_.steps.begin(), out_.steps.end(), drop), out_.steps.end());
+  t.stride *= 2;
+  t.tail_kept = (ordinal + 1) / 2;
+}
+
+void RecordDecoder::add_gpu(const GpuRecord& g) {
+  // Its step usually arrived a moment before (the agent reads the CUDA events a step or two late):
+  // look back a little from the end, never through the whole sample.
+  size_t looked = 0;
+  for (auto it = out_.steps.rbegin(); it != out_.steps.rend() && looked < 64; ++it, ++looked)
+    if (it->pid == g.pid && it->step == g.step) {
+      it->gpu_ns = g.gpu_ns;
+      return;
+    }
+  // Its step came and was not sampled: nothing to join. Still to come: kept for it (a few at most).
+  int64_t last = -1;
+  for (auto it = out_.step_totals.lower_bound({g.pid, 0}); it != out_.step_totals.end() && it->first.first == g.pid; ++it)
+    last = std::max(last, it->second.last_step);
+  if (g.step <= last) return;
+  if (out_.gpu.size() >= kMaxPendingGpu) out_.gpu.erase(out_.gpu.begin());
+  out_.gpu.push_back(g);
+}
+
+void RecordDecoder::feed(std::string_view bytes, std::vector<StepRecord>* fresh_steps,
+                         std::vector<TextRecord>* fresh_texts) {
+  fresh_steps_ = fresh_steps;
+  fresh_texts_ = fresh_texts;
   out_.bytes += bytes.size();
   buf_.append(bytes);
   size_t pos = 0;
@@ -135,29 +204,29 @@ void RecordDecoder::decode_one(std::string_view rec) {
         s.bwd_count = load<int64_t>(q + 8 * 28);
         s.opt_count = load<int64_t>(q + 8 * 29);
       }
-      out_.steps.push_back(s);
+      if (fresh_steps_) fresh_steps_->push_back(s);
+      add_step(s);
       break;
     }
     case RecordType::Gpu: {
       if (pl.size() < 16) return;
-      out_.gpu.push_back({pid, load<int64_t>(q), load<int64_t>(q + 8)});
+      add_gpu({pid, load<int64_t>(q), load<int64_t>(q + 8)});
       break;
     }
     case RecordType::Fetch: {
       if (pl.size() < 32) return;
-      FetchRecord f;
-      f.pid = pid;
-      f.worker_id = load<int32_t>(q);
-      f.samples = load<int64_t>(q + 8);
-      f.getitem_ns = load<int64_t>(q + 16);
-      f.collate_ns = load<int64_t>(q + 24);
-      out_.fetches.push_back(f);
+      ++out_.fetches.records;
+      out_.fetches.samples += load<int64_t>(q + 8);
+      out_.fetches.getitem_ns += load<int64_t>(q + 16);
+      out_.fetches.collate_ns += load<int64_t>(q + 24);
       break;
     }
     case RecordType::Text: {
       TextRecord t = parse_text(pl);
       t.pid = pid;
-      out_.texts.push_back(std::move(t));
+      if (fresh_texts_) fresh_texts_->push_back(t);
+      if (out_.texts.size() < kMaxTexts) out_.texts.push_back(std::move(t));
+      else ++out_.texts_dropped;
       break;
     }
     default:

@@ -49,12 +49,6 @@ struct GpuRecord {
   int64_t step = 0, gpu_ns = 0;
 };
 
-struct FetchRecord {
-  pid_t pid = 0;
-  int32_t worker_id = -1;
-  int64_t samples = 0, getitem_ns = 0, collate_ns = 0;
-};
-
 // key=value lines; `kind` is the first line's value (hello, torch, loader, optimizer, model,
 // runtime, trace, note, error, end).
 struct TextRecord {
@@ -67,26 +61,64 @@ struct TextRecord {
   bool get_bool(const std::string& k) const { return get_int(k, 0) != 0; }
 };
 
+// Long runs: what we keep must not grow with run length x ranks (a week-long job sends hundreds of
+// millions of records, and the whole set is copied and summarised every few seconds). Per process
+// and kind of step (its marker, step_source()), every step goes into running totals, and the steps
+// themselves are kept as a sample: the first kStepsHead in full (warm-up, the profiler window of a
+// default run), then every stride-th one, the stride doubling whenever more than kStepsSample
+// are kept, so the sample spans the whole run evenly and medians and the memory trend read the
+// same from it. Steps in the profiler window are always kept. GPU times are joined into the
+// sampled step on arrival; fetch records only add to totals.
+inline constexpr int64_t kStepsHead = 200;
+inline constexpr int64_t kStepsSample = 2048;
+inline constexpr size_t kMaxTexts = 10000;    // text records kept (hello, notes, errors); the rest counted
+inline constexpr size_t kMaxPendingGpu = 256;  // GPU times whose step record has not arrived yet
+
+struct StepTotals {  // every step of one process and kind, never sampled
+  int64_t count = 0, dur_ns = 0, data_wait_ns = 0, io_ns = 0, h2d_ns = 0, nonfinite = 0;
+  int64_t samples = 0, getitem_ns = 0, collate_ns = 0, fetches = 0;  // over steps with samples > 0
+  int64_t mem_peak = -1, mem_reserved = -1, rss = -1, last_step = -1;  // maxima
+  // The sample's state: steps past the head seen, and the stride they are kept at.
+  int64_t tail_seen = 0, tail_kept = 0, stride = 1;
+};
+
+struct FetchTotals {  // DataLoader workers' fetch records (worker id, samples, getitem and collate ns), summed
+  int64_t records = 0, samples = 0, getitem_ns = 0, collate_ns = 0;
+};
+
 struct Records {
-  std::vector<StepRecord> steps;
-  std::vector<GpuRecord> gpu;
-  std::vector<FetchRecord> fetches;
+  std::vector<StepRecord> steps;  // the bounded sample described above, in arrival order
+  std::map<std::pair<pid_t, int>, StepTotals> step_totals;  // (pid, StepSource level) -> totals
+  std::vector<GpuRecord> gpu;     // GPU times not joined yet (bounded)
+  FetchTotals fetches;
   std::vector<TextRecord> texts;
+  uint64_t texts_dropped = 0;
   uint64_t bytes = 0;
   uint64_t bad_bytes = 0;  // skipped while resynchronising on a damaged stream
   std::map<pid_t, uint32_t> last_seq;
   uint64_t seq_gaps = 0;   // records the agent dropped (its side of the FIFO was full)
 };
 
-// Incremental decoder: feed() any chunking of the byte stream; complete records are appended.
+// The totals of `pid`'s steps of the kind steps_of() picks (its best marker, step_source());
+// a zero StepTotals when it has none.
+const StepTotals& totals_of(const Records& r, pid_t pid);
+
+// Incremental decoder: feed() any chunking of the byte stream; complete records are added to
+// Records (steps sampled, see above). `fresh` (optional) receives every step and text record
+// decoded by this call, sampled or not, in order (the live views count every step).
 class RecordDecoder {
  public:
   explicit RecordDecoder(Records& out) : out_(out) {}
-  void feed(std::string_view bytes);
+  void feed(std::string_view bytes, std::vector<StepRecord>* fresh_steps = nullptr,
+            std::vector<TextRecord>* fresh_texts = nullptr);
   size_t pending() const { return buf_.size(); }
 
  private:
   void decode_one(std::string_view rec);
+  void add_step(const StepRecord& s);
+  void add_gpu(const GpuRecord& g);
+  std::vector<StepRecord>* fresh_steps_ = nullptr;
+  std::vector<TextRecord>* fresh_texts_ = nullptr;
   Records& out_;
   std::string buf_;
 };

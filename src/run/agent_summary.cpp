@@ -43,15 +43,25 @@ double robust_slope(const std::vector<double>& y) {
 }
 
 double robust_slope(const std::vector<double>& y, const std::vector<int>& segment) {
+  std::vector<double> x(y.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i);
+  return robust_slope(x, y, segment);
+}
+
+double robust_slope(const std::vector<double>& x, const std::vector<double>& y, const std::vector<int>& segment) {
   size_t n = y.size();
   size_t stride = std::max<size_t>(1, n / 200);
   std::vector<double> s;
   for (size_t i = 0; i < n; i += stride) {
     if (segment[i] < 0) continue;
     for (size_t j = i + stride; j < n; j += stride)
-      if (segment[j] == segment[i]) s.push_back((y[j] - y[i]) / static_cast<double>(j - i));
+      if (segment[j] == segment[i] && x[j] != x[i]) s.push_back((y[j] - y[i]) / (x[j] - x[i]));
   }
-  return s.empty() ? robust_slope(y) : median(std::move(s));
+  if (!s.empty()) return median(std::move(s));
+  for (size_t i = 0; i < n; i += stride)  // no two points in one segment: all points, one segment
+    for (size_t j = i + stride; j < n; j += stride)
+      if (x[j] != x[i]) s.push_back((y[j] - y[i]) / (x[j] - x[i]));
+  return median(std::move(s));
 }
 
 namespace {
@@ -59,6 +69,7 @@ namespace {
 pid_t pick_main_pid(const Records& r) {
   std::map<pid_t, int64_t> steps;
   for (const auto& s : r.steps) ++steps[s.pid];
+  for (const auto& [key, t] : r.step_totals) steps[key.first] = std::max(steps[key.first], t.count);
   std::set<pid_t> rank0;
   for (const auto& t : r.texts)
     if ((t.kind == "hello" || t.kind == "runtime") && t.get("rank") == "0") rank0.insert(t.pid);
@@ -210,7 +221,11 @@ AgentSummary summarise(const Records& r) {
   // Steps of the main process: optimizer steps when there are any, else DataLoader fetches.
   out.steps = steps_of(r, out.main_pid);
   ev.step_source = out.steps.empty() ? "" : step_source_name(step_source(out.steps.front().flags));
-  ev.steps = static_cast<int64_t>(out.steps.size());
+  // Counts and sums come from the totals of every step; medians and trends from the sample
+  // (agent_records.h). Records built by hand (tests) have no totals: the sample is then all.
+  const StepTotals& tot = totals_of(r, out.main_pid);
+  bool totals = tot.count >= static_cast<int64_t>(out.steps.size()) && tot.count > 0;
+  ev.steps = totals ? tot.count : static_cast<int64_t>(out.steps.size());
   std::vector<const StepRecord*> kept = steady_steps(out.steps, out.warmup_steps);
 
   std::vector<double> dur, data, h2d, fwd, bwd, opt_ms, io, items, item_ms, gpu, h2dn, h2dpg, h2dbl,
@@ -267,7 +282,18 @@ AgentSummary summarise(const Records& r) {
       ev.optimizer_steps_per_step = median(opts);
       if (ev.backward_per_optimizer_step >= 2) ev.grad_accum_steps = std::llround(ev.backward_per_optimizer_step);
     }
-    // Shares as ratios of sums: one slow step weighs what it cost.
+    // Shares as ratios of sums over every steady step: one slow step weighs what it cost. The
+    // sample holds every step the medians leave out (warm-up in its head, the profiler window
+    // always), so the totals less those are the steady steps' sums, sampled or not.
+    if (totals) {
+      double all_dur = 0, all_data = 0, all_io = 0, all_h2d = 0;
+      for (const auto& s : out.steps)
+        all_dur += s.dur_ns, all_data += s.data_wait_ns, all_io += s.io_ns, all_h2d += s.h2d_ns;
+      sum_dur = tot.dur_ns - (all_dur - sum_dur);
+      sum_data = tot.data_wait_ns - (all_data - sum_data);
+      sum_io = tot.io_ns - (all_io - sum_io);
+      sum_h2d = tot.h2d_ns - (all_h2d - sum_h2d);
+    }
     if (sum_dur > 0) {
       ev.data_wait_pct = 100.0 * sum_data / sum_dur;
       ev.io_pct = 100.0 * sum_io / sum_dur;
@@ -290,6 +316,11 @@ AgentSummary summarise(const Records& r) {
     }
     if (s.flags & kStepNonFinite) ++ev.nonfinite_losses;
   }
+  if (totals) {  // every step, not only the sampled ones
+    ev.nonfinite_losses = tot.nonfinite;
+    ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(cuda_mem ? tot.mem_peak : tot.rss));
+    if (cuda_mem) ev.mem_reserved_bytes = std::max(ev.mem_reserved_bytes, static_cast<double>(tot.mem_reserved));
+  }
   // Segments: runs of steps after warm-up outside the profiler window (which raises memory once).
   std::vector<int> segment(out.steps.size(), -1);
   int seg = 0;
@@ -304,19 +335,23 @@ AgentSummary summarise(const Records& r) {
     segment[i] = seg;
     in_run = true;
   }
+  // Slopes against the step number: past the sample's head the kept steps are `stride` apart.
+  std::vector<double> at;
+  for (const auto& s : out.steps) at.push_back(static_cast<double>(s.step));
   if (ev.mem_allocated_per_step.size() > static_cast<size_t>(out.warmup_steps))
-    ev.mem_slope_bytes_per_step = robust_slope(ev.mem_allocated_per_step, segment);
+    ev.mem_slope_bytes_per_step = robust_slope(at, ev.mem_allocated_per_step, segment);
 
   // Per-sample loading cost: DataLoader workers' records plus the main process's own fetches.
-  int64_t samples = 0, getitem = 0, collate = 0, batches = 0;
-  for (const auto& f : r.fetches) {
-    samples += f.samples;
-    getitem += f.getitem_ns;
-    collate += f.collate_ns;
-    ++batches;
+  int64_t samples = r.fetches.samples, getitem = r.fetches.getitem_ns, collate = r.fetches.collate_ns,
+          batches = r.fetches.records;
+  bool main_totals = false;
+  for (const auto& [key, t] : r.step_totals) {
+    if (key.first != out.main_pid) continue;
+    main_totals = true;
+    samples += t.samples, getitem += t.getitem_ns, collate += t.collate_ns, batches += t.fetches;
   }
   for (const auto& s : r.steps) {
-    if (s.pid != out.main_pid || s.samples == 0) continue;
+    if (main_totals || s.pid != out.main_pid || s.samples == 0) continue;
     samples += s.samples;
     getitem += s.getitem_ns;
     collate += s.collate_ns;

@@ -42,5 +42,7 @@ double robust_slope(const std::vector<double>& y);
 // labelled -1 are left out): the profiler window raises the RSS once, so the steps before and
 // after it are compared only among themselves.
 double robust_slope(const std::vector<double>& y, const std::vector<int>& segment);
+// The same against x[i] instead of i (the step numbers of a sample whose points are not evenly spaced).
+double robust_slope(const std::vector<double>& x, const std::vector<double>& y, const std::vector<int>& segment);
 
 }  // namespace ts::run

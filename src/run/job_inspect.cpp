@@ -33,6 +33,7 @@ std::string basename_of(const std::string& p) {
 std::vector<JobProcess> training_processes(const Records& records, pid_t root) {
   std::map<pid_t, int64_t> steps;
   for (const auto& s : records.steps) ++steps[s.pid];
+  for (const auto& [key, t] : records.step_totals) steps[key.first] = std::max(steps[key.first], t.count);
   // torchrun ranks, as the per-rank table defines them (rank_summary.h: RANK set, WORLD_SIZE > 1,
   // so not the launcher). A Python a rank starts (spawn-method DataLoader workers) inherits RANK:
   // per rank, the process with the most steps wins, then the one whose parent is not another

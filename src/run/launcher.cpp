@@ -18,6 +18,12 @@ extern char** environ;
 namespace ts::run {
 namespace {
 
+// Signals sent to trainscope that belong to the job: stop (INT, TERM, HUP, QUIT) and the
+// user-defined pair batch systems use (Slurm's --signal=USR1@T before pre-emption, requeue hooks
+// such as Lightning's SLURMEnvironment). Their default action would kill trainscope and lose the
+// report; forwarded, the job decides and we write the report when it ends.
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
 std::atomic<pid_t> g_child{-1};
 std::atomic<int> g_last_signal{0};
 
@@ -74,7 +80,7 @@ pid_t Launcher::start() {
   // Block the signals across fork so the child starts with default handlers installed cleanly.
   sigset_t block, old;
   sigemptyset(&block);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&block, s);
+  for (int s : kForwarded) sigaddset(&block, s);
   sigprocmask(SIG_BLOCK, &block, &old);
 
   pid_t pid = fork();
@@ -84,7 +90,8 @@ pid_t Launcher::start() {
   }
   if (pid == 0) {
     close(errpipe[0]);
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) signal(s, SIG_DFL);
+    for (int s : kForwarded) signal(s, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &old, nullptr);
     if (stderr_fd_ >= 0 && stderr_fd_ != STDERR_FILENO) dup2(stderr_fd_, STDERR_FILENO);
     execvpe(args[0], args.data(), envp.data());
@@ -95,7 +102,7 @@ pid_t Launcher::start() {
   close(errpipe[1]);
   g_child = pid;
   pid_ = pid;
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(s, &sa, nullptr);
+  for (int s : kForwarded) sigaction(s, &sa, nullptr);
   sigprocmask(SIG_SETMASK, &old, nullptr);
 
   int child_errno = 0;
@@ -130,7 +137,7 @@ ExitStatus Launcher::wait(std::chrono::milliseconds period, const std::function<
   }
   g_child = -1;
   // Back to the default handlers: the job is over.
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) signal(s, SIG_DFL);
+  for (int s : kForwarded) signal(s, SIG_DFL);
   return st;
 }
 

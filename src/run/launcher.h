@@ -1,7 +1,7 @@
 #pragma once
 // Launching the user's command: fork + exec with the user's own stdin/stdout/stderr and the
 // same process group (so the terminal's Ctrl-C and job control reach it as if run directly).
-// While it runs, SIGINT/SIGTERM/SIGHUP sent to trainscope are forwarded to it; a SIGINT that
+// While it runs, SIGINT/TERM/HUP/QUIT/USR1/USR2 sent to trainscope are forwarded to it; a SIGINT that
 // came from the terminal already reached the child (same process group) and is not sent twice.
 #include <sys/types.h>
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "util/json_writer.h"
+#include "util/private_dir.h"
 
 namespace ts::run {
 namespace fs = std::filesystem;
@@ -25,11 +26,21 @@ std::string live_dir() {
   return fmt::format("/tmp/trainscope-{}/live", getuid());
 }
 
+std::string live_dir_trusted_base(const std::string& dir) {
+  // The folders we create (trainscope/live, trainscope-<uid>/live) sit below a base someone else
+  // made safe: the user's runtime dir (0700 by the XDG spec) or the sticky /tmp. Any other dir
+  // (--live-dir, tests) is trusted from its parent down.
+  const char* x = std::getenv("XDG_RUNTIME_DIR");
+  if (x && *x && dir.rfind(std::string(x) + "/", 0) == 0) return x;
+  if (dir.rfind("/tmp/trainscope-", 0) == 0) return "/tmp";
+  return fs::path(dir).lexically_normal().parent_path().string();
+}
+
 LiveStatusWriter::LiveStatusWriter(std::string dir, pid_t child, std::string command, double started_unix)
     : dir_(std::move(dir)), command_(std::move(command)), child_(child), started_unix_(started_unix) {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  ::chmod(dir_.c_str(), 0700);
+  // Another user who made the folder first could read our files, redirect our writes through a
+  // symlink or plant fake jobs for serve: we write only into a 0700 folder of ours (lstat-checked).
+  problem_ = make_private_dir(dir_, live_dir_trusted_base(dir_));
   path_ = fmt::format("{}/{}.json", dir_, getpid());
 }
 
@@ -162,20 +173,15 @@ std::string LiveStatusWriter::json(double now_unix) const {
 }
 
 void LiveStatusWriter::write(double now_unix) {
+  if (!problem_.empty()) return;  // refused once, at start (run_session says why)
   bool ranked = false;
   for (const auto& [path, text] : files(now_unix)) {
     ranked = ranked || path != path_;
-    fs::path p(path);
-    std::string tmp = (p.parent_path() / ("." + p.filename().string() + ".tmp")).string();
     {
       std::lock_guard lk(mu_);
       written_.insert(path);
     }
-    std::FILE* f = std::fopen(tmp.c_str(), "w");
-    if (!f) continue;
-    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    ok = std::fclose(f) == 0 && ok;
-    if (ok) std::rename(tmp.c_str(), path.c_str());
+    write_file_atomically(path, text);  // O_EXCL|O_NOFOLLOW temporary + rename; best effort
   }
   // A single-process file written before the ranks said hello is no longer current.
   if (ranked) {

@@ -22,6 +22,9 @@ namespace ts::run {
 // $XDG_RUNTIME_DIR/trainscope/live when that is a directory, else /tmp/trainscope-<uid>/live.
 std::string live_dir();
 
+// Where the private folders of `dir` start: $XDG_RUNTIME_DIR, /tmp, or else dir's parent.
+std::string live_dir_trusted_base(const std::string& dir);
+
 // The job's current top finding, as serve's info metric shows it.
 struct LiveFinding {
   std::string id, severity, title;
@@ -45,6 +48,8 @@ class LiveStatusWriter {
   // Every file this writer would write now: (path, content).
   std::vector<std::pair<std::string, std::string>> files(double now_unix) const;
   const std::string& path() const { return path_; }
+  // "" when the live directory is ours and private; else why nothing will be written there.
+  const std::string& problem() const { return problem_; }
 
  private:
   struct Recent {
@@ -62,7 +67,7 @@ class LiveStatusWriter {
   };
   std::string json_locked(pid_t pid, const Stream& s, const Identity* id, double now_unix) const;
 
-  std::string dir_, path_, command_, run_id_;
+  std::string dir_, path_, command_, run_id_, problem_;
   std::optional<LiveFinding> finding_;
   pid_t child_;
   double started_unix_;

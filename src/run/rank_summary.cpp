@@ -72,7 +72,7 @@ std::optional<diagnose::RanksEvidence> summarise_ranks(const Records& r) {
     row.rank = rank;
     row.local_rank = p.local_rank;
     row.pid = p.pid;
-    row.steps = static_cast<int64_t>(steps.size());
+    row.steps = std::max(totals_of(r, p.pid).count, static_cast<int64_t>(steps.size()));  // every step, not the sample
     int64_t warmup = 0;
     std::vector<double> dur, data, fwd, bwd, opt, comm, ns, sy;
     for (const StepRecord* s : steady_steps(steps, warmup)) {
@@ -87,6 +87,7 @@ std::optional<diagnose::RanksEvidence> summarise_ranks(const Records& r) {
       ns.push_back(ms(s->dur_ns - s->bwd_ns - s->comm_ns));
     }
     for (const auto& s : steps) row.rss_max_bytes = std::max(row.rss_max_bytes, static_cast<double>(s.rss));
+    row.rss_max_bytes = std::max(row.rss_max_bytes, static_cast<double>(totals_of(r, p.pid).rss));
     row.step_ms = median(dur);
     row.data_wait_ms = median(data);
     row.forward_ms = median(fwd);

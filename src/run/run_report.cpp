@@ -7,6 +7,7 @@
 #include "util/error.h"
 #include "report/report.h"
 #include "util/json_writer.h"
+#include "util/redact.h"
 
 namespace ts::run {
 namespace {
@@ -131,7 +132,7 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
 std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   JsonWriter w;
   w.begin_object();
-  w.array("command", opt.command);
+  w.array("command", r.command_shown.empty() ? redact_argv(opt.command) : r.command_shown);
   w.field("out_dir", r.out_dir);
   w.field("started_utc", r.started_utc);
   w.field("wall_s", r.wall_s);

@@ -28,6 +28,7 @@
 #include "store/recorder.h"
 #include "trace/reader.h"
 #include "util/error.h"
+#include "util/redact.h"
 
 namespace ts::run {
 namespace fs = std::filesystem;
@@ -119,12 +120,19 @@ RunResult run_session(const RunOptions& opt) {
   double t0 = steady_s();
   pid_t pid = launcher.start();
   if (tee) tee->parent_after_fork();
-  std::string joined;
-  for (const auto& a : opt.command) joined += (joined.empty() ? "" : " ") + a;
+  res.command_shown = redact_argv(opt.command);
+  std::string joined;  // for the store and the live files: redacted like every other copy
+  for (const auto& a : res.command_shown) joined += (joined.empty() ? "" : " ") + a;
   if (opt.live) {
     live = std::make_unique<LiveStatusWriter>(opt.live_dir.empty() ? live_dir() : opt.live_dir, pid, joined,
                                               static_cast<double>(std::time(nullptr)));
-    live_ptr = live.get();
+    if (live->problem().empty()) {
+      live_ptr = live.get();
+    } else {  // the run goes on; only serve's view of it is off
+      std::string line = "live status for `trainscope serve` off: " + live->problem();
+      progress(opt, line);
+      res.warnings.push_back(line);
+    }
   }
 
   if (opt.sample) {
@@ -233,6 +241,7 @@ RunResult run_session(const RunOptions& opt) {
     job.stopped_by_steps = res.stopped_by_steps;
     job.agent_loaded = res.agent.agent_loaded;
     for (const auto& s : records.steps) job.steps = std::max(job.steps, s.step);
+    for (const auto& [key, t] : records.step_totals) job.steps = std::max(job.steps, t.last_step);  // past the sample
     job.stderr_tail = res.stderr_tail;
     res.evidence.job = job;
   }

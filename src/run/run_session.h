@@ -34,6 +34,8 @@ struct RunOptions {
 struct RunResult {
   std::string out_dir, report_path, samples_path, trace_path;
   std::string started_utc;         // ISO 8601
+  // The command as we write and print it: secrets redacted (util/redact.h); opt.command is what ran.
+  std::vector<std::string> command_shown;
   double wall_s = 0;
   ExitStatus exit;
   bool stopped_by_steps = false;

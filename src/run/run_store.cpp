@@ -12,6 +12,7 @@
 #include "store/store.h"
 #include "util/error.h"
 #include "util/json_writer.h"
+#include "util/redact.h"
 
 namespace ts::run {
 namespace fs = std::filesystem;
@@ -183,12 +184,12 @@ std::string list_runs_text(const std::string& store_path, int limit, bool json, 
     }
     if (json) {
       w.begin_object().field("id", r.id).field("kind", r.kind).field("started_unix", r.started_unix).field("finished_unix", r.finished_unix);
-      w.field("exit_code", r.exit_code).field("command", r.command).field("verdict", b.verdict).field("out_dir", b.out_dir);
+      w.field("exit_code", r.exit_code).field("command", redact_command_line(r.command)).field("verdict", b.verdict).field("out_dir", b.out_dir);
       w.field("has_report", r.has_report);
       w.end_object();
     } else {
       out += fmt::format("{:>5}  {:<9}  {:<{}}  {:>4}  {:<{}}  {}\n", r.id, r.kind, when(r.started_unix, brief_time), time_w,
-                         r.exit_code >= 0 ? std::to_string(r.exit_code) : "-", fit(r.command, cmd_w), cmd_w,
+                         r.exit_code >= 0 ? std::to_string(r.exit_code) : "-", fit(redact_command_line(r.command), cmd_w), cmd_w,
                          fit(b.verdict, verdict_w));
     }
   }
@@ -237,7 +238,7 @@ Stored find_stored(const std::string& store_path, const std::string& run) {
 std::string recording_text(const store::RunInfo& r, bool json) {
   if (json) {
     JsonWriter w;
-    w.begin_object().field("id", r.id).field("kind", r.kind).field("command", r.command).field("hostname", r.hostname);
+    w.begin_object().field("id", r.id).field("kind", r.kind).field("command", redact_command_line(r.command)).field("hostname", r.hostname);
     w.field("started_unix", r.started_unix).field("finished_unix", r.finished_unix).field("interval_ms", r.interval_ms);
     w.key("samples").begin_object().field("gpu", r.gpu_samples).field("host", r.host_samples).field("process", r.process_samples).end_object();
     w.end_object();
@@ -246,7 +247,7 @@ std::string recording_text(const store::RunInfo& r, bool json) {
   double dur = r.finished_unix > 0 ? r.finished_unix - r.started_unix : -1;
   return fmt::format("{} {}: {}  [{}, {}]\n{} every {:.0f} ms.\n"
                      "A {} recording keeps hardware samples, not a diagnosis: it has no report to show.\n",
-                     r.kind, r.id, r.command, when(r.started_unix), dur >= 0 ? fmt::format("{:.1f} s", dur) : "did not finish",
+                     r.kind, r.id, redact_command_line(r.command), when(r.started_unix), dur >= 0 ? fmt::format("{:.1f} s", dur) : "did not finish",
                      samples_summary(r), r.interval_ms, r.kind);
 }
 
@@ -282,7 +283,7 @@ std::string show_run_text(const std::string& store_path, const std::string& run,
     return slurp(fs::path(b.out_dir) / "report.txt");
   // A run whose directory is gone, or an experiment (lab, loader, max-batch), whose tables are
   // in its JSON: the verdict or outcome and the findings.
-  std::string out = fmt::format("{} {}: {}  [exit {}, {}]\n{}\n", info.kind, info.id, info.command, info.exit_code,
+  std::string out = fmt::format("{} {}: {}  [exit {}, {}]\n{}\n", info.kind, info.id, redact_command_line(info.command), info.exit_code,
                                 when(info.started_unix), b.verdict);
   if (!b.why.empty()) out += "  why: " + b.why + "\n";
   int i = 0;

@@ -4,6 +4,7 @@
 
 #include "report/report.h"
 #include "util/format.h"
+#include "util/redact.h"
 
 namespace ts::run {
 namespace {
@@ -54,7 +55,7 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
   std::string how = r.stopped_by_steps ? fmt::format("stopped after {} steps (--steps)", opt.steps) : r.exit.describe();
   if (std::string cause = death_cause(r); !cause.empty() && e.steps > 0)
     how = fmt::format("ended after {} steps: {}", e.steps, cause);
-  o += fmt::format("\n{}trainscope run{}: {}  [{}, {:.1f} s]\n", bold, reset, join_cmd(opt.command), how, r.wall_s);
+  o += fmt::format("\n{}trainscope run{}: {}  [{}, {:.1f} s]\n", bold, reset, join_cmd(r.command_shown.empty() ? redact_argv(opt.command) : r.command_shown), how, r.wall_s);
 
   if (r.diagnosis) {
     // The diagnosis as every report shows it (verdict first); the agent's own numbers follow.

@@ -38,6 +38,8 @@ bool parse_live_status(const std::string& text, LiveStatus& out, std::string& er
 
 // Every current status in `dir`: parsed, writer alive (kill(pid, 0)), updated within its
 // stale_after_s of `now_unix`. Unreadable or malformed files are skipped (listed in `skipped`).
+// A `dir` that is not private to us (a symlink, another owner, group/other access) is not read
+// at all (its problem is the one entry of `skipped`); files are opened with O_NOFOLLOW.
 std::vector<LiveStatus> read_live_statuses(const std::string& dir, double now_unix,
                                            std::vector<std::string>* skipped = nullptr);
 

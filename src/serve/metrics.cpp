@@ -1,5 +1,7 @@
 #include "serve/metrics.h"
 
+#include <sys/stat.h>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -7,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sample/procfs.h"
+#include "util/private_dir.h"
 
 namespace ts::serve {
 namespace {
@@ -248,8 +251,16 @@ std::string MetricsCollector::scrape() {
     }
   }
   in.now_unix = unix_now();
-  in.live = read_live_statuses(opt_.live_dir, in.now_unix);
+  std::vector<std::string> skipped;
+  in.live = read_live_statuses(opt_.live_dir, in.now_unix, &skipped);
   std::lock_guard<std::mutex> lock(mu_);
+  // A live directory we refuse to read (not private to us) is said once on stderr, not per scrape.
+  struct stat st;
+  std::string refusal = ::lstat(opt_.live_dir.c_str(), &st) == 0 ? private_dir_problem(opt_.live_dir) : "";
+  if (refusal != live_refusal_) {
+    if (!refusal.empty()) fmt::print(stderr, "trainscope serve: {}; live job metrics off\n", refusal);
+    live_refusal_ = refusal;
+  }
   in.throttle = &throttle_;
   return render_metrics(in);
 }

@@ -78,6 +78,7 @@ class MetricsCollector {
   mutable std::mutex mu_;
   ThrottleAccumulator throttle_;
   double last_t_s_ = -1;
+  std::string live_refusal_;  // the live directory's problem last said on stderr
 };
 
 }  // namespace ts::serve

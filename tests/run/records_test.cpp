@@ -98,6 +98,64 @@ TEST(AgentSummary, NoRecordsMeansTheAgentDidNotLoad) {
 namespace ts::run {
 namespace {
 
+std::string gpu_rec(uint32_t pid, uint32_t seq, int64_t step, int64_t gpu_ns) {
+  int64_t v[2] = {step, gpu_ns};
+  std::string p(16, '\0');
+  std::memcpy(p.data(), v, 16);
+  return header(3, p.size(), pid, seq) + p;
+}
+
+TEST(LongRuns, TotalsCountEveryStepWhileTheSampleStaysBounded) {
+  // 10,000 optimizer steps: 5 ms each except every 10th (50 ms), 1 ms data wait each, RSS
+  // growing 1 KiB per step, a GPU time after each step, steps 100-104 profiled.
+  constexpr int64_t N = 10'000;
+  Records r;
+  RecordDecoder dec(r);
+  std::vector<StepRecord> fresh;
+  uint32_t seq = 0;
+  for (int64_t i = 1; i <= N; ++i) {
+    int64_t flags = kStepOptimizer | (i >= 100 && i <= 104 ? kStepProfiled : 0);
+    std::string b = step_rec(9, ++seq, i, flags, i % 10 == 0 ? 50'000'000 : 5'000'000, 1'000'000,
+                             1'000'000'000 + i * 1024);
+    b += gpu_rec(9, ++seq, i, 4'000'000);
+    dec.feed(b, &fresh);
+  }
+  EXPECT_EQ(fresh.size(), static_cast<size_t>(N));  // the live views still see every step
+  // The sample: 200 head steps, at most kStepsSample + 1 more: bounded, whatever N.
+  EXPECT_LE(r.steps.size(), static_cast<size_t>(kStepsHead + kStepsSample + 1));
+  EXPECT_GT(r.steps.size(), static_cast<size_t>(kStepsHead + kStepsSample / 2 - 1));
+  EXPECT_EQ(r.steps.front().step, 1);
+  // Evenly spread past the head: consecutive kept steps are one stride apart (the stride being
+  // the largest power of two that kept the tail under kStepsSample: 9,800 tail steps -> 8).
+  const StepTotals& t = r.step_totals.at({9, static_cast<int>(StepSource::Optimizer)});
+  EXPECT_EQ(t.count, N);
+  EXPECT_EQ(t.stride, 8);
+  for (size_t i = kStepsHead + 1; i < r.steps.size(); ++i) EXPECT_EQ(r.steps[i].step - r.steps[i - 1].step, 8);
+  for (const auto& s : r.steps) EXPECT_EQ(s.gpu_ns, 4'000'000) << "step " << s.step;  // joined on arrival
+  EXPECT_TRUE(r.gpu.empty());  // nothing left waiting: unsampled steps' GPU times are dropped
+
+  AgentSummary a = summarise(r);
+  const auto& e = a.evidence;
+  EXPECT_EQ(e.steps, N);
+  EXPECT_DOUBLE_EQ(e.step_ms, 5.0);  // 9 in 10 steps take 5 ms
+  // Ratio of sums over the steady steps 3..10000 (warm-up 2; the profiled steps 100-104 left out,
+  // 100 being a 50 ms step): 9,993 steps, of which 999 take 50 ms (10, 20, ..., 10000 but 100):
+  // sum_dur = 999 x 50 + 8,994 x 5 = 49,950 + 44,970 = 94,920 ms; data wait 9,993 x 1 ms.
+  EXPECT_NEAR(e.data_wait_pct, 100.0 * 9993 / 94920, 1e-9);
+  EXPECT_DOUBLE_EQ(e.mem_slope_bytes_per_step, 1024.0);  // against step numbers, not sample indexes
+  EXPECT_DOUBLE_EQ(e.mem_peak_bytes, 1'000'000'000.0 + N * 1024);  // the last step's RSS, sampled or not
+}
+
+TEST(LongRuns, TextRecordsAreCappedAndCounted) {
+  Records r;
+  RecordDecoder dec(r);
+  std::vector<TextRecord> fresh;
+  for (uint32_t i = 1; i <= kMaxTexts + 5; ++i) dec.feed(text_rec(3, i, "kind=note\nmsg=x"), nullptr, &fresh);
+  EXPECT_EQ(r.texts.size(), kMaxTexts);
+  EXPECT_EQ(r.texts_dropped, 5u);
+  EXPECT_EQ(fresh.size(), kMaxTexts + 5);
+}
+
 TEST(Slopes, RobustSlopeIgnoresAOneOffJumpButSeesALeak) {
   std::vector<double> jump, leak;
   for (int i = 0; i < 40; ++i) {

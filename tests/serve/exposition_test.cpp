@@ -3,6 +3,7 @@
 // metrics` on the result (it lints names, units, _total suffixes and the format itself).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -223,6 +224,33 @@ TEST(LiveStatus, DirectoryDropsDeadStaleAndBroken) {
   EXPECT_TRUE(has(skipped[0], "broken.json"));
   EXPECT_TRUE(read_live_statuses(dir + "/missing", now).empty());
   ts::test::run_cmd("rm -rf " + dir);
+}
+
+TEST(LiveStatus, AFolderOthersCanWriteIsNotRead) {
+  // Another user could have planted these: a group/other-writable folder, or a symlink to one.
+  char tmpl[] = "/tmp/ts_live_XXXXXX";
+  std::string base = mkdtemp(tmpl);
+  std::string dir = base + "/live";
+  mkdir(dir.c_str(), 0700);
+  const double now = 1795000100;
+  std::ofstream(dir + "/1.json") << "{\"schema\":\"trainscope.live/1\",\"pid\":" << getpid()
+                                 << ",\"updated_unix\":" << std::to_string(now) << ",\"steps_total\":5}";
+  ASSERT_EQ(read_live_statuses(dir, now).size(), 1u);  // private: read
+  chmod(dir.c_str(), 0777);
+  std::vector<std::string> skipped;
+  EXPECT_TRUE(read_live_statuses(dir, now, &skipped).empty());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_TRUE(has(skipped[0], "has mode 0777")) << skipped[0];
+  chmod(dir.c_str(), 0700);
+  symlink(dir.c_str(), (base + "/link").c_str());
+  skipped.clear();
+  EXPECT_TRUE(read_live_statuses(base + "/link", now, &skipped).empty());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_TRUE(has(skipped[0], "symbolic link")) << skipped[0];
+  // A status file that is itself a symlink is not followed (O_NOFOLLOW), even in a private folder.
+  symlink((dir + "/1.json").c_str(), (dir + "/2.json").c_str());
+  EXPECT_EQ(read_live_statuses(dir, now).size(), 1u);
+  ts::test::run_cmd("rm -rf " + base);
 }
 
 TEST(LiveStatus, DefaultDirectory) {

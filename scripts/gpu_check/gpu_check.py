@@ -1,0 +1,838 @@
+"""`scripts/gpu-check`: everything the GPU validation (issue #16) measures, in one command run from the
+unpacked release bundle on a GPU machine. Stdlib only: the interpreter running this need not have torch;
+the workloads run under the Python that has it (--python, $TRAINSCOPE_PYTHON, python3, /usr/bin/python3).
+
+Results go to OUTDIR: summary.json (schema trainscope.gpu-check/1, one entry per stage, updated in place
+when a stage is run alone) plus at most a few tars (traces of every example, torch2 traces, the logs of
+every command), never more than MAX_FILES files of MAX_FILE_BYTES each, nothing in sub-folders.
+Each stage stops starting new work once STAGE_BUDGET_S is spent, so it finishes within 9 minutes.
+On a machine without a GPU every stage runs what it can and lists what it skipped and why.
+"""
+import argparse
+import csv
+import glob
+import gzip
+import io
+import json
+import os
+import re
+import resource
+import shutil
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+
+SCHEMA = "trainscope.gpu-check/1"
+STAGES = ["env", "snapshot", "watch", "examples", "torch2-compile", "torch2-eager", "overhead", "lab", "max-batch"]
+STAGE_BUDGET_S = 8 * 60 + 30   # issue #15: each stage under 9 minutes; 30 s kept for writing results
+MAX_FILES = 8                  # issue #15: at most 8 files of at most 16 MiB in OUTDIR
+MAX_FILE_BYTES = 16 * 1024 * 1024
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# examples/README.md: the finding each example plants, and whether a CPU-only machine shows it.
+EXAMPLES = [
+    ("data_starved.py", "dataloader-starvation", True),
+    ("cpu_bound_transforms.py", "cpu-bound-transforms", True),
+    ("host_sync.py", "host-sync", False),
+    ("growing_memory.py", "memory-growth", True),
+    ("checkpoint_every_step.py", "in-loop-io", True),
+    ("launch_bound.py", "launch-bound", False),
+    ("unfused_optimizer.py", "unfused-optimizer", False),
+    ("fp32_on_gpu.py", "fp32-gemm", False),
+    ("pageable_copies.py", "pageable-memcpy", False),
+    ("healthy.py", None, True),
+]
+# Findings about the machine rather than the script (as tests/run/examples_test.cpp treats them).
+ENVIRONMENT_FINDINGS = {"thread-oversubscription", "openblas-on-intel"}
+# Two stages, so that each stays under 9 minutes with compilation in it.
+TORCH2_CASES = {"torch2-compile": ["compile_default", "compile_reduce_overhead", "compile_aot_eager",
+                                   "compile_cudagraphs"],
+                "torch2-eager": ["cuda_graph", "bf16_autocast", "fused_adamw"]}
+# nvidia-smi --query-gpu fields (nvidia-smi --help-query-gpu) next to the snapshot --json field they check.
+SMI_FIELDS = [
+    ("index", None), ("name", None), ("driver_version", None),
+    ("utilization.gpu", "util_pct"), ("utilization.memory", "mem_util_pct"),
+    ("memory.used", "mem_used_mib"), ("memory.total", "mem_total_mib"),
+    ("temperature.gpu", "temp_c"), ("power.draw", "power_w"),
+    ("clocks.sm", "sm_clock_mhz"), ("clocks.mem", "mem_clock_mhz"),
+    ("clocks_event_reasons.active", "clock_reasons_bits"),
+    ("pcie.link.gen.current", "pcie_gen"), ("pcie.link.width.current", "pcie_width"),
+]
+# How far a trainscope reading may sit from nvidia-smi's, read within the same second, and still agree:
+# quantities that do not move between two reads (memory, clocks at a fixed P-state, link) must match
+# closely; utilisation and power are averages over different windows and move under load.
+TOLERANCE = {"mem_used_mib": 64, "mem_total_mib": 1, "temp_c": 2, "power_w": 50, "sm_clock_mhz": 100,
+             "mem_clock_mhz": 100, "util_pct": 25, "mem_util_pct": 25, "pcie_gen": 0, "pcie_width": 0}
+
+
+class Stage:
+    """One stage's record: what it found, what it skipped, whether anything failed."""
+
+    def __init__(self, name, ctx):
+        self.name, self.ctx = name, ctx
+        self.t0 = time.monotonic()
+        self.data = {}
+        self.found, self.skipped, self.failed = [], [], []
+
+    def left(self):
+        return STAGE_BUDGET_S - (time.monotonic() - self.t0)
+
+    def say(self, kind, text):
+        print("[%s] %s: %s" % (self.name, kind, text), flush=True)
+
+    def find(self, text):
+        self.found.append(text)
+        self.say("found", text)
+
+    def skip(self, text):
+        self.skipped.append(text)
+        self.say("skipped", text)
+
+    def fail(self, text):
+        self.failed.append(text)
+        self.say("FAILED", text)
+
+    def record(self):
+        status = "fail" if self.failed else ("skipped" if not self.found and self.skipped else
+                                             ("partial" if self.skipped else "pass"))
+        return {"status": status, "duration_s": round(time.monotonic() - self.t0, 1), "found": self.found,
+                "skipped": self.skipped, "failed": self.failed, "data": self.data}
+
+    def run(self, argv, log, timeout=None, env=None, cwd=None, background=False):
+        """Runs argv: stdout to the stage's log LOG, stderr (after the command line) to LOG.stderr.
+        Returns (rc, stdout text), or the Popen when BACKGROUND (its .log_path is the stdout file)."""
+        path = os.path.join(self.ctx.logs, self.name, log)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        f, e = open(path, "w"), open(path + ".stderr", "w")
+        e.write("$ %s\n" % " ".join(argv))
+        e.flush()
+        p = subprocess.Popen(argv, stdout=f, stderr=e, env=full_env, cwd=cwd, start_new_session=True)
+        p.log_path = path
+        if background:
+            p.log_files = (f, e)
+            return p
+        limit = max(5, min(timeout or self.left(), self.left()))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        try:
+            rc = p.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            kill_group(p)
+            rc = 124
+            e.write("\n[gpu-check: killed after %.0f s]\n" % limit)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # CPU seconds of the children reaped meanwhile: this command (background ones are reaped later).
+        self.last_cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        f.close()
+        e.close()
+        with open(path, errors="replace") as r:
+            return rc, r.read()
+
+
+def finish(p, timeout=None):
+    """Waits for (or, with no TIMEOUT, stops) a background command; returns its stdout text."""
+    try:
+        if timeout is None:
+            raise subprocess.TimeoutExpired(p.args, 0)
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(p)
+    for fh in p.log_files:
+        fh.close()
+    with open(p.log_path, errors="replace") as r:
+        return r.read()
+
+
+def kill_group(p):
+    try:
+        os.killpg(p.pid, 15)
+        p.wait(timeout=10)
+    except Exception:
+        try:
+            os.killpg(p.pid, 9)
+            p.wait(timeout=10)
+        except Exception:
+            pass
+
+
+class Context:
+    def __init__(self, args):
+        self.bundle = args.bundle
+        self.out = os.path.abspath(args.outdir)
+        self.ts = os.path.join(self.bundle, "bin", "trainscope")
+        self.share = os.path.join(self.bundle, "share", "trainscope")
+        self.examples = os.path.join(self.share, "examples")
+        self.work = tempfile.mkdtemp(prefix="gpu-check-")
+        self.logs = os.path.join(self.work, "logs")
+        # Runs, lab and max-batch record into this store, not the user's ~/.local/share one.
+        self.store = os.path.join(self.work, "trainscope.db")
+        self.python = args.python
+        self.quick = args.quick
+        self.gpus = []
+        self.cuda = False
+        self.torch = None
+
+
+def find_python(explicit):
+    cands = [explicit] if explicit else [os.environ.get("TRAINSCOPE_PYTHON"), shutil.which("python3"),
+                                         "/usr/bin/python3"]
+    for c in cands:
+        if not c:
+            continue
+        try:
+            r = subprocess.run([c, "-c", "import json, torch; print(json.dumps({'torch': torch.__version__, "
+                                "'cuda': torch.cuda.is_available(), 'cuda_version': torch.version.cuda, "
+                                "'devices': [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]"
+                                " if torch.cuda.is_available() else []}))"],
+                               capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if r.returncode == 0 and r.stdout.strip():
+            return c, json.loads(r.stdout.strip().splitlines()[-1])
+    return None, None
+
+
+def nvidia_smi_gpus():
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None, "nvidia-smi not found"
+    try:
+        r = subprocess.run([smi, "--query-gpu=index,name,driver_version,uuid", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, "nvidia-smi: %s" % e
+    if r.returncode != 0:
+        return None, "nvidia-smi exited %d: %s" % (r.returncode, (r.stdout + r.stderr).strip()[:200])
+    rows = [[c.strip() for c in line.split(",")] for line in r.stdout.strip().splitlines() if line.strip()]
+    return [{"index": int(x[0]), "name": x[1], "driver": x[2], "uuid": x[3]} for x in rows if len(x) >= 4], None
+
+
+def smi_query(fields):
+    """One nvidia-smi reading of FIELDS per GPU: ([{field: text}], unix time of the read)."""
+    t = time.time()
+    r = subprocess.run(["nvidia-smi", "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"],
+                       capture_output=True, text=True, timeout=60)
+    rows = []
+    for line in r.stdout.strip().splitlines():
+        vals = [v.strip() for v in next(csv.reader([line]))]
+        rows.append(dict(zip(fields, vals)))
+    return rows, t, r.returncode, r.stderr.strip()
+
+
+def number(text):
+    try:
+        text = str(text).strip()
+        return int(text, 16) if text.lower().startswith("0x") else float(text)
+    except (TypeError, ValueError):
+        return None  # "[N/A]", "[Not Supported]"
+
+
+def snapshot_values(g):
+    """The snapshot --json GPU object's readings in nvidia-smi's units."""
+    r = g.get("reading", g)
+    v = {k: r.get(k) for k in ("util_pct", "mem_util_pct", "temp_c", "power_w", "sm_clock_mhz", "mem_clock_mhz",
+                               "pcie_gen", "pcie_width", "sm_active_pct", "tensor_active_pct")}
+    for src, dst in (("mem_used_bytes", "mem_used_mib"), ("mem_total_bytes", "mem_total_mib")):
+        v[dst] = r[src] / 1048576 if isinstance(r.get(src), (int, float)) else None
+    cr = r.get("clock_reasons")
+    v["clock_reasons_bits"] = cr.get("bits") if isinstance(cr, dict) else None
+    v["clock_reasons"] = cr.get("names") if isinstance(cr, dict) else None
+    return v
+
+
+def gpu_objects(snap):
+    # snapshot --json: {"nvml": {"available", "driver_version"}, "gpus": [...], "host": {...}}
+    return snap.get("gpus") or []
+
+
+# ---------------------------------------------------------------------------------------------- stages
+
+def stage_env(st, ctx):
+    rc, out = st.run([ctx.ts, "--version"], "version.txt", timeout=30)
+    st.data["trainscope_version"] = out.splitlines()[-1] if rc == 0 else None
+    if rc != 0:
+        st.fail("bin/trainscope --version exited %d" % rc)
+    info = os.path.join(ctx.share, "BUILDINFO")
+    if os.path.exists(info):
+        st.data["buildinfo"] = dict(l.split(": ", 1) for l in open(info).read().splitlines() if ": " in l)
+    st.data["host"] = {"hostname": socket.gethostname(), "kernel": os.uname().release,
+                       "glibc": os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None,
+                       "cpus": os.cpu_count()}
+    st.data["python"] = ctx.python
+    st.data["torch"] = ctx.torch
+    st.data["gpus_nvidia_smi"] = ctx.gpus
+    if ctx.python:
+        st.find("python %s: torch %s, CUDA %s" % (ctx.python, ctx.torch["torch"],
+                                                 "available: " + ", ".join(ctx.torch["devices"]) if ctx.cuda
+                                                 else "not available"))
+    else:
+        st.fail("no Python with torch found (pass --python or set TRAINSCOPE_PYTHON)")
+    if ctx.gpus:
+        st.find("nvidia-smi: %s, driver %s" % (", ".join(g["name"] for g in ctx.gpus), ctx.gpus[0]["driver"]))
+    else:
+        st.skip("GPU facts: %s" % ctx.gpu_error)
+    argv = [ctx.ts, "doctor", "--json"] + (["--python", ctx.python] if ctx.python else [])
+    rc, out = st.run(argv, "doctor.json", timeout=180)
+    try:
+        doc = json.loads(out)
+        checks = doc.get("checks", [])
+        st.data["doctor"] = {"exit": rc, "checks": [{k: c.get(k) for k in ("id", "status", "summary")}
+                                                    for c in checks]}
+        counts = {}
+        for c in checks:
+            counts[c.get("status")] = counts.get(c.get("status"), 0) + 1
+        st.find("doctor: %s" % ", ".join("%d %s" % (n, s) for s, n in sorted(counts.items())))
+    except (ValueError, AttributeError) as e:
+        st.fail("doctor --json did not print JSON (exit %d): %s" % (rc, e))
+
+
+def smi_time(text):
+    """nvidia-smi's timestamp field ("2026/11/24 00:22:29.123", local time) as Unix seconds."""
+    try:
+        base, _, frac = text.strip().partition(".")
+        return time.mktime(time.strptime(base, "%Y/%m/%d %H:%M:%S")) + float("0." + (frac or "0"))
+    except ValueError:
+        return None
+
+
+def stage_snapshot(st, ctx):
+    # nvidia-smi samples every 200 ms around the snapshot; the row nearest the snapshot's own
+    # timestamp is compared, so both readings come from the same second.
+    fields = [f for f, _ in SMI_FIELDS]
+    if ctx.gpus and smi_query(fields)[2] != 0:  # drivers before 535 call it clocks_throttle_reasons
+        fields = [f.replace("clocks_event_reasons", "clocks_throttle_reasons") for f in fields]
+    smi = None
+    if ctx.gpus:
+        smi = st.run(["nvidia-smi", "--query-gpu=timestamp," + ",".join(fields), "--format=csv,noheader,nounits",
+                      "-lms", "200"], "nvidia-smi.csv", background=True)
+        time.sleep(1.0)
+    rc, out = st.run([ctx.ts, "snapshot", "--json"], "snapshot.json", timeout=60)
+    smi_rows = []
+    if smi is not None:
+        time.sleep(1.0)
+        for line in finish(smi).splitlines():
+            vals = [v.strip() for v in next(csv.reader([line]))]
+            if len(vals) == len(fields) + 1:
+                row = dict(zip(fields, vals[1:]))
+                row["_t"] = smi_time(vals[0])
+                smi_rows.append(row)
+    try:
+        snap = json.loads(out)
+    except ValueError:
+        st.fail("snapshot --json printed no JSON (exit %s)" % rc)
+        return
+    st.data["snapshot_unix_ms"] = snap.get("unix_ms")
+    st.data["nvml"] = {k: v for k, v in (snap.get("nvml") or {}).items() if k != "gpus"}
+    if not ctx.gpus:
+        st.find("snapshot --json works without a GPU (nvml available: %s)" % (snap.get("nvml") or {}).get("available"))
+        st.skip("comparison with nvidia-smi: %s" % ctx.gpu_error)
+        return
+    t_snap = (snap.get("unix_ms") or 0) / 1000.0
+    nearest = {}
+    for row in smi_rows:  # per GPU, the nvidia-smi row read nearest to the snapshot
+        idx = int(number(row.get("index")) or 0)
+        if row["_t"] is not None and (idx not in nearest or abs(row["_t"] - t_snap) < abs(nearest[idx]["_t"] - t_snap)):
+            nearest[idx] = row
+    gaps = [round((r["_t"] - t_snap) * 1000) for r in nearest.values()]
+    st.data["nvidia_smi_minus_snapshot_ms"] = gaps
+    same_second = bool(gaps) and all(abs(g) < 1000 for g in gaps)
+    st.data["same_second"] = same_second
+    if not same_second:
+        st.fail("no nvidia-smi reading within one second of the snapshot (gaps %s ms)" % gaps)
+    smi_rows = [nearest[k] for k in sorted(nearest)]
+    gpus = gpu_objects(snap)
+    comparisons = []
+    for row in smi_rows:
+        idx = int(number(row.get("index")) or 0)
+        g = next((g for g in gpus if g.get("index") == idx), None)
+        if g is None:
+            st.fail("GPU %d: nvidia-smi lists it, snapshot does not" % idx)
+            continue
+        ours = snapshot_values(g)
+        cmp_ = {"index": idx, "name": row.get("name"), "fields": {}}
+        for f, key in SMI_FIELDS:
+            if key is None:
+                continue
+            f = f if f in row else f.replace("clocks_event_reasons", "clocks_throttle_reasons")
+            theirs = number(row.get(f))
+            mine = ours.get(key)
+            entry = {"nvidia_smi": row.get(f), "trainscope": mine}
+            if theirs is not None and isinstance(mine, (int, float)):
+                if key == "clock_reasons_bits":
+                    entry["agree"] = int(theirs) == int(mine)
+                else:
+                    entry["diff"] = round(mine - theirs, 3)
+                    entry["agree"] = abs(mine - theirs) <= TOLERANCE.get(key, 0)
+                if not entry["agree"]:
+                    st.fail("GPU %d %s: trainscope %s, nvidia-smi %s" % (idx, key, mine, row.get(f)))
+            elif theirs is not None and mine is None:
+                entry["agree"] = False
+                st.fail("GPU %d %s: nvidia-smi reads %s, trainscope has none" % (idx, key, row.get(f)))
+            cmp_["fields"][key] = entry
+        cmp_["gpm"] = {"sm_active_pct": ours.get("sm_active_pct"), "tensor_active_pct": ours.get("tensor_active_pct"),
+                       "supported": g.get("gpm_supported")}
+        cmp_["clock_reasons"] = ours.get("clock_reasons")
+        comparisons.append(cmp_)
+        agreeing = sum(1 for e in cmp_["fields"].values() if e.get("agree"))
+        st.find("GPU %d (%s): %d of %d readings agree with nvidia-smi in the same second" %
+                (idx, row.get("name"), agreeing, sum(1 for e in cmp_["fields"].values() if "agree" in e)))
+    st.data["gpus"] = comparisons
+
+
+def watch_phase(st, ctx, label, seconds, load):
+    """Records `watch --json` for SECONDS (under a bf16 matmul loop when LOAD) beside nvidia-smi -lms 500."""
+    db = os.path.join(ctx.work, "watch-%s.db" % label)
+    loop = None
+    if load:
+        loop = st.run([ctx.python, os.path.join(HERE, "matmul_loop.py"), str(seconds + 8)], "matmul-%s.txt" % label,
+                      background=True)
+        time.sleep(5)  # past the cuBLAS warm-up
+    smi = None
+    if ctx.gpus:
+        smi = st.run(["nvidia-smi", "--query-gpu=timestamp,index,utilization.gpu,memory.used,power.draw,clocks.sm",
+                      "--format=csv,noheader,nounits", "-lms", "500"], "nvidia-smi-%s.csv" % label, background=True)
+    rc, out = st.run([ctx.ts, "watch", "--json", "--interval", "500ms", "--duration", str(seconds), "--record", db],
+                     "watch-%s.jsonl" % label, timeout=seconds + 60)
+    smi_out = finish(smi) if smi is not None else ""
+    loop_out = finish(loop, timeout=30) if loop is not None else ""
+    if rc != 0:
+        st.fail("watch (%s) exited %d" % (label, rc))
+    lines = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    res = {"ticks": len(lines), "seconds": seconds, "exit": rc,
+           # The sampler's cost: trainscope watch's whole CPU time (start-up included) per tick.
+           "trainscope_cpu_ms_per_tick": round(st.last_cpu_s * 1000 / len(lines), 3) if lines else None}
+    per_key = {}
+    for l in lines:
+        for g in gpu_objects(l):
+            v = snapshot_values(g)
+            for k in ("util_pct", "sm_active_pct", "tensor_active_pct", "power_w", "sm_clock_mhz"):
+                if isinstance(v.get(k), (int, float)):
+                    per_key.setdefault(k, []).append(v[k])
+    res["trainscope_mean"] = {k: round(statistics.mean(v), 1) for k, v in per_key.items()}
+    if smi is not None:
+        smi_util = []
+        for line in smi_out.splitlines():
+            parts = [x.strip() for x in line.split(",")]
+            if len(parts) >= 3 and number(parts[2]) is not None:
+                smi_util.append(number(parts[2]))
+        res["nvidia_smi_util_mean"] = round(statistics.mean(smi_util), 1) if smi_util else None
+    try:
+        con = sqlite3.connect(db)
+        res["recorded_rows"] = {t: con.execute("select count(*) from %s" % t).fetchone()[0]
+                                for t in ("gpu_samples", "host_samples")}
+        con.close()
+    except sqlite3.Error as e:
+        res["recorded_rows"] = "unreadable: %s" % e
+        st.fail("watch --record %s: %s" % (label, e))
+    if loop is not None:
+        m = re.search(r"MATMUL .*", loop_out)
+        res["matmul"] = m.group(0) if m else None
+    return res
+
+
+def stage_watch(st, ctx):
+    secs = 4 if ctx.quick else 15
+    if not ctx.gpus:
+        res = watch_phase(st, ctx, "idle", secs, load=False)
+        st.data["idle"] = res
+        st.find("watch recorded %d ticks at idle on a CPU-only host (%s)" % (res["ticks"], res.get("recorded_rows")))
+        st.skip("watch under a bf16 matmul loop, GPM SM/tensor activity and nvidia-smi comparison: %s" % ctx.gpu_error)
+        return
+    if not ctx.cuda:
+        st.skip("watch under load: %s has no CUDA" % ctx.python)
+    else:
+        load = watch_phase(st, ctx, "load", secs, load=True)
+        st.data["load"] = load
+        st.find("under bf16 matmul: trainscope %s, nvidia-smi util mean %s (%s)" %
+                (load["trainscope_mean"], load.get("nvidia_smi_util_mean"), load.get("matmul")))
+    time.sleep(5)  # let the clocks and utilisation settle
+    idle = watch_phase(st, ctx, "idle", secs, load=False)
+    st.data["idle"] = idle
+    st.find("at idle: trainscope %s, nvidia-smi util mean %s" % (idle["trainscope_mean"],
+                                                                   idle.get("nvidia_smi_util_mean")))
+    load = st.data.get("load")
+    if load:
+        lm, im = load["trainscope_mean"], idle["trainscope_mean"]
+        for k in ("sm_active_pct", "tensor_active_pct"):
+            if k not in lm:
+                st.fail("%s: no GPM reading (GPM needs Hopper or newer and a driver that exposes it)" % k)
+            elif not (lm[k] > 50 and im.get(k, 0) < 5):
+                st.fail("%s: %.1f%% under load, %.1f%% at idle (expected high vs near zero)" % (k, lm[k], im.get(k, -1)))
+        if lm.get("util_pct", 0) < 90:
+            st.fail("utilisation %.1f%% under a saturating matmul loop" % lm.get("util_pct", 0))
+
+
+def example_argv(ctx, name, steps):
+    path = os.path.join(ctx.examples, name)
+    return [ctx.python, path] + ([str(steps)] if steps else [])
+
+
+def collect_traces(run_dir):
+    return sorted(glob.glob(os.path.join(run_dir, "**", "*.json*"), recursive=True))
+
+
+def stage_examples(st, ctx):
+    if not ctx.python:
+        st.skip("every example: no Python with torch (pass --python or set TRAINSCOPE_PYTHON)")
+        return
+    results = []
+    trace_files = []
+    for name, expected, on_cpu in EXAMPLES:
+        if not ctx.cuda and not on_cpu:
+            st.skip("%s (expects %s): the finding needs a GPU" % (name, expected))
+            continue
+        if ctx.quick and ctx.cuda is False and name not in ("healthy.py", "data_starved.py"):
+            st.skip("%s: --quick runs two examples on a CPU-only host" % name)
+            continue
+        if st.left() < 60:
+            st.skip("%s: stage time budget spent" % name)
+            continue
+        run_dir = os.path.join(ctx.work, "runs", name[:-3])
+        steps = 20 if ctx.quick else None  # past the default profiler window (steps 10-14)
+        rc, out = st.run([ctx.ts, "run", "--out", run_dir, "--store", ctx.store, "--"] + example_argv(ctx, name, steps),
+                         "run-%s.txt" % name[:-3], timeout=min(240, st.left() - 30))
+        r = {"example": name, "expected": expected, "exit": rc}
+        rep = os.path.join(run_dir, "report.json")
+        if not os.path.exists(rep):
+            st.fail("%s: no report.json (exit %d)" % (name, rc))
+            results.append(r)
+            continue
+        report = json.load(open(rep))
+        ids = [f.get("id") for f in report.get("findings", [])]
+        problems = [i for i in ids if i not in ENVIRONMENT_FINDINGS]
+        r["findings"] = ids
+        run_sec = report.get("run") or {}
+        agent = run_sec.get("agent") or {}
+        r["step_ms_median"] = (agent.get("summary") or {}).get("step_ms")
+        r["steps"] = agent.get("steps")
+        r["verdict"] = report.get("verdict")
+        for t in collect_traces(run_dir):
+            if "trace" in os.path.basename(t):
+                trace_files.append((name[:-3], t))
+        if expected is None:
+            r["ok"] = rc == 0 and not problems
+            msg = "%s: %s" % (name, "no finding" if not problems else "unexpected findings %s" % problems)
+        else:
+            r["ok"] = rc == 0 and bool(problems) and problems[0] == expected
+            msg = "%s: top finding %s (expected %s)" % (name, problems[0] if problems else "none", expected)
+        (st.find if r["ok"] else st.fail)(msg + ", median step %s ms" % r["step_ms_median"])
+        results.append(r)
+    # The multi-rank example: two gloo ranks, on CPU or GPU alike.
+    if st.left() > 120 and not ctx.quick:
+        run_dir = os.path.join(ctx.work, "runs", "ddp")
+        rc, out = st.run([ctx.ts, "run", "--out", run_dir, "--store", ctx.store, "--", ctx.python, "-m",
+                          "torch.distributed.run", "--nproc_per_node=2", os.path.join(ctx.examples, "ddp",
+                                                                                         "train_ddp_gloo.py"),
+                          "--steps", "20"], "run-ddp.txt", timeout=min(300, st.left() - 30))
+        ok = rc == 0 and os.path.exists(os.path.join(run_dir, "report.json"))
+        (st.find if ok else st.fail)("ddp/train_ddp_gloo.py (2 gloo ranks): exit %d, report %s" %
+                                     (rc, "written" if ok else "missing"))
+        results.append({"example": "ddp/train_ddp_gloo.py", "exit": rc, "ok": ok})
+        trace_files += [("ddp", t) for t in collect_traces(run_dir) if "trace" in os.path.basename(t)]
+    else:
+        st.skip("ddp/train_ddp_gloo.py: %s" % ("--quick" if ctx.quick else "stage time budget spent"))
+    st.data["examples"] = results
+    kept = write_tars(ctx, "traces-examples", trace_files)
+    st.data["trace_tars"] = kept
+    if trace_files:
+        st.find("kept %d example traces in %s" % (len(trace_files), ", ".join(kept) or "nothing (too large)"))
+
+
+def write_tars(ctx, stem, members, limit=MAX_FILE_BYTES, max_parts=2):
+    """Writes (group, path) members, each gzipped on its own (group/name.gz), into OUTDIR/STEM.tar, split
+    into STEM-2.tar when one would pass LIMIT. OUTDIR's files: summary.json, logs.tar.gz, up to 2 example
+    tars and 1 per torch2 stage: 6 of the 8 allowed."""
+    for old in glob.glob(os.path.join(ctx.out, stem + "*.tar")):
+        os.remove(old)
+    if not members:
+        return []
+    names, cur, cur_size, part = [], None, 0, 1
+    for group, path in members:
+        gz = path if path.endswith(".gz") else os.path.join(ctx.work, "gz", group, os.path.basename(path) + ".gz")
+        if gz != path:
+            os.makedirs(os.path.dirname(gz), exist_ok=True)
+            with open(path, "rb") as src, gzip.open(gz, "wb", compresslevel=6) as dst:
+                shutil.copyfileobj(src, dst)
+        size = os.path.getsize(gz) + 1024  # plus its tar header
+        if size > limit - 10240:
+            print("[gpu-check] %s is %d bytes gzipped, too large for a tar of at most 16 MiB: left out" % (path, size))
+            continue
+        if cur is None or cur_size + size > limit - 10240:  # tar's end-of-archive blocks
+            if cur is not None:
+                cur.close()
+            if len(names) >= max_parts:  # keeps OUTDIR within MAX_FILES
+                print("[gpu-check] %s: more traces than %d tar(s) of 16 MiB hold; the rest left out" % (stem, max_parts))
+                cur = None
+                break
+            name = "%s.tar" % stem if part == 1 else "%s-%d.tar" % (stem, part)
+            cur = tarfile.open(os.path.join(ctx.out, name), "w")
+            names.append(name)
+            cur_size, part = 0, part + 1
+        cur.add(gz, arcname="%s/%s" % (group, os.path.basename(gz)))
+        cur_size += size
+    if cur is not None:
+        cur.close()
+    return names
+
+
+def compare_losses(a, b):
+    la, lb = a.get("losses") or [], b.get("losses") or []
+    if not la or len(la) != len(lb):
+        return None, False
+    worst = max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(la, lb))
+    return worst, worst <= 1e-5  # deterministic kernels, same seed: equal up to float rounding
+
+
+def stage_torch2(st, ctx):
+    if not ctx.torch or not ctx.torch["torch"].split(".")[0].isdigit() or int(ctx.torch["torch"].split(".")[0]) < 2:
+        st.skip("torch.compile / CUDA graphs / fused AdamW cases: %s has torch %s (need >= 2.0)" %
+                (ctx.python, ctx.torch["torch"] if ctx.torch else "none"))
+        return
+    if not ctx.cuda:
+        st.skip("torch 2.x cases: no CUDA device (they exercise CUDA graphs, fused AdamW and inductor on the GPU)")
+        return
+    results, traces = [], []
+    steps = 10 if ctx.quick else 30
+    for case in TORCH2_CASES[st.name]:
+        if st.left() < 60:
+            st.skip("%s: stage time budget spent" % case)
+            continue
+        plain = os.path.join(ctx.work, "torch2-%s-plain.json" % case)
+        under = os.path.join(ctx.work, "torch2-%s-trainscope.json" % case)
+        script = os.path.join(HERE, "torch2_case.py")
+        rc_p, _ = st.run([ctx.python, script, case, plain, "--steps", str(steps)], "%s-plain.txt" % case,
+                         timeout=min(200, st.left() - 20))
+        run_dir = os.path.join(ctx.work, "runs", "torch2-" + case)
+        rc_t, _ = st.run([ctx.ts, "run", "--out", run_dir, "--store", ctx.store, "--", ctx.python, script, case, under,
+                          "--steps", str(steps)], "%s-trainscope.txt" % case, timeout=min(240, st.left() - 10))
+        a = json.load(open(plain)) if os.path.exists(plain) else {"error": "no result (exit %d)" % rc_p}
+        b = json.load(open(under)) if os.path.exists(under) else {"error": "no result (exit %d)" % rc_t}
+        r = {"case": case, "exit_plain": rc_p, "exit_trainscope": rc_t, "plain": a, "trainscope": b}
+        traces += [("torch2-" + case, t) for t in collect_traces(run_dir) if "trace" in os.path.basename(t)]
+        if a.get("error"):
+            r["ok"] = None  # the case itself fails without trainscope: a PyTorch/machine fact, not ours
+            st.skip("%s fails without trainscope too: %s" % (case, a["error"][:200]))
+        elif b.get("error") or rc_t != 0:
+            r["ok"] = False
+            st.fail("%s: fails only under trainscope (exit %d): %s" % (case, rc_t, str(b.get("error"))[:200]))
+        else:
+            worst, same = compare_losses(a, b)
+            da, db_ = a.get("dynamo") or {}, b.get("dynamo") or {}
+            breaks_same = da.get("graph_breaks") == db_.get("graph_breaks") and \
+                da.get("unique_graphs") == db_.get("unique_graphs")
+            r.update({"max_rel_loss_diff": worst, "same_losses": same, "same_graph_breaks": breaks_same})
+            r["ok"] = same and breaks_same
+            (st.find if r["ok"] else st.fail)(
+                "%s: losses %s (max rel diff %s), graph breaks %s/%s, graphs %s/%s (plain/trainscope)" %
+                (case, "equal" if same else "DIFFER", worst, da.get("graph_breaks"), db_.get("graph_breaks"),
+                 da.get("unique_graphs"), db_.get("unique_graphs")))
+        for side in ("plain", "trainscope"):  # keep the summary small: the traceback lives in the logs
+            r[side].pop("traceback", None)
+        results.append(r)
+    st.data["cases"] = results
+    st.data["trace_tars"] = write_tars(ctx, "traces-" + st.name, traces, max_parts=1)
+
+
+def stage_overhead(st, ctx):
+    if not ctx.cuda:
+        st.skip("GPU overhead benchmark: no CUDA device (bench/run has the CPU benchmark)")
+        return
+    repeats = 2 if ctx.quick else 4
+    out = {}
+    for model, steps in (("mlp", 400), ("gpt", 150)):
+        plain, under = [], []
+        for i in range(repeats):  # interleaved: a drifting clock or a neighbour hits both sides alike
+            if st.left() < 60:
+                st.skip("overhead %s repeat %d: stage time budget spent" % (model, i + 1))
+                break
+            argv = [ctx.python, os.path.join(HERE, "overhead_gpu.py"), model, str(steps)]
+            _, o1 = st.run(argv, "%s-plain-%d.txt" % (model, i), timeout=150)
+            _, o2 = st.run([ctx.ts, "run", "--out", os.path.join(ctx.work, "runs", "overhead-%s-%d" % (model, i)),
+                            "--store", ctx.store, "--"] + argv, "%s-trainscope-%d.txt" % (model, i), timeout=200)
+            for o, dst in ((o1, plain), (o2, under)):
+                m = re.search(r"BENCH .*median_ms=([0-9.]+)", o)
+                if m:
+                    dst.append(float(m.group(1)))
+        if plain and under:
+            p, u = statistics.median(plain), statistics.median(under)
+            out[model] = {"plain_ms": plain, "trainscope_ms": under, "overhead_pct": round((u / p - 1) * 100, 2)}
+            (st.find if u / p - 1 <= 0.01 else st.fail)(
+                "%s: median step %.3f ms plain, %.3f ms under trainscope: %+.2f%% (goal <= 1%%)" %
+                (model, p, u, (u / p - 1) * 100))
+        else:
+            st.fail("%s: no step times measured (see logs/overhead)" % model)
+    st.data.update(out)
+
+
+def stage_lab(st, ctx):
+    if not ctx.python:
+        st.skip("lab: no Python with torch")
+        return
+    target = os.path.join(ctx.examples, "lab", "tiny_convnet.py") + ":factory"
+    argv = [ctx.ts, "lab", target, "--json", "--no-store", "--python", ctx.python]
+    if ctx.quick or not ctx.cuda:
+        argv += ["--steps", "5", "--warmup", "2"]
+    rc, out = st.run(argv, "lab.json", timeout=st.left() - 10)
+    try:
+        res = json.loads(out)
+    except ValueError:
+        st.fail("lab --json printed no JSON (exit %d)" % rc)
+        return
+    st.data["lab"] = res
+    rows = res.get("configs") or res.get("results") or []
+    st.find("lab on %s (exit %d): %s" % ("the GPU" if ctx.cuda else "the CPU", rc, json.dumps(
+        {r.get("config", r.get("name")): r.get("median_ms", r.get("step_ms_median")) for r in rows
+         if isinstance(r, dict)})[:300]))
+    if rc != 0:
+        st.fail("lab exited %d" % rc)
+    if not ctx.cuda:
+        st.skip("lab fp32/bf16/compile ratios on a GPU: no CUDA device")
+
+
+def stage_max_batch(st, ctx):
+    if not ctx.python:
+        st.skip("max-batch: no Python with torch")
+        return
+    target = os.path.join(ctx.examples, "lab", "tiny_convnet.py") + ":wide_activations"
+    argv = [ctx.ts, "max-batch", target, "--json", "--no-store", "--python", ctx.python]
+    if not ctx.cuda:
+        argv += ["--memory-limit", "256MiB", "--cap", "64"]
+    rc, out = st.run(argv, "max-batch.json", timeout=st.left() - 10)
+    try:
+        res = json.loads(out)
+    except ValueError:
+        st.fail("max-batch --json printed no JSON (exit %d)" % rc)
+        return
+    st.data["max_batch"] = res
+    keys = {k: res.get(k) for k in ("max_batch", "recommended_batch", "device", "bytes_per_sample") if k in res}
+    st.find("max-batch on %s (exit %d): %s" % ("the GPU" if ctx.cuda else "the CPU (256 MiB budget)", rc,
+                                               json.dumps(keys)[:300]))
+    if rc != 0:
+        st.fail("max-batch exited %d" % rc)
+    if not ctx.cuda:
+        st.skip("max-batch against real GPU memory: no CUDA device")
+
+
+RUNNERS = {"env": stage_env, "snapshot": stage_snapshot, "watch": stage_watch, "examples": stage_examples,
+           "torch2-compile": stage_torch2, "torch2-eager": stage_torch2, "overhead": stage_overhead, "lab": stage_lab, "max-batch": stage_max_batch}
+
+
+# ------------------------------------------------------------------------------------------ summary
+
+def update_summary(ctx, records):
+    path = os.path.join(ctx.out, "summary.json")
+    summary = {}
+    if os.path.exists(path):
+        try:
+            summary = json.load(open(path))
+        except ValueError:
+            summary = {}
+    if summary.get("schema") != SCHEMA:
+        summary = {"schema": SCHEMA, "stages": {}}
+    summary["updated_unix"] = int(time.time())
+    summary["bundle"] = ctx.bundle
+    summary["gpus"] = ctx.gpus
+    summary["python"] = {"path": ctx.python, **(ctx.torch or {})}
+    summary["stages"].update(records)
+    summary["overall"] = "fail" if any(s["status"] == "fail" for s in summary["stages"].values()) else "pass"
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(summary, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+    return summary
+
+
+def update_logs(ctx, stage_names):
+    """OUTDIR/logs.tar.gz keeps every command's output; a re-run stage replaces its own folder."""
+    path = os.path.join(ctx.out, "logs.tar.gz")
+    kept = []
+    if os.path.exists(path):
+        with tarfile.open(path, "r:gz") as old:
+            for m in old.getmembers():
+                if m.isfile() and m.name.split("/")[0] not in stage_names:
+                    kept.append((m, old.extractfile(m).read()))
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        for m, data in kept:
+            t.addfile(m, io.BytesIO(data))
+        for s in stage_names:
+            d = os.path.join(ctx.logs, s)
+            for root, _, files in os.walk(d):
+                for fn in sorted(files):
+                    full = os.path.join(root, fn)
+                    t.add(full, arcname=os.path.relpath(full, ctx.logs))
+    data = buf.getvalue()
+    if len(data) > MAX_FILE_BYTES:  # never expected (text logs); keep the limit all the same
+        data = data[:0]
+        print("[gpu-check] logs.tar.gz would pass 16 MiB: not written")
+        return
+    with open(path + ".tmp", "wb") as f:
+        f.write(data)
+    os.replace(path + ".tmp", path)
+
+
+def check_outdir(ctx):
+    files = [f for f in os.listdir(ctx.out) if not f.endswith(".tmp")]
+    big = [f for f in files if os.path.getsize(os.path.join(ctx.out, f)) > MAX_FILE_BYTES]
+    if len(files) > MAX_FILES or big:
+        print("[gpu-check] OUTDIR holds %d files (limit %d), %s over 16 MiB" % (len(files), MAX_FILES, big or "none"))
+        return False
+    return True
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="gpu-check", description=__doc__.split("\n\n")[0])
+    ap.add_argument("bundle", help="the unpacked trainscope bundle (holds bin/trainscope)")
+    ap.add_argument("outdir")
+    ap.add_argument("--stage", action="append", choices=STAGES + ["all"], help="run only this stage (repeatable)")
+    ap.add_argument("--python", help="the Python with torch the workloads run in")
+    ap.add_argument("--quick", action="store_true", help="fewer steps and examples (the CI self-test)")
+    args = ap.parse_args(argv)
+    stages = STAGES if not args.stage or "all" in args.stage else [s for s in STAGES if s in args.stage]
+    ctx = Context(args)
+    if not os.access(ctx.ts, os.X_OK):
+        print("gpu-check: %s: no bin/trainscope there (pass the unpacked bundle)" % ctx.bundle, file=sys.stderr)
+        return 2
+    os.makedirs(ctx.out, exist_ok=True)
+    ctx.python, ctx.torch = find_python(args.python)
+    ctx.cuda = bool(ctx.torch and ctx.torch.get("cuda"))
+    gpus, err = nvidia_smi_gpus()
+    ctx.gpus = gpus or []
+    ctx.gpu_error = err or ("nvidia-smi lists no GPU" if not gpus else None)
+    os.environ.setdefault("TRAINSCOPE_PYTHON", ctx.python or "")
+    print("gpu-check: bundle %s, python %s (torch %s, CUDA %s), GPUs: %s" % (
+        ctx.bundle, ctx.python, ctx.torch and ctx.torch["torch"], "yes" if ctx.cuda else "no",
+        ", ".join(g["name"] for g in ctx.gpus) or "none (%s)" % ctx.gpu_error), flush=True)
+    records = {}
+    try:
+        for name in stages:
+            st = Stage(name, ctx)
+            print("[%s] starting" % name, flush=True)
+            try:
+                RUNNERS[name](st, ctx)
+            except Exception as e:  # one broken stage must not lose the others' results
+                st.fail("stage crashed: %s: %s" % (type(e).__name__, e))
+            records[name] = st.record()
+            r = records[name]
+            print("[%s] %s in %.0f s: %d found, %d skipped, %d failed" % (
+                name, r["status"], r["duration_s"], len(r["found"]), len(r["skipped"]), len(r["failed"])), flush=True)
+            update_summary(ctx, {name: r})
+            update_logs(ctx, [name])
+    finally:
+        shutil.rmtree(ctx.work, ignore_errors=True)
+    summary = update_summary(ctx, {})
+    ok_files = check_outdir(ctx)
+    print("gpu-check: %s; stages %s; results in %s" % (
+        summary["overall"], ", ".join("%s=%s" % (k, v["status"]) for k, v in summary["stages"].items()), ctx.out))
+    return 0 if summary["overall"] == "pass" and ok_files else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# scripts/gpu-check from the unpacked bundle on this GPU-less machine (issue #15): every stage runs
+# what it can, says what it skipped, and leaves OUTDIR within its limits (at most 8 files of at most
+# 16 MiB, no sub-folders) with a summary.json that names every stage. --quick keeps it to CI time.
+# Usage: gpu_check_test.sh DIST_DIR
+set -euo pipefail
+dist=$1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+command -v nvidia-smi >/dev/null && { echo "SKIP: this machine has nvidia-smi; the test is for the no-GPU mode" >&2; exit 0; }
+/usr/bin/python3 -c 'import torch' 2>/dev/null || fail "/usr/bin/python3 needs torch for the workloads"
+tmp=$(mktemp -d /tmp/ts-gpucheck-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+tar -xzf "$dist"/trainscope-*-linux-x86_64.tar.gz -C "$tmp"
+b=$(echo "$tmp"/trainscope-*)
+out="$tmp/results"
+
+# Usage errors: exit 2 with "(see --help)".
+set +e
+"$b/scripts/gpu-check" a b c >/dev/null 2>"$tmp/usage.err"; rc=$?
+set -e
+((rc == 2)) && grep -q 'see --help' "$tmp/usage.err" || fail "three positionals: exit $rc, $(cat "$tmp/usage.err")"
+
+# The whole run, from the bundle, BUNDLE defaulting to the one the script ships in.
+(cd "$tmp" && "$b/scripts/gpu-check" "" "$out" --quick) >"$tmp/stdout" 2>"$tmp/stderr" ||
+  fail "gpu-check exited $?: $(tail -20 "$tmp/stdout") $(tail -5 "$tmp/stderr")"
+cat "$tmp/stdout"
+grep -q '^\[examples\] skipped: launch_bound.py (expects launch-bound): the finding needs a GPU' "$tmp/stdout" ||
+  fail "the examples stage does not say it skipped the GPU-only examples"
+grep -q '^\[torch2-compile\] skipped: torch.compile' "$tmp/stdout" || fail "the torch2 stages do not say why they skipped"
+grep -q '^\[snapshot\] skipped: comparison with nvidia-smi' "$tmp/stdout" || fail "snapshot does not say what it skipped"
+grep -q '^\[examples\] found: data_starved.py: top finding dataloader-starvation' "$tmp/stdout" ||
+  fail "the CPU example's finding is not reported"
+
+# OUTDIR: flat, at most 8 files, none over 16 MiB.
+[[ -z "$(find "$out" -mindepth 1 -type d)" ]] || fail "OUTDIR has sub-folders"
+n=$(find "$out" -type f | wc -l)
+((n <= 8)) || fail "OUTDIR holds $n files"
+[[ -z "$(find "$out" -type f -size +16M)" ]] || fail "a file in OUTDIR is over 16 MiB"
+for f in summary.json logs.tar.gz traces-examples.tar; do [[ -f "$out/$f" ]] || fail "OUTDIR lacks $f"; done
+tar -tf "$out/traces-examples.tar" | grep -q '^healthy/trace.json.gz$' || fail "no trace of healthy.py kept"
+tar -tzf "$out/logs.tar.gz" | grep -q '^examples/run-healthy.txt$' || fail "the examples' logs are not kept"
+
+python3 - "$out/summary.json" <<'PY' || fail "summary.json is not what the GPU issue needs"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["schema"] == "trainscope.gpu-check/1"
+st = s["stages"]
+want = ["env", "snapshot", "watch", "examples", "torch2-compile", "torch2-eager", "overhead", "lab", "max-batch"]
+assert sorted(st) == sorted(want), sorted(st)
+for name, rec in st.items():
+    assert rec["status"] in ("pass", "partial", "skipped"), (name, rec["status"], rec["failed"])
+    assert rec["duration_s"] < 9 * 60, (name, rec["duration_s"])
+# Without a GPU: torch 1.13 has no torch.compile, and nothing measures GPU overhead.
+assert st["torch2-compile"]["status"] == st["torch2-eager"]["status"] == st["overhead"]["status"] == "skipped"
+assert st["env"]["status"] == "partial" and st["env"]["data"]["torch"]["cuda"] is False  # GPU facts skipped
+ex = {e["example"]: e for e in st["examples"]["data"]["examples"]}
+assert ex["healthy.py"]["ok"] and ex["data_starved.py"]["ok"], ex
+assert st["lab"]["data"]["lab"], "lab result missing"
+assert st["watch"]["data"]["idle"]["ticks"] >= 2, st["watch"]["data"]
+PY
+
+# One stage alone updates its entry in place and keeps the others.
+before=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stages']['lab']['duration_s'])" "$out/summary.json")
+"$b/scripts/gpu-check" "$b" "$out" --stage env --quick >"$tmp/stdout2" || fail "--stage env exited $?"
+grep -q '^\[env\] starting' "$tmp/stdout2" && ! grep -q '^\[lab\]' "$tmp/stdout2" || fail "--stage env ran other stages"
+after=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stages']['lab']['duration_s'])" "$out/summary.json")
+[[ "$before" == "$after" ]] || fail "--stage env changed the lab entry"
+echo "gpu-check no-GPU mode OK"
