@@ -2,12 +2,36 @@
 // Every threshold a rule uses, with where it comes from: a seed (/work/shared/seeds, quoted in
 // docs/FINDINGS.md), an anchor tool (REFERENCE.md section 2) or tuning on the real traces in
 // tests/data. docs/FINDINGS.md lists the same numbers; change both together.
+#include <cstdint>
+
 namespace ts::diagnose::th {
 
 // dataloader-starvation: TensorBoard plugin recommends more workers when DataLoader > 5% of step.
 inline constexpr double kDataloaderPct = 5.0;
 // Agent-measured data wait: same 5% (anchor), as a share of the step.
 inline constexpr double kDataWaitPct = 5.0;
+// Sizing num_workers (loader_model.h). Loading "waits" when its CPU time is under half its wall
+// time (storage, network, sleep): then the workers mostly sleep and more of them than the cores
+// help. Half: loading that computes more than that would fill a core per two workers.
+inline constexpr double kLoadingWaitsCpuShare = 0.5;
+// Most worker processes ever recommended: each is a fork of the training process with its own
+// Python heap and prefetch buffers, and starting them costs the first steps (PyTorch warns
+// past the CPU count); beyond 16 a loader wants asynchronous I/O, not processes.
+inline constexpr int kMaxLoaderWorkers = 16;
+// Handing a batch from a worker to the loop (its tensors' shared-memory handles through a
+// multiprocessing queue, unpickled in the main process): measured on the 2-core build VM as the
+// step time with workers that keep up minus the step without loading (docs/FINDINGS.md).
+inline constexpr double kWorkerHandoverMs = 0.3;
+// A predicted gain under 10% is called "no gain": on a shared host two runs of the same script
+// differ by about that much (BENCHMARKS.md's repeated runs), so it could not be told from noise.
+inline constexpr double kLoaderNoGainMargin = 0.10;
+// trainscope verify: steps left out at the start of every run (allocator, DataLoader worker
+// start-up, torch.compile's first compilations) and the profiler window at the end, which every
+// run places on its last 5 steps; at least 20 steps measured in between, so a worker pool that
+// delivers in bursts is averaged over several rounds.
+inline constexpr int64_t kVerifyWarmupSteps = 10;
+inline constexpr int64_t kVerifyProfileSteps = 5;
+inline constexpr int64_t kVerifyMinMeasuredSteps = 20;
 // CPU saturated (seed 003 step 2: "~100% * core_count"): mean host CPU or the job's processes at
 // >= 85% of the usable cores. Below it cores are idle and more workers help.
 inline constexpr double kCpuSaturatedPct = 85.0;
