@@ -68,13 +68,13 @@ def install(torch):
     if not _values or not _main_process():
         return
     atexit.register(_at_exit)
-    cuda = bool(torch.cuda.is_available())  # the driver's device count; does not initialise CUDA
+    cuda = _Cuda(torch)
     keys = set(_values)
     if keys & {"dataloader.num_workers", "dataloader.pin_memory", "dataloader.prefetch_factor",
                "dataloader.persistent_workers"}:
         _install_dataloader(torch, cuda)
     if "copy.non_blocking" in keys:
-        if not cuda:
+        if not cuda():
             decide("copy.non_blocking", False, "CUDA only, and this run has no CUDA device")
         else:
             _install_non_blocking(torch)
@@ -83,11 +83,26 @@ def install(torch):
     if "zero_grad.set_to_none" in keys:
         _install_zero_grad(torch)
     if keys & {"optimizer.fused", "optimizer.foreach"}:
-        _install_optimizer(torch, cuda)
+        _install_optimizer(torch)
     if "compile" in keys and not hasattr(torch, "compile"):
         decide("compile", False, "torch.compile needs PyTorch 2.0 or newer (this is %s)" % torch.__version__)
     if "autocast" in keys or ("compile" in keys and "compile" not in _decided):
         _install_model_hook(torch)
+
+
+class _Cuda:
+    """Whether this process can use CUDA, asked only when a CUDA-only setting needs the answer
+    (torch.cuda.is_available() reads the driver's device count, it does not initialise CUDA;
+    asking late keeps a CUDA_VISIBLE_DEVICES the script sets after `import torch` effective)."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.known = None
+
+    def __call__(self):
+        if self.known is None:
+            self.known = bool(self.torch.cuda.is_available())
+        return self.known
 
 
 def _at_exit():
@@ -142,7 +157,7 @@ def _loader_kwargs(torch, params, args, kwargs, cuda):
         kw.pop("prefetch_factor", None)
         kw.pop("persistent_workers", None)
     if "dataloader.pin_memory" in v:
-        if _truthy(v["dataloader.pin_memory"]) and not cuda:
+        if _truthy(v["dataloader.pin_memory"]) and not cuda():
             decide("dataloader.pin_memory", False, "CUDA only, and this run has no CUDA device")
         else:
             kw["pin_memory"] = _truthy(v["dataloader.pin_memory"])
@@ -226,15 +241,15 @@ def _wrap_zero_grad(owner):
     owner.zero_grad = zero_grad
 
 
-def _install_optimizer(torch, cuda):
+def _install_optimizer(torch):
     optim = torch.optim
     for name in dir(optim):
         cls = getattr(optim, name)
         if isinstance(cls, type) and issubclass(cls, optim.Optimizer) and cls is not optim.Optimizer:
-            _wrap_optimizer(torch, cls, cuda)
+            _wrap_optimizer(torch, cls)
 
 
-def _wrap_optimizer(torch, cls, cuda):
+def _wrap_optimizer(torch, cls):
     init_orig = patch(cls, "__init__", None)
     try:
         accepts = set(inspect.signature(init_orig).parameters)
@@ -246,7 +261,7 @@ def _wrap_optimizer(torch, cls, cuda):
             return init_orig(self, params, *args, **kwargs)
         try:
             params = list(params)  # a generator can be read once: keep the tensors for the check
-            _optimizer_kwargs(torch, cls, accepts, params, kwargs, cuda)
+            _optimizer_kwargs(torch, cls, accepts, params, kwargs)
         except Exception as e:
             fail("override optimizer", e)
         return init_orig(self, params, *args, **kwargs)
@@ -254,7 +269,7 @@ def _wrap_optimizer(torch, cls, cuda):
     cls.__init__ = __init__
 
 
-def _optimizer_kwargs(torch, cls, accepts, params, kwargs, cuda):
+def _optimizer_kwargs(torch, cls, accepts, params, kwargs):
     tensors = []
     for p in params:
         tensors.extend(p["params"] if isinstance(p, dict) else [p])

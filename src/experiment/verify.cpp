@@ -240,3 +240,5 @@ VerifyResult run_verify(const VerifyOptions& opt) {
   }
   return r;
 }
+
+}  // namespace ts::experiment
