@@ -18,12 +18,15 @@ inline constexpr double kLoadingWaitsCpuShare = 0.5;
 // Python heap and prefetch buffers, and starting them costs the first steps (PyTorch warns
 // past the CPU count); beyond 16 a loader wants asynchronous I/O, not processes.
 inline constexpr int kMaxLoaderWorkers = 16;
-// Handing a batch from a worker to the loop (its tensors' shared-memory handles through a
-// multiprocessing queue, unpickled in the main process): measured on the 2-core build VM as the
-// step time with workers that keep up minus the step without loading (docs/FINDINGS.md).
-inline constexpr double kWorkerHandoverMs = 0.3;
-// A predicted gain under 10% is called "no gain": on a shared host two runs of the same script
-// differ by about that much (BENCHMARKS.md's repeated runs), so it could not be told from noise.
+// Handing a batch from a worker to the loop: the worker pickles it, each tensor's shared-memory
+// handle is fetched by the main process over a socket and the storage rebuilt, and both sides
+// need the CPU for it. Measured on the 2-core build VM under the build's shared load (load
+// average 4-5), data_starved.py's model and samples without the sleep: the step with 1, 2 and 4
+// workers that keep up minus the loop's compute alone = 2.3, 2.5 and 3.0 ms (docs/FINDINGS.md).
+// A quiet or larger host hands over faster: the prediction is then conservative.
+inline constexpr double kWorkerHandoverMs = 2.5;
+// A predicted gain under 10% is called "no gain": on a shared host repeated runs of one script
+// spread by several percent, so a smaller gain could not be confirmed by measuring it.
 inline constexpr double kLoaderNoGainMargin = 0.10;
 // trainscope verify: steps left out at the start of every run (allocator, DataLoader worker
 // start-up, torch.compile's first compilations) and the profiler window at the end, which every

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "diagnose/thresholds.h"
 #include "report/report.h"
 #include "util/format.h"
 
@@ -76,7 +77,7 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
                        e.sample_getitem_ms, std::max(0.0, e.collate_ms),
                        e.loading_cpu_share < 0 ? std::string()
                                                : fmt::format("; CPU {:.0f}% of its wall time ({})", 100 * e.loading_cpu_share,
-                                                             e.loading_cpu_share < 0.5 ? "it waits" : "it computes"));
+                                                             e.loading_cpu_share < diagnose::th::kLoadingWaitsCpuShare ? "it waits" : "it computes"));
     if (e.h2d_copies > 0)
       o += fmt::format("  H2D copies per step: {} ({}), {} from pageable memory, {} blocking\n", e.h2d_copies,
                        human_bytes(static_cast<double>(e.h2d_bytes_per_step)), e.h2d_pageable, e.h2d_blocking);
