@@ -95,8 +95,16 @@ std::string settings_text(const std::vector<run::Override>& s) {
 
 namespace {
 
-// The speedup a finding predicts for its fix (Gain = 1 / (1 - recoverable fraction)).
-double predicted(const diagnose::Finding& f) { return diagnose::speedup(f.recoverable_fraction); }
+// The speedup a finding predicts for its fix: its model's step over the step now when the rule
+// gives one (a fix predicted to slow the step down shows as < 1x), else 1 / (1 - recoverable).
+double predicted(const diagnose::Finding& f) {
+  double now = -1, then = -1;
+  for (const auto& e : f.evidence) {
+    if (e.name == "step_ms") now = e.value;
+    if (e.name == "predicted_step_ms") then = e.value;
+  }
+  return now > 0 && then > 0 ? now / then : diagnose::speedup(f.recoverable_fraction);
+}
 
 std::string not_applied_text(const std::vector<run::OverrideOutcome>& outcomes) {
   std::string s;
