@@ -27,6 +27,8 @@ class Launcher {
   Launcher(std::vector<std::string> argv, std::map<std::string, std::string> env_set);
   ~Launcher();
 
+  // The child's fd 2 becomes `fd` (StderrTee::child_fd()); -1 (default): trainscope's own stderr.
+  void set_stderr(int fd) { stderr_fd_ = fd; }
   // The child's stdout goes to our stderr (trainscope verify --json keeps stdout for its JSON).
   void stdout_to_stderr(bool on) { stdout_to_stderr_ = on; }
   // Starts the child; throws UserError when the command cannot be started (not found, ...).
@@ -43,6 +45,7 @@ class Launcher {
   std::vector<std::string> argv_;
   std::map<std::string, std::string> env_set_;
   pid_t pid_ = -1;
+  int stderr_fd_ = -1;
   bool stdout_to_stderr_ = false;
 };
 
