@@ -7,6 +7,7 @@ so start-up cost and import order stay the user's. All configuration comes from 
   TRAINSCOPE_OUT            output directory (the profiler trace goes there)
   TRAINSCOPE_PROFILE_STEPS  "10-14" (default) or "off"
   TRAINSCOPE_STOP_AFTER     N: end the program after step N (--steps)
+  TRAINSCOPE_SET            key=value lines: settings applied at run time (--set, overrides.py)
 """
 import atexit
 import os
@@ -113,6 +114,8 @@ def on_torch(torch):
         hooks_copy.install(torch)
         hooks_io.install(torch)
         settings.install(torch)
+        from . import overrides  # trainscope run --set: applied last, outermost around the hooks
+        overrides.install(torch)
         _arm_window(torch)
     except Exception as e:
         fail("install", e)

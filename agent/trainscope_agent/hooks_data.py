@@ -9,6 +9,7 @@
 import weakref
 
 from . import channel as ch
+from . import load_cost
 from .guard import G, check_break, fail, patch
 from .state import FETCH, S, now
 
@@ -117,12 +118,14 @@ def _wrap_fetcher(cls, torch):
             fail("fetch", e)
             return fetch_orig(self, possibly_batched_index)
         t0 = now()
+        c0 = load_cost.thread_ns()
         _Collate.ns = 0
         out = fetch_orig(self, possibly_batched_index)
         if G.off:
             return out
         try:
             total = now() - t0
+            load_cost.add(total, load_cost.thread_ns() - c0)
             coll = _Collate.ns
             try:
                 n = len(possibly_batched_index) if self.auto_collation else 1

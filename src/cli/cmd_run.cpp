@@ -8,6 +8,7 @@
 #include "run/run_report.h"
 #include "run/run_session.h"
 #include "run/run_text.h"
+#include "run/overrides.h"
 #include "util/error.h"
 
 namespace ts::cli {
@@ -16,6 +17,7 @@ namespace {
 struct RunArgs {
   ts::run::RunOptions opt;
   std::vector<std::string> command;
+  std::vector<std::string> set;  // --set KEY=VALUE (checked by the option's validator)
   std::string profile_steps = "10-14";
   bool no_profile = false, json = false, no_store = false, no_sample = false;
   int interval_ms = 100;
@@ -46,6 +48,7 @@ void run(RunArgs& a) {
   opt.interval = std::chrono::milliseconds(a.interval_ms);
   opt.quiet = globals().quiet;
   if (opt.steps < 0) throw UserError("--steps must be >= 1");
+  for (const auto& kv : a.set) opt.overrides.push_back(ts::run::parse_override(kv));
 
   auto res = ts::run::run_session(opt);
   std::fflush(stdout);
@@ -82,6 +85,10 @@ void register_run(CLI::App& app) {
   sub->add_flag("--no-sample", a->no_sample, "No hardware sampling");
   sub->add_flag("--no-store", a->no_store, "Do not record the run in the run store");
   sub->add_option("--store", a->opt.store_path, "Run store (SQLite) path");
+  std::string keys;
+  for (const auto& k : ts::run::override_keys()) keys += fmt::format("\n  {}={}: {}", k.key, k.values, k.what);
+  sub->add_option("--set", a->set, "Apply a setting at run time without changing the script (repeatable):" + keys)
+      ->check(CLI::Validator([](std::string& s) { return ts::run::check_override(s); }, "KEY=VALUE", "override"));
   sub->add_flag("--json", a->json, "Print report.json on stdout at the end instead of the text report");
   sub->add_option("command", a->command, "The command to run, after --")->expected(-1);
   sub->callback([a] { run(*a); });

@@ -25,5 +25,6 @@ void register_runs(CLI::App& app);       // cmd_runs.cpp (list stored runs)
 void register_report(CLI::App& app);     // cmd_report.cpp (show a stored run again)
 void register_watch(CLI::App& app);      // cmd_watch.cpp
 void register_snapshot(CLI::App& app);   // cmd_snapshot.cpp
+void register_verify(CLI::App& app);     // cmd_verify.cpp (check the fixes by re-running)
 
 }  // namespace ts::cli

@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   ts::cli::register_compare(app);
   ts::cli::register_run(app), ts::cli::register_runs(app), ts::cli::register_report(app);
   ts::cli::register_watch(app), ts::cli::register_snapshot(app);
+  ts::cli::register_verify(app);
 
   try {
     app.parse(argc, argv);

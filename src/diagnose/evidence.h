@@ -99,6 +99,7 @@ struct AgentEvidence {
   int64_t h2d_copies = 0, h2d_pageable = 0, h2d_blocking = 0;
   int64_t h2d_bytes_per_step = 0;
   double sample_getitem_ms = -1, collate_ms = -1;  // per sample / per batch, from workers
+  double loading_cpu_share = -1;  // loading's CPU time / its wall time (0-1), every process; -1 unknown
   int64_t item_calls_per_step = -1;  // .item() etc., when counted
   std::vector<double> mem_allocated_per_step;  // bytes (CUDA) or RSS (CPU)
   double mem_slope_bytes_per_step = 0;

@@ -2,6 +2,7 @@
 // A finding: one diagnosed problem (or the healthy verdict), with the numbers that show it,
 // what it costs and the change that fixes it. Ids are stable and documented in docs/FINDINGS.md.
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ts::diagnose {
@@ -45,6 +46,9 @@ struct Finding {
   // Fraction of step time this finding could give back (0-1); ranks the findings.
   double recoverable_fraction = 0;
   std::string gain;  // e.g. "up to 1.6x"
+  // The fix as settings `trainscope run --set` applies to the unchanged script (key, value), when
+  // it can be applied at run time; `trainscope verify` re-runs with them and measures the gain.
+  std::vector<std::pair<std::string, std::string>> fix_settings;
 };
 
 struct Diagnosis {

@@ -2,12 +2,39 @@
 // Every threshold a rule uses, with where it comes from: a seed (/work/shared/seeds, quoted in
 // docs/FINDINGS.md), an anchor tool (REFERENCE.md section 2) or tuning on the real traces in
 // tests/data. docs/FINDINGS.md lists the same numbers; change both together.
+#include <cstdint>
+
 namespace ts::diagnose::th {
 
 // dataloader-starvation: TensorBoard plugin recommends more workers when DataLoader > 5% of step.
 inline constexpr double kDataloaderPct = 5.0;
 // Agent-measured data wait: same 5% (anchor), as a share of the step.
 inline constexpr double kDataWaitPct = 5.0;
+// Sizing num_workers (loader_model.h). Loading "waits" when its CPU time is under half its wall
+// time (storage, network, sleep): then the workers mostly sleep and more of them than the cores
+// help. Half: loading that computes more than that would fill a core per two workers.
+inline constexpr double kLoadingWaitsCpuShare = 0.5;
+// Most worker processes ever recommended: each is a fork of the training process with its own
+// Python heap and prefetch buffers, and starting them costs the first steps (PyTorch warns
+// past the CPU count); beyond 16 a loader wants asynchronous I/O, not processes.
+inline constexpr int kMaxLoaderWorkers = 16;
+// Handing a batch from a worker to the loop: the worker pickles it, each tensor's shared-memory
+// handle is fetched by the main process over a socket and the storage rebuilt, and both sides
+// need the CPU for it. Measured on the 2-core build VM under the build's shared load (load
+// average 4-5), data_starved.py's model and samples without the sleep: the step with 1, 2 and 4
+// workers that keep up minus the loop's compute alone = 2.3, 2.5 and 3.0 ms (docs/FINDINGS.md).
+// A quiet or larger host hands over faster: the prediction is then conservative.
+inline constexpr double kWorkerHandoverMs = 2.5;
+// A predicted gain under 10% is called "no gain": on a shared host repeated runs of one script
+// spread by several percent, so a smaller gain could not be confirmed by measuring it.
+inline constexpr double kLoaderNoGainMargin = 0.10;
+// trainscope verify: steps left out at the start of every run (allocator, DataLoader worker
+// start-up, torch.compile's first compilations) and the profiler window at the end, which every
+// run places on its last 5 steps; at least 20 steps measured in between, so a worker pool that
+// delivers in bursts is averaged over several rounds.
+inline constexpr int64_t kVerifyWarmupSteps = 10;
+inline constexpr int64_t kVerifyProfileSteps = 5;
+inline constexpr int64_t kVerifyMinMeasuredSteps = 20;
 // CPU saturated (seed 003 step 2: "~100% * core_count"): mean host CPU or the job's processes at
 // >= 85% of the usable cores. Below it cores are idle and more workers help.
 inline constexpr double kCpuSaturatedPct = 85.0;

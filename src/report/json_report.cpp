@@ -2,6 +2,7 @@
 // Times in ms (floats), sizes in bytes, percentages 0-100. Keys are only added, never renamed.
 #include <fmt/format.h>
 
+#include "diagnose/diagnose.h"
 #include "diagnose/finding.h"
 #include "report/report.h"
 #include "util/json_writer.h"
@@ -46,6 +47,10 @@ void finding_obj(JsonWriter& w, const diagnose::Finding& f) {
   w.field("recoverable_fraction", f.recoverable_fraction);
   w.field("recoverable_pct", 100 * f.recoverable_fraction);
   w.field("gain", f.gain);
+  w.field("predicted_speedup", diagnose::speedup(f.recoverable_fraction));
+  w.key("fix_settings").begin_object();
+  for (const auto& [k, v] : f.fix_settings) w.field(k, v);
+  w.end_object();
   w.end_object();
 }
 

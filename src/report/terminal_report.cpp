@@ -91,6 +91,13 @@ void findings(Out& o, const ReportInput& in) {
         start = nl + 1;
       }
     }
+    if (!f.fix_settings.empty()) {
+      std::string set;
+      for (const auto& [k, v] : f.fix_settings) set += " --set " + k + "=" + v;
+      o.para("trainscope run" + set + " -- ... applies it without editing the script; trainscope verify -- ... "
+             "measures it",
+             5, "try: ");
+    }
   }
 }
 

@@ -136,6 +136,7 @@ AgentSummary summarise(const Records& r) {
   // Settings (the main process's; loaders from any process, deduplicated by content).
   std::set<std::string> loader_keys;
   bool torch_found_anywhere = false, any_end = false;
+  std::map<pid_t, std::pair<double, double>> load_cpu;  // pid -> loading wall ns, CPU ns
   std::string exe;
   for (const auto& t : r.texts) {
     bool mine = t.pid == out.main_pid;
@@ -194,6 +195,11 @@ AgentSummary summarise(const Records& r) {
       out.trace_first = t.get_int("first", -1);
       out.trace_last = t.get_int("last", -1);
       ev.profiler_window = true;
+    } else if (t.kind == "load_cpu") {
+      // Running totals per process (agent/trainscope_agent/load_cost.py): the latest counts.
+      auto& [wall, cpu] = load_cpu[t.pid];
+      wall = std::max(wall, t.get_double("wall_ns", 0));
+      cpu = std::max(cpu, t.get_double("cpu_ns", 0));
     } else if (t.kind == "error") {
       ev.agent_errors.push_back(t.get("message"));
     } else if (t.kind == "note") {
@@ -205,6 +211,11 @@ AgentSummary summarise(const Records& r) {
       if (mine) out.stop_reason = t.get("reason");
       if (exe.empty()) exe = t.get("executable");
     }
+  }
+  {
+    double wall = 0, cpu = 0;
+    for (const auto& [pid, wc] : load_cpu) wall += wc.first, cpu += wc.second;
+    if (wall > 0) ev.loading_cpu_share = std::clamp(cpu / wall, 0.0, 1.0);
   }
   if (!out.agent_loaded) {
     ev.notes.push_back(

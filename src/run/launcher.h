@@ -29,6 +29,8 @@ class Launcher {
 
   // The child's fd 2 becomes `fd` (StderrTee::child_fd()); -1 (default): trainscope's own stderr.
   void set_stderr(int fd) { stderr_fd_ = fd; }
+  // The child's stdout goes to our stderr (trainscope verify --json keeps stdout for its JSON).
+  void stdout_to_stderr(bool on) { stdout_to_stderr_ = on; }
   // Starts the child; throws UserError when the command cannot be started (not found, ...).
   pid_t start();
   pid_t pid() const { return pid_; }
@@ -44,6 +46,7 @@ class Launcher {
   std::map<std::string, std::string> env_set_;
   pid_t pid_ = -1;
   int stderr_fd_ = -1;
+  bool stdout_to_stderr_ = false;
 };
 
 }  // namespace ts::run

@@ -97,6 +97,8 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   if (e.sample_getitem_ms >= 0) w.value(e.sample_getitem_ms); else w.null();
   w.key("collate_ms");
   if (e.collate_ms >= 0) w.value(e.collate_ms); else w.null();
+  w.key("loading_cpu_share");
+  if (e.loading_cpu_share >= 0) w.value(e.loading_cpu_share); else w.null();
   w.field("main_process_loading_ms", e.main_process_loading_ms);
   w.field("mem_source", e.mem_source);
   w.field("mem_slope_bytes_per_step", e.mem_slope_bytes_per_step);
@@ -168,6 +170,10 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   if (r.samples_path.empty()) w.null(); else w.value(r.samples_path);
   w.field("run_id", r.run_id);
   write_agent(w, r.agent);
+  w.key("overrides").begin_array();
+  for (const auto& o : r.overrides)
+    w.begin_object().field("key", o.key).field("value", o.value).field("applied", o.applied).field("reason", o.reason).end_object();
+  w.end_array();
   w.array("warnings", r.warnings);
   w.end_object();
   return w.take();

@@ -107,6 +107,7 @@ RunResult run_session(const RunOptions& opt) {
   env["TRAINSCOPE_PROFILE_STEPS"] =
       opt.profile ? fmt::format("{}-{}", opt.profile_first, opt.profile_last) : "off";
   if (opt.steps > 0) env["TRAINSCOPE_STOP_AFTER"] = std::to_string(opt.steps);
+  if (!opt.overrides.empty()) env["TRAINSCOPE_SET"] = overrides_env(opt.overrides);
 
   Launcher launcher(opt.command, env);
   // The job's stderr passes through untouched; its last lines are kept for the report.
@@ -117,6 +118,7 @@ RunResult run_session(const RunOptions& opt) {
   } catch (const std::exception& e) {
     res.warnings.push_back(std::string("stderr not captured: ") + e.what());
   }
+  launcher.stdout_to_stderr(opt.child_stdout_to_stderr);
   double t0 = steady_s();
   pid_t pid = launcher.start();
   if (tee) tee->parent_after_fork();
@@ -233,6 +235,11 @@ RunResult run_session(const RunOptions& opt) {
   res.agent = summarise(records);
   res.stopped_by_steps = res.agent.stop_reason == "steps";
   res.evidence.agent = res.agent.evidence;
+  if (!opt.overrides.empty())
+    res.overrides = override_outcomes(opt.overrides, records,
+                                      !res.agent.agent_loaded ? "the agent did not reach a Python process"
+                                      : res.agent.evidence.torch_version.empty() ? "the script never imported torch"
+                                                                                 : "the agent gave no answer (switched off?)");
   res.evidence.ranks = summarise_ranks(records);  // torchrun: each rank on its own, the straggler
   {
     diagnose::JobEvidence job;

@@ -13,6 +13,7 @@
 #include "run/agent_summary.h"
 #include "run/job_inspect.h"
 #include "run/launcher.h"
+#include "run/overrides.h"
 
 namespace ts::run {
 
@@ -29,6 +30,8 @@ struct RunOptions {
   bool quiet = false;              // no progress on stderr
   bool live = true;                // live-status file for `trainscope serve` while it runs
   std::string live_dir;            // "" = live_dir() (XDG_RUNTIME_DIR or /tmp/trainscope-<uid>)
+  std::vector<Override> overrides;  // --set KEY=VALUE, applied by the agent (overrides.h)
+  bool child_stdout_to_stderr = false;  // verify --json: the command's prints must not reach stdout
 };
 
 struct RunResult {
@@ -47,6 +50,7 @@ struct RunResult {
   std::vector<std::string> stderr_tail;  // the job's last stderr lines (passed through as they came)
   std::vector<std::string> rank_traces;  // torchrun: one profiler trace per rank (sorted), else empty
   int64_t run_id = -1;             // in the store, -1 when not stored
+  std::vector<OverrideOutcome> overrides;  // one per --set, applied or why not
 };
 
 RunResult run_session(const RunOptions& opt);

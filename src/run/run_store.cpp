@@ -107,6 +107,10 @@ std::string experiment_summary(const std::string& kind, simdjson::dom::element d
     }
     return "no recommendation (no setting ran to the end)";
   }
+  if (kind == "verify") {
+    // Its own verdict leads (brief() reads it); this is for a result stored without one.
+    return "verified fixes: see `trainscope report ID --json`";
+  }
   if (kind == "max-batch") {
     int64_t mb = int64_t(num_at(doc, "max_batch", 0)), rec = int64_t(num_at(doc, "recommended_batch", 0));
     if (mb <= 0) return "no batch size fit";
@@ -144,7 +148,7 @@ std::string fit(const std::string& s, size_t n) { return s.size() > n ? s.substr
 }  // namespace
 
 const std::vector<std::string>& stored_kinds() {
-  static const std::vector<std::string> k = {"run", "lab", "loader", "max-batch", "watch"};
+  static const std::vector<std::string> k = {"run", "lab", "loader", "max-batch", "watch", "verify"};
   return k;
 }
 
@@ -281,6 +285,12 @@ std::string show_run_text(const std::string& store_path, const std::string& run,
   Brief b = brief(info.kind, rep);
   if (info.kind == "run" && !b.out_dir.empty() && fs::exists(fs::path(b.out_dir) / "report.txt"))
     return slurp(fs::path(b.out_dir) / "report.txt");
+  if (info.kind == "verify") {  // its table, as printed (experiment/verify_report.cpp writes it)
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    std::string dir = parser.parse(rep).get(doc) ? std::string() : str_at(doc, "out_dir");
+    if (!dir.empty() && fs::exists(fs::path(dir) / "verify.txt")) return slurp(fs::path(dir) / "verify.txt");
+  }
   // A run whose directory is gone, or an experiment (lab, loader, max-batch), whose tables are
   // in its JSON: the verdict or outcome and the findings.
   std::string out = fmt::format("{} {}: {}  [exit {}, {}]\n{}\n", info.kind, info.id, redact_command_line(info.command), info.exit_code,

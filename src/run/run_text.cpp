@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "diagnose/thresholds.h"
 #include "report/report.h"
 #include "util/format.h"
 #include "util/redact.h"
@@ -80,8 +81,11 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
       o += fmt::format("  gradient accumulation: {} backward() per optimizer step\n", e.grad_accum_steps);
     if (e.gpu_ms >= 0) o += fmt::format("  GPU time per step {:.2f} ms ({} of the step)\n", e.gpu_ms, pct(e.gpu_ms, step));
     if (e.sample_getitem_ms >= 0)
-      o += fmt::format("  loading: {:.3f} ms per sample in __getitem__, {:.3f} ms per batch in collate\n",
-                       e.sample_getitem_ms, std::max(0.0, e.collate_ms));
+      o += fmt::format("  loading: {:.3f} ms per sample in __getitem__, {:.3f} ms per batch in collate{}\n",
+                       e.sample_getitem_ms, std::max(0.0, e.collate_ms),
+                       e.loading_cpu_share < 0 ? std::string()
+                                               : fmt::format("; CPU {:.0f}% of its wall time ({})", 100 * e.loading_cpu_share,
+                                                             e.loading_cpu_share < diagnose::th::kLoadingWaitsCpuShare ? "it waits" : "it computes"));
     if (e.h2d_copies > 0)
       o += fmt::format("  H2D copies per step: {} ({}), {} from pageable memory, {} blocking\n", e.h2d_copies,
                        human_bytes(static_cast<double>(e.h2d_bytes_per_step)), e.h2d_pageable, e.h2d_blocking);
@@ -106,6 +110,11 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
       o += fmt::format(", DataLoader(batch_size={}, num_workers={}, pin_memory={})", l.batch_size, l.num_workers,
                        l.pin_memory ? "True" : "False");
     o += fmt::format(", {} torch threads{}\n", e.torch_threads, reset);
+  }
+  if (!r.overrides.empty()) {
+    o += fmt::format("\n{}Overrides{} (--set, applied at run time; your code is unchanged):\n", bold, reset);
+    for (const auto& ov : r.overrides)
+      o += fmt::format("  {}={}: {}{}\n", ov.key, ov.value, ov.applied ? "applied: " : "not applied: ", ov.reason);
   }
   o += host_text(r.job, &e);
   for (const auto& n : e.notes) o += fmt::format("  note: {}\n", n);

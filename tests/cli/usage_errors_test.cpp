@@ -54,6 +54,10 @@ TEST(UsageErrors, RangeAndValidationErrorsAreOneLine) {
   expect_usage_error("loader m.py:f --batches x", "loader: --batches: x is not a positive number");
   expect_usage_error("runs -n -1", "runs: --limit: -1 is not a number >= 0");
   expect_usage_error("runs --kind bogus", "runs: --kind: ");
+  // --set: an unknown key or a bad value is a usage error before anything runs.
+  expect_usage_error("run --set dataloader.workers=4 -- true", "run: --set: unknown key 'dataloader.workers' (known: ");
+  expect_usage_error("run --set threads=zero -- true", "run: --set: threads: expected N >= 1, got 'zero'");
+  expect_usage_error("verify --steps 5 -- true", "verify: --steps: ");
 }
 
 TEST(UsageErrors, MissingAndUnexpectedArguments) {
@@ -69,7 +73,7 @@ TEST(UsageErrors, MissingAndUnexpectedArguments) {
 
 TEST(UsageErrors, EveryCommandRejectsAnUnknownFlagInOneLine) {
   for (const char* c : {"analyze", "doctor", "serve", "lab", "loader", "max-batch", "compare", "run", "runs", "report",
-                        "watch", "snapshot"})
+                        "watch", "snapshot", "verify"})
     expect_usage_error(fmt::format("{} --not-a-flag", c), fmt::format("trainscope: {}: ", c));
 }
 

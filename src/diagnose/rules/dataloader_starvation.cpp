@@ -7,22 +7,10 @@
 #include <fmt/format.h>
 
 #include "diagnose/diagnose.h"
+#include "diagnose/loader_model.h"
 #include "diagnose/rules/rule.h"
 
 namespace ts::diagnose::rules {
-namespace {
-
-// Workers needed so that loading one batch (per_batch_ms on one core) keeps up with the GPU's
-// step (gpu_step_ms): ceil(load / step), plus one to absorb jitter; capped at the usable
-// cores minus the main process.
-int workers_for(double per_batch_ms, double gpu_step_ms, int cores) {
-  if (per_batch_ms <= 0 || gpu_step_ms <= 0) return -1;
-  int n = static_cast<int>(std::ceil(per_batch_ms / gpu_step_ms)) + 1;
-  if (cores > 1) n = std::min(n, cores - 1);
-  return std::max(n, 1);
-}
-
-}  // namespace
 
 std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   if (cpu_saturated(ev)) return std::nullopt;
@@ -32,6 +20,9 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   int workers = -1;
   std::string workers_how;
   int current_workers = -1;
+  // The model's prediction for the recommended workers (loader_model.h); empty when unsized.
+  std::optional<LoaderPlan> plan;
+  LoaderModelInput model;
   // On a CPU-only run there is no GPU to starve: the training loop itself waits, and the step
   // that consumes the batches is the CPU's (its evidence and text say so; the id stays).
   bool no_gpu = agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);
@@ -58,22 +49,32 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
       add(f, "sample_cost_ms", a->sample_getitem_ms, "ms");
       add(f, "batch_load_ms", per_batch, "ms");
       add(f, step_name, gpu_step, "ms");
-      workers = workers_for(per_batch, gpu_step, cores);
+      model = {a->step_ms, gpu_step, per_batch, a->loading_cpu_share, cores, std::max(0, current_workers)};
+      plan = plan_workers(model);
+      workers = plan->workers;
+      if (a->loading_cpu_share >= 0) add(f, "loading_cpu_pct", 100 * a->loading_cpu_share, "%");
+      std::string kind =
+          a->loading_cpu_share < 0 ? "loading is taken as computing (its CPU time was not measured)"
+          : plan->waits ? fmt::format("loading waits (its CPU time is {:.0f}% of its wall time: storage, network or "
+                                      "sleep), so workers mostly sleep and more of them than the cores help",
+                                      100 * a->loading_cpu_share)
+                        : fmt::format("loading computes (its CPU time is {:.0f}% of its wall time), so workers "
+                                      "cannot use more cores than the main process leaves",
+                                      100 * a->loading_cpu_share);
       workers_how = fmt::format(
-          "one batch costs {:.1f} ms of CPU ({} samples x {:.2f} ms + collate) and {} "
-          "{:.1f} ms per step, so ceil({:.1f} / {:.1f}) + 1 = {} workers keep it fed",
+          "one batch takes {:.1f} ms to load ({} samples x {:.2f} ms + collate) and {} {:.1f} ms per step, so "
+          "ceil({:.1f} / {:.1f}) + 1 = {} workers would keep it fed; {}{}",
           per_batch, bs, a->sample_getitem_ms, consumer, gpu_step, per_batch, gpu_step,
-          workers_for(per_batch, gpu_step, 0));
-      if (cores > 1 && workers < workers_for(per_batch, gpu_step, 0))
-        workers_how += fmt::format(" (capped at {} usable cores minus the main process)", cores);
+          static_cast<int>(std::ceil(per_batch / gpu_step)) + 1, kind,
+          plan->cap_reason.empty() ? "" : " (" + plan->cap_reason + ")");
     }
   } else if (const auto* t = trace_with_steps(ev)) {
     pct = t->steps.pct(t->steps.total.dataloader);
     if (pct < th::kDataloaderPct) return std::nullopt;
     f = make("dataloader-starvation", Bottleneck::DataPipeline, "trace");
     size_t n = std::max<size_t>(1, t->steps.steps.size());
-    // Exposed DataLoader time (nothing else ran) is what a fix gives back; the host time inside
-    // the DataLoader calls, when known, is what one batch costs to load.
+    // Exposed DataLoader time (nothing else ran) is what a fix gives back at most; the host time
+    // inside the DataLoader calls, when known, is what one batch costs to load.
     double dl_ms = t->steps.total.dataloader / 1e6 / n;
     double step_ms = t->steps.total_ns / 1e6 / n;
     add(f, "dataloader_pct", pct, "%");
@@ -85,13 +86,17 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     add(f, "step_ms", step_ms, "ms");
     if (t->gpu.present) add(f, "gpu_idle_pct", t->gpu.idle_pct, "%");
     // In a single-process loader the DataLoader time is the whole cost of a batch and the rest
-    // of the step is the model's: that ratio sizes the worker pool.
-    workers = workers_for(dl_ms, step_ms - dl_ms, cores);
+    // of the step is the model's: that ratio sizes the worker pool. A trace cannot tell waiting
+    // from computing, so the loading is taken as computing (capped at the cores).
+    model = {step_ms, step_ms - dl_ms, dl_ms, -1, cores, 0};
+    plan = plan_workers(model);
+    workers = plan->workers;
     if (workers > 0)
       workers_how = fmt::format(
           "if this run loaded in the main process (num_workers=0), a batch costs {:.1f} ms and the "
-          "rest of the step {:.1f} ms, so ceil({:.1f} / {:.1f}) + 1 = {} workers hide the loading",
-          dl_ms, step_ms - dl_ms, dl_ms, step_ms - dl_ms, workers);
+          "rest of the step {:.1f} ms, so ceil({:.1f} / {:.1f}) + 1 = {} workers hide the loading{}",
+          dl_ms, step_ms - dl_ms, dl_ms, step_ms - dl_ms, static_cast<int>(std::ceil(dl_ms / (step_ms - dl_ms))) + 1,
+          plan->cap_reason.empty() ? "" : " (" + plan->cap_reason + ")");
   } else if (ev.samples && ev.samples->nvml && ev.samples->gpu_pattern == "sawtooth" &&
              ev.samples->gpu_util_mean_pct >= 0 && ev.samples->gpu_util_mean_pct < th::kSawtoothGpuMeanPct) {
     f = make("dataloader-starvation", Bottleneck::DataPipeline, "samples");
@@ -107,17 +112,41 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   if (ev.loader && ev.loader->recommended_workers > 0) {
     workers = ev.loader->recommended_workers;
     workers_how = fmt::format("the DataLoader sweep measured {} workers as the smallest that keeps up", workers);
+    if (plan && model.load_ms > 0) {
+      plan->workers = workers;
+      plan->predicted_step_ms = predicted_step_ms(model, workers);
+      plan->speedup = model.step_ms / plan->predicted_step_ms;
+    }
   }
   if (double busy = cpu_busy_pct_of_budget(ev); busy >= 0) add(f, "cpu_busy_pct", busy, "%");
   if (workers > 0) add(f, "recommended_num_workers", workers, "count");
 
-  f.recoverable_fraction = std::clamp(pct / 100.0, 0.0, 0.95);
+  // The gain is the recommended fix's: the model's step with those workers, never more than
+  // removing the whole wait. Without a sized fix (samples only) it is the whole wait, "up to".
+  double whole = std::clamp(pct / 100.0, 0.0, 0.95);
+  f.recoverable_fraction = whole;
+  if (plan && plan->predicted_step_ms > 0) {
+    add(f, "predicted_step_ms", plan->predicted_step_ms, "ms");
+    f.recoverable_fraction = std::clamp(1 - plan->predicted_step_ms / model.step_ms, 0.0, whole);
+  }
   f.severity = severity_for(f.recoverable_fraction);
   if (f.source != "samples") f.confidence = 0.9;
   f.title = fmt::format("{} waiting for data: loading takes {:.0f}% of each step",
                         no_gpu ? "Training loop" : "GPU", pct);
-  f.gain = fmt::format("data wait is {:.0f}% of the step: removing it gives {}", pct,
-                       gain_text(f.recoverable_fraction));
+  if (plan && plan->predicted_step_ms > 0) {
+    double x = speedup(f.recoverable_fraction);
+    f.gain = fmt::format("num_workers={} gives about {:.1f}x (step {:.1f} -> {:.1f} ms: a batch every {:.1f} ms, "
+                         "compute {:.1f} ms, hand-over {:.1f} ms)",
+                         workers, x, model.step_ms, model.step_ms / x, plan->period_ms > 0 ? plan->period_ms : model.load_ms / workers,
+                         model.compute_ms, th::kWorkerHandoverMs);
+    if (x < 1 + th::kLoaderNoGainMargin)
+      f.gain += fmt::format("; more workers cannot help: {}", model.cpu_share >= th::kLoadingWaitsCpuShare || model.cpu_share < 0
+                                                                  ? "the loading itself computes on the cores there are: make it cheaper (cache, vectorise, move augmentation to the GPU)"
+                                                                  : "the loop's own compute is the step");
+  } else {
+    f.gain = fmt::format("data wait is {:.0f}% of the step: hiding it entirely gives {}", pct,
+                         gain_text(f.recoverable_fraction));
+  }
   f.explanation = no_gpu
       ? "The training loop spends this share of every step waiting for the DataLoader to hand over the "
         "next batch, and the model's computation waits with it. The CPU is not saturated, so the "
@@ -130,22 +159,23 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   if (!workers_how.empty()) f.explanation += " Sizing: " + workers_how + ".";
   std::string n = workers > 0 ? std::to_string(workers) : "8";
   // Pinned memory and non_blocking copies only matter when batches go to a GPU.
-  f.fix = fmt::format(
-      "Load in parallel: num_workers={}{}, persistent_workers=True (no respawn each epoch), "
-      "prefetch_factor=4{}.",
-      n, workers > 0 ? "" : " (start at physical cores / 2 and sweep)",
-      no_gpu ? "" : ", pin_memory=True with .cuda(non_blocking=True)");
+  f.fix = fmt::format("Load in parallel: num_workers={}{}, persistent_workers=True (no respawn each epoch){}.", n,
+                      workers > 0 ? "" : " (start at physical cores / 2 and sweep)",
+                      no_gpu ? "" : ", pin_memory=True with .cuda(non_blocking=True)");
   f.fix_code = no_gpu ? fmt::format(
                             "loader = DataLoader(dataset, batch_size=BS, shuffle=True,\n"
-                            "                    num_workers={}, persistent_workers=True,\n"
-                            "                    prefetch_factor=4)",
+                            "                    num_workers={}, persistent_workers=True)",
                             n)
                       : fmt::format(
                             "loader = DataLoader(dataset, batch_size=BS, shuffle=True,\n"
-                            "                    num_workers={}, persistent_workers=True,\n"
-                            "                    prefetch_factor=4, pin_memory=True)\n"
+                            "                    num_workers={}, persistent_workers=True, pin_memory=True)\n"
                             "xb = xb.cuda(non_blocking=True)",
                             n);
+  // What `trainscope verify` applies at run time: the sized fix only (an unsized one is a sweep).
+  if (workers > 0) {
+    f.fix_settings = {{"dataloader.num_workers", n}, {"dataloader.persistent_workers", "true"}};
+    if (!no_gpu) f.fix_settings.insert(f.fix_settings.end(), {{"dataloader.pin_memory", "true"}, {"copy.non_blocking", "true"}});
+  }
   return f;
 }
 

@@ -100,6 +100,7 @@ std::optional<Finding> fp32_gemm(const Evidence& ev) {
         "    loss = loss_fn(model(xb), yb)\n"
         "loss.backward()" +
         std::string(tf32_on ? "" : "\n# smaller step, one line: torch.set_float32_matmul_precision(\"high\")  # TF32");
+    f.fix_settings = {{"autocast", "bf16"}};  // fp16 needs a GradScaler in the loop: a code change
   } else {
     f.explanation += " This GPU (compute capability 7.x) has fp16 Tensor Cores but no bf16: use "
                      "fp16 autocast with a GradScaler, which keeps small gradients from underflowing.";

@@ -93,6 +93,7 @@ std::optional<Finding> launch_bound(const Evidence& ev) {
     f.fix_code = "model = torch.compile(model)  # fuses small kernels\n"
                  "# launch overhead gone entirely: torch.compile(model, mode=\"reduce-overhead\")";
   }
+  f.fix_settings = {{"compile", compiled ? "reduce-overhead" : "true"}};
   return f;
 }
 

@@ -69,6 +69,7 @@ std::optional<Finding> pageable_memcpy(const Evidence& ev) {
       "for xb, yb in loader:\n"
       "    xb = xb.cuda(non_blocking=True)\n"
       "    yb = yb.cuda(non_blocking=True)";
+  f.fix_settings = {{"dataloader.pin_memory", "true"}, {"copy.non_blocking", "true"}};
   return f;
 }
 

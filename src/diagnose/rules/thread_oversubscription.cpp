@@ -75,6 +75,7 @@ std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& 
       intra > 0 ? fmt::format(", torch.get_num_threads()={}", intra) : std::string());
   f.fix = fix_text(per_proc);
   f.fix_code = fix_code(per_proc);
+  f.fix_settings = {{"threads", std::to_string(per_proc)}};
   return f;
 }
 
@@ -109,6 +110,7 @@ std::optional<Finding> thread_oversubscription(const Evidence& ev) {
   f.explanation = kExplanation;
   f.fix = fix_text(per_proc);
   f.fix_code = fix_code(per_proc);
+  f.fix_settings = {{"threads", std::to_string(per_proc)}};
   return f;
 }
 

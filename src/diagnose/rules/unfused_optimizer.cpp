@@ -60,15 +60,18 @@ std::optional<Finding> unfused_optimizer(const Evidence& ev) {
     f.fix = adam ? fmt::format("torch.optim.{}(..., fused=True) on PyTorch >= 2.0; foreach=True before that.", cls)
                  : fmt::format("torch.optim.{}(..., foreach=True) (the default on CUDA since 2.0; fused=True from 2.4).", cls);
     f.fix_code = fmt::format("opt = torch.optim.{}(model.parameters(), lr=lr, {}=True)", cls, adam ? "fused" : "foreach");
+    f.fix_settings = {{adam ? "optimizer.fused" : "optimizer.foreach", "true"}};
     return f;
   }
   if (has_fused) {
     f.fix = fmt::format("torch.optim.{}(..., fused=True){}", cls,
                         known ? "" : " (PyTorch >= 2.0; on older versions foreach=True)");
     f.fix_code = fmt::format("opt = torch.optim.{}(model.parameters(), lr=lr, fused=True)", cls);
+    f.fix_settings = {{"optimizer.fused", "true"}};
   } else if (has_foreach) {
     f.fix = fmt::format("The installed PyTorch's {} has no fused=: use foreach=True.", cls);
     f.fix_code = fmt::format("opt = torch.optim.{}(model.parameters(), lr=lr, foreach=True)", cls);
+    f.fix_settings = {{"optimizer.foreach", "true"}};
   } else {
     f.fix = "Upgrade PyTorch (>= 2.0) for foreach/fused optimizers.";
     f.fix_code = "pip install -U torch";

@@ -1,0 +1,56 @@
+// trainscope verify [options] -- COMMAND ...: apply trainscope's fixes to the unchanged script,
+// re-run it and set the measured gain beside the predicted one (logic: experiment/verify.*).
+#include <cstdio>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "experiment/store_result.h"
+#include "experiment/verify.h"
+
+namespace ts::cli {
+
+void register_verify(CLI::App& app) {
+  struct Opts {
+    experiment::VerifyOptions v;
+    bool json = false, no_store = false, no_sample = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("verify", "Apply the recommended fixes to your unchanged script, re-run it and "
+                                           "measure each fix's gain beside the predicted one");
+  cmd->footer(
+      "Example: trainscope verify --steps 200 -- python train.py\n"
+      "Runs the command once as it is (the baseline, diagnosed like `trainscope run`), then once per fix of the top\n"
+      "findings that can be applied at run time (the `run --set` settings: DataLoader workers, pinned memory,\n"
+      "non-blocking copies, bf16 autocast, torch.compile, fused/foreach optimizers, threads, zero_grad), and once\n"
+      "with all of them. Each run stops after --steps steps; all are measured alike: the mean step over the same\n"
+      "steps after warm-up, before the profiler window. The command's own output goes to stderr.");
+  cmd->add_option("--steps", o->v.steps, "Steps per run (the script must run at least this long, or it is measured "
+                                         "over the steps it makes)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{30}, int64_t{1000000}));
+  cmd->add_option("--top", o->v.top, "Fixes of the top N findings are tried")->capture_default_str()->check(CLI::Range(1, 20));
+  cmd->add_option("--out", o->v.out_dir, "Output directory (default trainscope-runs/verify-<UTC time>/)");
+  cmd->add_flag("--no-sample", o->no_sample, "No hardware sampling (then DataLoader workers are not capped by the cores)");
+  cmd->add_flag("--json", o->json, "Print one JSON object (schema trainscope.verify/1) instead of the table");
+  cmd->add_flag("--no-store", o->no_store, "Do not record the result in the run store");
+  cmd->add_option("command", o->v.command, "The command to run, after --")->expected(-1)->required();
+  cmd->callback([o] {
+    o->v.progress = !globals().quiet;
+    o->v.sample = !o->no_sample;
+    double started = experiment::unix_now();
+    auto r = experiment::run_verify(o->v);
+    std::string json = experiment::verify_json(r);
+    experiment::save_verify(r);
+    std::fflush(stderr);
+    fmt::print("{}", o->json ? json : experiment::verify_text(r));
+    std::fflush(stdout);
+    if (!o->no_store) {
+      std::string cmdline = "trainscope verify --";
+      for (const auto& a : o->v.command) cmdline += " " + a;
+      int64_t id = experiment::store_experiment("verify", cmdline, json, started, experiment::unix_now());
+      if (id >= 0 && !globals().quiet) fmt::print(stderr, "trainscope: stored as run {}\n", id);
+    }
+  });
+}
+
+}  // namespace ts::cli

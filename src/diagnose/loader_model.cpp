@@ -1,0 +1,56 @@
+#include "diagnose/loader_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "diagnose/thresholds.h"
+
+namespace ts::diagnose {
+namespace {
+
+double cpu_share_or_one(const LoaderModelInput& in) { return in.cpu_share >= 0 ? std::min(in.cpu_share, 1.0) : 1.0; }
+// Cores the workers can load on: the main process keeps one for the loop.
+int free_cores(const LoaderModelInput& in) { return in.cores > 0 ? std::max(1, in.cores - 1) : 0; }
+
+}  // namespace
+
+double predicted_step_ms(const LoaderModelInput& in, int workers) {
+  if (workers <= 0) return in.compute_ms + in.load_ms;
+  double period = in.load_ms / workers;
+  if (int free = free_cores(in); free > 0) period = std::max(period, in.load_ms * cpu_share_or_one(in) / free);
+  return std::max(in.compute_ms, period) + th::kWorkerHandoverMs;
+}
+
+LoaderPlan plan_workers(const LoaderModelInput& in) {
+  LoaderPlan p;
+  if (in.load_ms <= 0 || in.compute_ms <= 0) return p;
+  double share = cpu_share_or_one(in);
+  p.waits = in.cpu_share >= 0 && in.cpu_share < th::kLoadingWaitsCpuShare;
+  int want = static_cast<int>(std::ceil(in.load_ms / in.compute_ms)) + 1;
+  int free = free_cores(in);
+  if (p.waits) {
+    // Waiting workers sleep: as many fit as the free cores can serve their CPU part
+    // (free / cpu_share), up to the process ceiling.
+    p.cap = th::kMaxLoaderWorkers;
+    if (free > 0 && share > 0) p.cap = std::min(p.cap, std::max(1, static_cast<int>(free / share)));
+    if (want > p.cap)
+      p.cap_reason = p.cap == th::kMaxLoaderWorkers
+                         ? fmt::format("capped at {} worker processes", th::kMaxLoaderWorkers)
+                         : fmt::format("capped at {}: their CPU share fills the {} free core{}", p.cap, free,
+                                       free == 1 ? "" : "s");
+  } else {
+    p.cap = free > 0 ? free : th::kMaxLoaderWorkers;
+    if (want > p.cap)
+      p.cap_reason = free > 0 ? fmt::format("capped at {} usable cores minus the main process", in.cores)
+                              : fmt::format("capped at {} worker processes", th::kMaxLoaderWorkers);
+  }
+  p.workers = std::clamp(want, 1, p.cap);
+  p.period_ms = in.load_ms / p.workers;
+  if (free > 0) p.period_ms = std::max(p.period_ms, in.load_ms * share / free);
+  p.predicted_step_ms = predicted_step_ms(in, p.workers);
+  p.speedup = p.predicted_step_ms > 0 ? in.step_ms / p.predicted_step_ms : 1;
+  return p;
+}
+
+}  // namespace ts::diagnose

@@ -1,0 +1,40 @@
+#pragma once
+// The DataLoader model behind dataloader-starvation's worker count and predicted gain
+// (docs/FINDINGS.md, "Sizing num_workers"). With W worker processes the loop gets a batch every
+//   period(W) = max(load / W, load x cpu_share / free_cores)
+// (W batches load at once; loading that computes cannot use more cores than the main process
+// leaves free), and a step takes
+//   step(W) = max(compute, period(W)) + hand-over        (W >= 1)
+//   step(0) = compute + load                              (loading inside the loop)
+// Loading that waits (storage, network, sleep: CPU time well below wall time) is sized past the
+// cores; loading that computes is capped at the cores the main process leaves.
+#include <string>
+
+namespace ts::diagnose {
+
+struct LoaderModelInput {
+  double step_ms = 0;        // the step now (median)
+  double compute_ms = 0;     // the consumer's time per step: GPU step, else the loop's compute
+  double load_ms = 0;        // one batch loaded in one process: wall time (samples x getitem + collate)
+  double cpu_share = -1;     // loading's CPU time / its wall time (0-1); -1 unknown: taken as computing
+  int cores = 0;             // usable cores; 0 unknown (no CPU limit)
+  int current_workers = 0;   // the DataLoader's num_workers now
+};
+
+struct LoaderPlan {
+  int workers = -1;          // recommended num_workers
+  bool waits = false;        // loading mostly waits (cpu_share below th::kLoadingWaitsCpuShare)
+  int cap = 0;               // the most workers that help (0: none)
+  std::string cap_reason;    // why the cap, "" when not reached
+  double period_ms = 0;      // a batch every period_ms with `workers`
+  double predicted_step_ms = 0;
+  double speedup = 1;        // step_ms / predicted_step_ms
+};
+
+// The step predicted with `workers` worker processes (0: loading in the loop).
+double predicted_step_ms(const LoaderModelInput& in, int workers);
+// The recommended worker count: enough to deliver a batch per compute step, plus one spare for
+// jitter, within the cap; and its predicted step and speedup.
+LoaderPlan plan_workers(const LoaderModelInput& in);
+
+}  // namespace ts::diagnose

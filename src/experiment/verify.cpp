@@ -1,0 +1,252 @@
+#include "experiment/verify.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/thresholds.h"
+#include "run/run_session.h"
+#include "util/error.h"
+
+namespace ts::experiment {
+namespace fs = std::filesystem;
+namespace th = diagnose::th;
+
+namespace {
+
+std::string default_out_dir() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "trainscope-runs/verify-%Y%m%d-%H%M%S", &tm);
+  std::string dir = buf;
+  for (int i = 2; fs::exists(dir); ++i) dir = fmt::format("{}-{}", buf, i);
+  return dir;
+}
+
+void say(const VerifyOptions& opt, const std::string& line) {
+  if (opt.progress) fmt::print(stderr, "trainscope verify: {}\n", line);
+}
+
+// One `trainscope run` of the command with `settings`; its steps and diagnosis for the caller.
+VerifyRun one_run(const VerifyOptions& opt, const std::string& label, const std::string& dir,
+                  const std::vector<run::Override>& settings, std::vector<run::StepRecord>& steps,
+                  std::optional<diagnose::Diagnosis>& diagnosis) {
+  VerifyRun v;
+  v.label = label;
+  v.settings = settings;
+  run::RunOptions ro;
+  ro.command = opt.command;
+  ro.out_dir = dir;
+  ro.steps = opt.steps;
+  // Every run profiles the same last steps, so the measured range before them is alike in all.
+  ro.profile_first = std::max<int64_t>(2, opt.steps - th::kVerifyProfileSteps);
+  ro.profile_last = opt.steps - 1;
+  ro.sample = opt.sample;
+  ro.store = false;  // the verify result is stored once, as kind "verify"
+  ro.quiet = !opt.progress;
+  ro.live = false;
+  ro.overrides = settings;
+  ro.child_stdout_to_stderr = true;  // stdout carries the table or the JSON only
+  run::RunResult res = run::run_session(ro);
+  v.out_dir = res.out_dir;
+  v.exit_code = res.exit.shell_code();
+  v.steps = res.agent.evidence.steps;
+  v.outcomes = res.overrides;
+  if (res.diagnosis)
+    for (const auto& f : res.diagnosis->findings) v.findings.push_back(f.id);
+  diagnosis = res.diagnosis;
+  steps = res.agent.steps;
+  return v;
+}
+
+}  // namespace
+
+double mean_step_ms(const std::vector<run::StepRecord>& steps, int64_t first, int64_t last) {
+  if (first < 1 || last < first) return -1;
+  std::map<int64_t, int64_t> t_end;  // step -> end time
+  for (const auto& s : steps) t_end[s.step] = s.t_end_ns;
+  if (t_end.empty() || t_end.rbegin()->first < last) return -1;
+  // The last recorded step at or before first - 1 and at or before last.
+  auto a = t_end.upper_bound(first - 1);
+  auto b = t_end.upper_bound(last);
+  if (a == t_end.begin() || b == t_end.begin()) return -1;
+  --a, --b;
+  if (b->first <= a->first) return -1;
+  return (b->second - a->second) / 1e6 / static_cast<double>(b->first - a->first);
+}
+
+std::pair<int64_t, int64_t> measured_range(int64_t steps) {
+  // Warm-up first (allocator, worker start-up, compilation); then up to the step before the
+  // profiler window (the last kVerifyProfileSteps steps before the final one).
+  return {th::kVerifyWarmupSteps + 1, steps - th::kVerifyProfileSteps - 1};
+}
+
+std::string settings_text(const std::vector<run::Override>& s) {
+  std::string out;
+  for (const auto& [k, v] : s) out += (out.empty() ? "" : " ") + k + "=" + v;
+  return out;
+}
+
+namespace {
+
+// The speedup a finding predicts for its fix: its model's step over the step now when the rule
+// gives one (a fix predicted to slow the step down shows as < 1x), else 1 / (1 - recoverable).
+double predicted(const diagnose::Finding& f) {
+  double now = -1, then = -1;
+  for (const auto& e : f.evidence) {
+    if (e.name == "step_ms") now = e.value;
+    if (e.name == "predicted_step_ms") then = e.value;
+  }
+  return now > 0 && then > 0 ? now / then : diagnose::speedup(f.recoverable_fraction);
+}
+
+std::string not_applied_text(const std::vector<run::OverrideOutcome>& outcomes) {
+  std::string s;
+  for (const auto& o : outcomes)
+    if (!o.applied) s += (s.empty() ? "" : "; ") + o.key + ": " + o.reason;
+  return s;
+}
+
+void measure(VerifyRun& v, const std::vector<run::StepRecord>& steps, int64_t first, int64_t last) {
+  v.step_ms = mean_step_ms(steps, first, last);
+  if (v.step_ms < 0)
+    v.problem = v.exit_code != 0 ? fmt::format("the run failed (exit status {}) after {} steps", v.exit_code, v.steps)
+                                 : fmt::format("the run ended after {} steps, before step {}", v.steps, last);
+}
+
+}  // namespace
+
+VerifyResult run_verify(const VerifyOptions& opt) {
+  if (opt.command.empty()) throw UserError("verify: no command given (usage: trainscope verify [options] -- COMMAND ...)");
+  VerifyResult r;
+  r.command = opt.command;
+  r.steps = opt.steps;
+  r.out_dir = opt.out_dir.empty() ? default_out_dir() : opt.out_dir;
+  std::error_code ec;
+  fs::create_directories(r.out_dir, ec);
+  if (ec || !fs::is_directory(r.out_dir))
+    throw UserError(r.out_dir + ": cannot create the output directory: " + ec.message());
+  r.out_dir = fs::absolute(r.out_dir).lexically_normal().string();
+  std::tie(r.first_step, r.last_step) = measured_range(opt.steps);
+
+  // 1. Baseline and its diagnosis.
+  say(opt, fmt::format("baseline run ({} steps)", opt.steps));
+  std::vector<run::StepRecord> steps;
+  std::optional<diagnose::Diagnosis> diag;
+  r.baseline = one_run(opt, "baseline", r.out_dir + "/baseline", {}, steps, diag);
+  if (r.baseline.steps == 0)
+    throw UserError(fmt::format("verify: the baseline run made no training steps (exit status {}); see {}",
+                                r.baseline.exit_code, r.baseline.out_dir));
+  if (r.baseline.steps < opt.steps) {
+    // The script ended by itself first: measure what every run can reach.
+    r.last_step = std::min(r.last_step, r.baseline.steps);
+    r.notes.push_back(fmt::format("the script ended by itself after {} steps (--steps {}): runs are measured over "
+                                  "steps {}-{}",
+                                  r.baseline.steps, opt.steps, r.first_step, r.last_step));
+  }
+  if (r.last_step - r.first_step + 1 < th::kVerifyMinMeasuredSteps)
+    throw UserError(fmt::format("verify: only {} steps after warm-up (steps {}-{}); at least {} are needed: give the "
+                                "script more steps (--steps, and its own step count)",
+                                std::max<int64_t>(0, r.last_step - r.first_step + 1), r.first_step, r.last_step,
+                                th::kVerifyMinMeasuredSteps));
+  measure(r.baseline, steps, r.first_step, r.last_step);
+  if (r.baseline.step_ms <= 0) throw UserError("verify: the baseline run was not measured: " + r.baseline.problem);
+  say(opt, fmt::format("baseline: {:.2f} ms per step (steps {}-{}), {} finding{}", r.baseline.step_ms, r.first_step,
+                       r.last_step, diag ? diag->findings.size() : 0, diag && diag->findings.size() == 1 ? "" : "s"));
+
+  // 2. The fixes to try: the top findings' run-time settings, each set once.
+  std::vector<const diagnose::Finding*> chosen;
+  std::vector<std::string> seen;
+  if (diag) {
+    int rank = 0;
+    for (const auto& f : diag->findings) {
+      r.baseline_titles.push_back(fmt::format("{} ({})", f.title, f.id));
+      if (rank++ >= opt.top) continue;
+      if (f.fix_settings.empty()) {
+        if (f.id != "compute-bound")
+          r.notes.push_back(fmt::format("{}: its fix is a code change trainscope cannot apply at run time", f.id));
+        continue;
+      }
+      std::string key = settings_text(f.fix_settings);
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+      seen.push_back(key);
+      chosen.push_back(&f);
+    }
+  }
+  int total = static_cast<int>(chosen.size()) + (chosen.size() >= 2 ? 1 : 0);
+  int i = 0;
+  auto try_fix = [&](VerifyFix& fx, const std::string& dir) {
+    say(opt, fmt::format("[{}/{}] {}: --set {}", ++i, total, fx.finding, settings_text(fx.settings)));
+    std::vector<run::StepRecord> s;
+    std::optional<diagnose::Diagnosis> d;
+    try {
+      fx.run = one_run(opt, fx.finding, dir, fx.settings, s, d);
+    } catch (const std::exception& e) {
+      fx.run.label = fx.finding;
+      fx.run.problem = e.what();
+      return;
+    }
+    measure(fx.run, s, r.first_step, r.last_step);
+    if (fx.run.step_ms > 0) fx.measured_speedup = r.baseline.step_ms / fx.run.step_ms;
+    fx.not_applied = not_applied_text(fx.run.outcomes);
+    say(opt, fx.run.step_ms > 0 ? fmt::format("{}: {:.2f} ms per step, {:.2f}x (predicted {:.2f}x)", fx.finding,
+                                              fx.run.step_ms, fx.measured_speedup, fx.predicted_speedup)
+                                : fx.finding + ": not measured: " + fx.run.problem);
+  };
+  for (const auto* f : chosen) {
+    VerifyFix fx;
+    fx.finding = f->id;
+    fx.title = f->title;
+    fx.settings = f->fix_settings;
+    fx.code = f->fix_code;
+    fx.predicted_speedup = predicted(*f);
+    try_fix(fx, fmt::format("{}/fix-{}-{}", r.out_dir, r.fixes.size() + 1, f->id));
+    fx.resolved = fx.run.step_ms > 0 &&
+                  std::find(fx.run.findings.begin(), fx.run.findings.end(), f->id) == fx.run.findings.end();
+    r.fixes.push_back(std::move(fx));
+  }
+  // 3. All of them at once (the first finding's value wins where two set the same key).
+  if (chosen.size() >= 2) {
+    VerifyFix all;
+    all.finding = "all";
+    all.title = "every fix above at once";
+    all.predicted_speedup = 1;
+    std::vector<std::string> ids;
+    for (const auto* f : chosen) {
+      for (const auto& kv : f->fix_settings)
+        if (std::none_of(all.settings.begin(), all.settings.end(), [&](const run::Override& o) { return o.first == kv.first; }))
+          all.settings.push_back(kv);
+      // Their gains multiply when the time each one removes is distinct.
+      all.predicted_speedup *= predicted(*f);
+      ids.push_back(f->id);
+    }
+    try_fix(all, r.out_dir + "/all");
+    all.resolved = all.run.step_ms > 0 && std::none_of(ids.begin(), ids.end(), [&](const std::string& id) {
+                     return std::find(all.run.findings.begin(), all.run.findings.end(), id) != all.run.findings.end();
+                   });
+    r.all = std::move(all);
+  }
+
+  // The verdict: the first fix's outcome, or why nothing was tried.
+  if (!r.fixes.empty()) {
+    const auto& f = r.fixes.front();
+    r.verdict = f.measured_speedup > 0
+                    ? fmt::format("{}: {} measured {:.1f}x, predicted {:.1f}x{}", f.finding, settings_text(f.settings),
+                                  f.measured_speedup, f.predicted_speedup, f.resolved ? " (finding gone)" : "")
+                    : fmt::format("{}: {} not measured: {}", f.finding, settings_text(f.settings), f.run.problem);
+  } else if (diag && !diag->findings.empty()) {
+    r.verdict = fmt::format("nothing to verify: none of the top findings has a fix trainscope can apply at run time "
+                            "(top: {})", diag->findings.front().id);
+  } else {
+    r.verdict = "nothing to verify: the baseline run has no findings";
+  }
+  return r;
+}
+
+}  // namespace ts::experiment

@@ -1,0 +1,76 @@
+#pragma once
+// `trainscope verify`: checks trainscope's own advice on the user's unchanged script. A baseline
+// `trainscope run` and its diagnosis; then, for each of the top findings whose fix can be applied
+// at run time (Finding::fix_settings, applied by the agent as `run --set` overrides), a re-run
+// with that fix, and one with all of them; every run measured over the same step range after
+// warm-up. The result sets each fix's predicted speedup beside the measured one, and says
+// whether the finding is gone.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "run/agent_records.h"
+#include "run/overrides.h"
+
+namespace ts::experiment {
+
+struct VerifyOptions {
+  std::vector<std::string> command;
+  int64_t steps = 200;   // each run stops after this many steps (--steps)
+  int top = 3;           // fixes tried: those of the top N findings
+  std::string out_dir;   // "" = trainscope-runs/verify-<UTC time>/
+  bool progress = true;  // lines on stderr
+  bool sample = true;    // hardware sampling in each run (the CPU budget sizes DataLoader workers)
+};
+
+struct VerifyRun {
+  std::string label;                          // "baseline", a finding id, "all"
+  std::vector<run::Override> settings;        // what --set applied (empty for the baseline)
+  std::vector<run::OverrideOutcome> outcomes;  // the agent's word on each setting
+  std::string out_dir;
+  int exit_code = 0;
+  int64_t steps = 0;         // steps the run made
+  double step_ms = -1;       // mean step over the measured range, -1 when it did not reach it
+  std::vector<std::string> findings;  // finding ids of this run's diagnosis
+  std::string problem;       // why it has no measurement ("" when it has one)
+};
+
+struct VerifyFix {
+  std::string finding, title;                // "all" for the combined run
+  std::vector<run::Override> settings;
+  std::string code;                          // the code change that makes it permanent
+  double predicted_speedup = 1, measured_speedup = -1;  // -1: not measured
+  bool resolved = false;                     // the finding is gone from the re-run's diagnosis
+  std::string not_applied;                   // settings the agent could not apply, and why
+  VerifyRun run;
+};
+
+struct VerifyResult {
+  std::vector<std::string> command;
+  std::string out_dir, verdict;
+  int64_t steps = 0, first_step = 0, last_step = 0;  // the measured range (inclusive)
+  VerifyRun baseline;
+  std::vector<std::string> baseline_titles;          // the baseline's findings, ranked, "title (id)"
+  std::vector<VerifyFix> fixes;                      // one per applicable fix of the top findings
+  std::optional<VerifyFix> all;                      // every fix at once (when there are two or more)
+  std::vector<std::string> notes;                    // findings without a run-time fix, ...
+};
+
+// Pure parts (tested directly).
+// Mean step time over steps first..last (inclusive) from the steps' end times:
+// (t_end[last] - t_end[first - 1]) / (last - first + 1), the nearest recorded steps when some are
+// missing; -1 when the range is not covered. A mean, not a median: workers deliver in bursts.
+double mean_step_ms(const std::vector<run::StepRecord>& steps, int64_t first, int64_t last);
+// The measured range for runs of `steps` steps whose profiler window is the last five steps.
+std::pair<int64_t, int64_t> measured_range(int64_t steps);
+// "a=1 b=2"
+std::string settings_text(const std::vector<run::Override>& s);
+
+VerifyResult run_verify(const VerifyOptions& opt);
+std::string verify_text(const VerifyResult& r);
+std::string verify_json(const VerifyResult& r);
+// Writes verify.txt and verify.json into the result's folder (`trainscope report ID` shows the text).
+void save_verify(const VerifyResult& r);
+
+}  // namespace ts::experiment

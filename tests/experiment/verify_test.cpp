@@ -1,0 +1,76 @@
+// trainscope verify's pure parts: the measured range and the mean step over it (hand-built step
+// records), and the override keys it passes to the agent.
+#include <gtest/gtest.h>
+
+#include "experiment/verify.h"
+#include "run/overrides.h"
+
+namespace ts::experiment {
+namespace {
+
+std::vector<run::StepRecord> steps_ending_at(const std::vector<std::pair<int64_t, int64_t>>& step_end_ms) {
+  std::vector<run::StepRecord> v;
+  for (auto [step, end_ms] : step_end_ms) {
+    run::StepRecord s;
+    s.step = step;
+    s.t_end_ns = end_ms * 1'000'000;
+    v.push_back(s);
+  }
+  return v;
+}
+
+TEST(Verify, MeasuredRangeSkipsWarmUpAndTheProfilerWindow) {
+  // 200 steps: warm-up 1-10, profiler window 195-199 (+ the export in step 200): 11-194.
+  EXPECT_EQ(measured_range(200), (std::pair<int64_t, int64_t>{11, 194}));
+}
+
+TEST(Verify, MeanStepIsTheEndTimeDifferenceOverTheRange) {
+  // Bursty delivery (a worker pool): steps 1-8 end at 10, 11, 12, 40, 41, 42, 70, 71 ms.
+  // Steps 2-7: (70 - 10) / 6 = 10 ms per step, although most single steps take 1 ms.
+  auto s = steps_ending_at({{1, 10}, {2, 11}, {3, 12}, {4, 40}, {5, 41}, {6, 42}, {7, 70}, {8, 71}});
+  EXPECT_DOUBLE_EQ(mean_step_ms(s, 2, 7), 10.0);
+  // A missing record (dropped): step 4 gone, steps 4-6 measured from step 3's end: (42 - 12) / 3.
+  auto gap = steps_ending_at({{1, 10}, {2, 11}, {3, 12}, {5, 41}, {6, 42}});
+  EXPECT_DOUBLE_EQ(mean_step_ms(gap, 4, 6), 10.0);
+  // Not covered: the run ended at step 8.
+  EXPECT_EQ(mean_step_ms(s, 2, 9), -1);
+  EXPECT_EQ(mean_step_ms({}, 1, 2), -1);
+}
+
+TEST(Verify, SettingsText) {
+  EXPECT_EQ(settings_text({{"dataloader.num_workers", "16"}, {"dataloader.persistent_workers", "true"}}),
+            "dataloader.num_workers=16 dataloader.persistent_workers=true");
+}
+
+TEST(Overrides, KnownKeysAndValuesOnly) {
+  EXPECT_EQ(run::check_override("dataloader.num_workers=16"), "");
+  EXPECT_EQ(run::check_override("autocast=bf16"), "");
+  EXPECT_EQ(run::check_override("compile=reduce-overhead"), "");
+  EXPECT_EQ(run::check_override("threads=2"), "");
+  EXPECT_NE(run::check_override("dataloader.workers=4").find("unknown key 'dataloader.workers' (known: "),
+            std::string::npos);
+  EXPECT_NE(run::check_override("num_workers").find("expected KEY=VALUE"), std::string::npos);
+  EXPECT_EQ(run::check_override("dataloader.num_workers=-1"),
+            "dataloader.num_workers: expected N >= 0, got '-1'");
+  EXPECT_EQ(run::check_override("autocast=fp16"), "autocast: expected bf16, got 'fp16'");
+  EXPECT_EQ(run::check_override("dataloader.pin_memory=maybe"), "dataloader.pin_memory: expected true|false, got 'maybe'");
+  EXPECT_EQ(run::check_override("threads=0"), "threads: expected N >= 1, got '0'");
+}
+
+TEST(Overrides, OutcomesComeFromTheAgentsRecords) {
+  run::Records recs;
+  run::TextRecord t;
+  t.kind = "override";
+  t.kv = {{"key", "dataloader.num_workers"}, {"value", "4"}, {"applied", "0"}, {"reason", "no DataLoader in this script"}};
+  recs.texts.push_back(t);
+  auto out = run::override_outcomes({{"dataloader.num_workers", "4"}, {"threads", "1"}}, recs, "the agent gave no answer");
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FALSE(out[0].applied);
+  EXPECT_EQ(out[0].reason, "no DataLoader in this script");
+  EXPECT_FALSE(out[1].applied);  // never answered
+  EXPECT_EQ(out[1].reason, "the agent gave no answer");
+  EXPECT_EQ(run::overrides_env({{"a", "1"}, {"b", "2"}}), "a=1\nb=2\n");
+}
+
+}  // namespace
+}  // namespace ts::experiment
