@@ -11,6 +11,9 @@
 #include <cstdlib>
 #include <string>
 
+#include <ctime>
+
+#include "analysis/passes.h"
 #include "analysis/trace_analysis.h"
 #include "trace/reader.h"
 
@@ -18,6 +21,41 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// This thread's CPU time: unlike wall time, other processes on a busy machine do not inflate it.
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + t.tv_nsec / 1e9;
+}
+
+// Best-of-runs thread CPU time of f().
+template <class F>
+double best_cpu(int runs, F&& f) {
+  double best = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    const double t0 = thread_cpu_s();
+    f();
+    best = std::min(best, thread_cpu_s() - t0);
+  }
+  return best;
+}
+
+// The cost of the step-bound, collectives and timeline passes against the whole analyse(), both
+// in thread CPU time on the same store (docs/BENCHMARKS.md: "New passes' share").
+void time_new_passes(const ts::trace::EventStore& s, int runs) {
+  using namespace ts::analysis;
+  const double whole = best_cpu(runs, [&] { (void)analyse(s); });
+  TraceIndex idx(s);
+  StepSummary steps = analyse_steps(idx, {});
+  const GpuTime gpu = analyse_gpu_time(idx, steps);
+  const double bound = best_cpu(runs, [&] { (void)analyse_step_bound(idx, steps); });
+  const double coll = best_cpu(runs, [&] { (void)analyse_collectives(idx, steps); });
+  std::printf("new passes (thread CPU, best of %d): analyse %.3f s; step_bound %.4f s (%.1f%%), "
+              "collectives %.4f s (%.1f%%)\n",
+              runs, whole, bound, 100 * bound / whole, coll, 100 * coll / whole);
+  (void)gpu;
 }
 
 // Appends copies 1..k-1 of the store's own events, each shifted past the previous copy.
@@ -83,5 +121,6 @@ int main(int argc, char** argv) {
   const double big_s = best_analyse(store);
   std::printf("analyse x%-3d:      %9zu events  %8.3f s  %6.2f M events/s  (%.2fx the time per event of x1)\n",
               copies, nk, big_s, nk / big_s / 1e6, (big_s / nk) / (one_s / n1));
+  time_new_passes(store, runs);
   return 0;
 }
