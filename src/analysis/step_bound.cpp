@@ -15,6 +15,7 @@
 //   cpu_bound               [g0, L.start): the host was busy elsewhere before it launched;
 //   launch_overhead         [L.start, g1): the launch call itself and the queue to the GPU;
 //   unknown                 no event at g1 has a known launch call;
+//   (a zero-duration event, shorter than the trace's resolution, covers nothing but ends a gap);
 //   cpu_bound               the trailing gap after the window's last GPU work (the host ran on);
 //   data_loading            the cpu_bound and unknown parts during which the host was inside a
 //                           DataLoader call (enumerate(DataLoader)#*.__next__): data, not compute,

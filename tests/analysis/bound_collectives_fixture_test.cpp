@@ -172,3 +172,47 @@ TEST(BoundCollectivesFixtures, SampledTraceNamesSendRecvFromTheKernel) {
 
 }  // namespace
 }  // namespace ts::analysis
+
+namespace ts::analysis {
+namespace {
+
+// Two ranks of one job from the NCCL fixture (rank 0 of 2): rank 1 is the same trace with
+// distributedInfo.rank = 1 and every NCCL kernel longer than 200 µs made 100 µs shorter, as if
+// rank 1 reached each all-reduce 100 µs after rank 0 (the other ranks wait inside the kernel; the
+// last one does not). Made by Python at test time from the real file.
+TEST(BoundCollectivesFixtures, LastArrivalAcrossTwoRanks) {
+  if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  const std::filesystem::path dir = ::testing::TempDir() + "/arrival_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string rank1 = (dir / "rank1.json").string();
+  const std::string py =
+      "import gzip,json,sys\n"
+      "d=json.load(gzip.open(sys.argv[1]))\n"
+      "d['distributedInfo']['rank']=1\n"
+      "for e in d['traceEvents']:\n"
+      "  if e.get('cat')=='kernel' and e.get('name','').startswith('ncclKernel') and e['dur']>200:\n"
+      "    e['dur']=round(e['dur']-100,3)\n"
+      "json.dump(d,open(sys.argv[2],'w'))\n";
+  std::ofstream(dir / "make_rank1.py") << py;
+  const std::string cmd = "/usr/bin/python3 '" + (dir / "make_rank1.py").string() + "' '" + fixture(kNccl) + "' '" + rank1 + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const MultiTraceAnalysis m = analyse_traces({fixture(kNccl), rank1}, {}, 1);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(m.one_job) << m.job_basis;
+  // 21 NCCL kernels per rank, same steps and order: all matched. The 15 all-reduces (2.1-6.0 ms)
+  // are 100 µs shorter on rank 1, so rank 1 is last in each; the 6 broadcasts (8-31 µs) are
+  // equal on both ranks: ties, nobody last.
+  EXPECT_EQ(m.arrival.matched_calls, 21);
+  EXPECT_EQ(m.arrival.last_rank, 1);
+  EXPECT_EQ(m.arrival.last_count, 15);
+  // Rank 0 waits 100 µs in each of the 15: 1.5 ms over 3 steps = 500 µs per step.
+  EXPECT_NEAR(m.arrival.others_wait_ns_per_step, 500'000, 1);
+  ASSERT_EQ(m.ranks.size(), 2u);
+  EXPECT_EQ(m.ranks[0].last_arrivals, 0);
+  EXPECT_EQ(m.ranks[1].last_arrivals, 15);
+  EXPECT_NEAR(m.ranks[0].collective_wait_ns_per_step, 500'000, 1);
+  EXPECT_EQ(m.ranks[1].collective_wait_ns_per_step, 0);
+}
+
+}  // namespace
+}  // namespace ts::analysis

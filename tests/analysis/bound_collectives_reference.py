@@ -9,6 +9,7 @@ end), per-step totals by clipping every piece to every step.
 
     /usr/bin/python3 tests/analysis/bound_collectives_reference.py tests/data/<trace>.json.gz
 """
+import bisect
 import json
 import os
 import sys
@@ -76,7 +77,15 @@ def bound_by(ev, steps):
     pieces["communication"] = subtract(comm, compute)
     idle_cpu, idle_unknown = [], []
     last_busy_end = max(g.end for g in gpu)
+    # Events shorter than the trace's resolution (dur 0) cover nothing but still end a gap: the
+    # GPU started work there. Split the idle intervals at them.
+    zero = sorted({g.ts for g in gpu if g.dur == 0})
+    gaps = []
     for g0, g1 in complement(busy, lo, hi):
+        cuts = zero[bisect.bisect_right(zero, g0):bisect.bisect_left(zero, g1)]
+        for a, b in zip([g0] + cuts, cuts + [g1]):
+            gaps.append((a, b))
+    for g0, g1 in gaps:
         if g0 >= last_busy_end:  # the trailing gap: the host ran on after the GPU's last work
             idle_cpu.append([g0, g1])
             continue

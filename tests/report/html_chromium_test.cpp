@@ -221,10 +221,9 @@ TEST_F(ChromiumTest, TwoTraceReportChartsEveryTrace) {
   EXPECT_NE(d.find("data-tab=\"1\" title=\"" + b + "\" aria-selected=\"true\""), std::string::npos);
 }
 
-// `trainscope analyze <DDP rank 0 trace> --html` (the NCCL fixture, 3 steps): the GPU timeline
-// draws one strip per step with the idle gaps' host events on hover, and the bound-by and
-// collectives cards are on the page with their figures (docs/ANALYSES.md 9a-9c).
-TEST_F(ChromiumTest, TimelineBoundAndCollectivesOnARealTrace) {
+// `trainscope analyze <DDP rank 0 trace> --html` (the NCCL fixture, 3 steps): the bound-by and
+// collectives cards are on the page with their figures (docs/ANALYSES.md 9a-9b).
+TEST_F(ChromiumTest, BoundAndCollectivesOnARealTrace) {
   const std::string trace = std::string(TS_TEST_DATA) + "/hta_nccl_parser_config_nccl_data.json.gz";
   std::string cmd = fmt::format("{} -q analyze {} --html {} > {} 2>&1", TS_CLI, trace, html_.string(), (dir_ / "cli.txt").string());
   ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "cli.txt");
@@ -237,17 +236,7 @@ TEST_F(ChromiumTest, TimelineBoundAndCollectivesOnARealTrace) {
   EXPECT_EQ(html_tag.find("data-js-error"), std::string::npos) << html_tag;
   std::string l = slurp(log);
   EXPECT_EQ(l.find("Uncaught"), std::string::npos) << l;
-  // The timeline chart was drawn: one labelled row per step (steps 4, 5, 6).
-  size_t tl = d.find("data-chart=\"timeline\"");
-  ASSERT_NE(tl, std::string::npos);
-  std::string chart = d.substr(tl, d.find("</svg>", tl) - tl);
-  EXPECT_NE(chart.find("data-rendered=\"1\""), std::string::npos);
-  for (const char* step : {">step 4 · ", ">step 5 · ", ">step 6 · "}) EXPECT_NE(chart.find(step), std::string::npos) << step;
-  // Hover text: the GPU's busy share, and for idle runs the cause and the host event.
-  EXPECT_NE(chart.find("<title>step 4 · "), std::string::npos);
-  EXPECT_NE(chart.find("idle: "), std::string::npos);
-  EXPECT_GE(count(chart, "<rect"), 30u);  // a 220 ms step at 600 bins: many busy/idle runs
-  // The server-rendered cards: every step is CPU-bound; 15 all-reduces (3 steps x 5 buckets).
+  // Every step is CPU-bound; 15 all-reduces (3 steps x 5 buckets) of Float among 2 ranks.
   EXPECT_NE(d.find("Bound by: CPU-bound"), std::string::npos);
   size_t coll = d.find("id=\"collectives\"");
   ASSERT_NE(coll, std::string::npos);
