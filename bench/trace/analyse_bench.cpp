@@ -54,6 +54,34 @@ void idle_share(const ts::trace::EventStore& s, int runs, const char* label) {
               label, idle, all, 100 * idle / all, idle_wall, all_wall, 100 * idle_wall / all_wall);
 }
 
+// Best-of-runs thread CPU time of f().
+template <class F>
+double best_cpu(int runs, F&& f) {
+  double best = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    const double t0 = thread_cpu_s();
+    f();
+    best = std::min(best, thread_cpu_s() - t0);
+  }
+  return best;
+}
+
+// The cost of the step-bound, collectives and timeline passes against the whole analyse(), both
+// in thread CPU time on the same store (docs/BENCHMARKS.md: "New passes' share").
+void time_new_passes(const ts::trace::EventStore& s, int runs) {
+  using namespace ts::analysis;
+  const double whole = best_cpu(runs, [&] { (void)analyse(s); });
+  TraceIndex idx(s);
+  StepSummary steps = analyse_steps(idx, {});
+  const GpuTime gpu = analyse_gpu_time(idx, steps);
+  const double bound = best_cpu(runs, [&] { (void)analyse_step_bound(idx, steps); });
+  const double coll = best_cpu(runs, [&] { (void)analyse_collectives(idx, steps); });
+  std::printf("new passes (thread CPU, best of %d): analyse %.3f s; step_bound %.4f s (%.1f%%), "
+              "collectives %.4f s (%.1f%%)\n",
+              runs, whole, bound, 100 * bound / whole, coll, 100 * coll / whole);
+  (void)gpu;
+}
+
 // Appends copies 1..k-1 of the store's own events, each shifted past the previous copy.
 void repeat_store(ts::trace::EventStore& s, int k) {
   const size_t n = s.size();
@@ -119,5 +147,6 @@ int main(int argc, char** argv) {
   std::printf("analyse x%-3d:      %9zu events  %8.3f s  %6.2f M events/s  (%.2fx the time per event of x1)\n",
               copies, nk, big_s, nk / big_s / 1e6, (big_s / nk) / (one_s / n1));
   idle_share(store, runs, ("x" + std::to_string(copies)).c_str());
+  time_new_passes(store, runs);
   return 0;
 }

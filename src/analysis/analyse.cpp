@@ -38,6 +38,8 @@ TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt)
   a.memory = analyse_memory(idx, a.steps);
   a.precision = analyse_precision(idx);
   a.parallel = analyse_parallel(idx, a.steps);
+  a.bound = analyse_step_bound(idx, a.steps);
+  a.collectives = analyse_collectives(idx, a.steps);
   a.analyse_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return a;
 }

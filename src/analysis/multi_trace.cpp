@@ -7,12 +7,22 @@
 // Straggler: the rank with the largest median step time (needs >= 2 ranks). The others then
 // spend extra time inside collectives waiting for it: wait_ns_per_step = their communication time
 // per step - the straggler's (clipped at 0), since the straggler arrives last and waits least.
+// Last arrival at the collectives (clock-free, so ranks on different hosts compare): a call is
+// matched when every rank has a communication kernel with the same ProfilerStep number, the same
+// position among that step's calls and the same collective name. A collective ends on all ranks
+// together, so the rank that arrives last has the shortest kernel and every other rank r waited
+// dur_r - min dur inside it. last_rank: the rank that is last in the most matched calls (exact
+// ties in duration name nobody); others_wait_ns_per_step: in the calls where it is last, the
+// other ranks' waits summed, divided by (ranks - 1) and by the steps; per rank,
+// collective_wait_ns_per_step is its own wait over all matched calls / its steps.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
 #include <mutex>
+#include <numeric>
 #include <regex>
 #include <set>
 #include <thread>
@@ -109,6 +119,61 @@ void judge_one_job(MultiTraceAnalysis& m, const std::vector<int>& named) {
                           : "recorded at different times (no overlap): separate runs, compared side by side only";
 }
 
+// Last arrivals at the matched collectives (definition above). m.ranks is sorted by rank.
+void match_collectives(MultiTraceAnalysis& m) {
+  const size_t n = m.ranks.size();
+  std::vector<const TraceAnalysis*> trace_of(n);
+  for (size_t i = 0; i < n; ++i) trace_of[i] = &m.traces[static_cast<size_t>(m.ranks[i].trace)];
+  using Key = std::pair<int64_t, int32_t>;  // (step, ordinal)
+  std::vector<std::map<Key, const CollectiveCall*>> calls(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (const CollectiveCall& c : trace_of[i]->collectives.calls) calls[i].emplace(Key{c.step, c.ordinal}, &c);
+  }
+  if (calls[0].empty()) {
+    m.arrival.note = "no communication kernels in the traces";
+    return;
+  }
+  std::vector<int64_t> last(n, 0), wait(n, 0), wait_for_last(n, 0);
+  for (const auto& [key, first] : calls[0]) {
+    std::vector<int64_t> dur(n);
+    const std::string& name = trace_of[0]->collectives.rows[first->row].name;
+    bool everywhere = true;
+    for (size_t i = 0; i < n && everywhere; ++i) {
+      auto it = calls[i].find(key);
+      everywhere = it != calls[i].end() && trace_of[i]->collectives.rows[it->second->row].name == name;
+      if (everywhere) dur[i] = it->second->dur_ns;
+    }
+    if (!everywhere) continue;
+    ++m.arrival.matched_calls;
+    const int64_t lo = *std::min_element(dur.begin(), dur.end());
+    size_t at_lo = 0, who = 0;
+    for (size_t i = 0; i < n; ++i) {
+      wait[i] += dur[i] - lo;
+      if (dur[i] == lo) ++at_lo, who = i;
+    }
+    if (at_lo != 1) continue;  // a tie: nobody is last
+    ++last[who];
+    wait_for_last[who] += std::accumulate(dur.begin(), dur.end(), int64_t{0}) - lo * static_cast<int64_t>(n);
+  }
+  if (m.arrival.matched_calls == 0) {
+    m.arrival.note = "no collective found on every rank at the same step and position";
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    m.ranks[i].last_arrivals = last[i];
+    if (m.ranks[i].steps > 0) m.ranks[i].collective_wait_ns_per_step = static_cast<double>(wait[i]) / m.ranks[i].steps;
+  }
+  const size_t top = static_cast<size_t>(std::max_element(last.begin(), last.end()) - last.begin());
+  if (last[top] == 0) {
+    m.arrival.note = "every matched collective was a tie: no rank arrives last";
+    return;
+  }
+  m.arrival.last_rank = m.ranks[top].rank;
+  m.arrival.last_count = last[top];
+  const int64_t steps = std::max<int64_t>(1, m.ranks[top].steps);
+  m.arrival.others_wait_ns_per_step = static_cast<double>(wait_for_last[top]) / static_cast<double>(n - 1) / steps;
+}
+
 }  // namespace
 
 MultiTraceAnalysis compare_ranks(std::vector<TraceAnalysis> traces) {
@@ -121,6 +186,7 @@ MultiTraceAnalysis compare_ranks(std::vector<TraceAnalysis> traces) {
     const TraceAnalysis& t = m.traces[i];
     RankRow row;
     row.path = t.path;
+    row.trace = static_cast<int>(i);
     row.rank = t.parallel.rank >= 0 ? t.parallel.rank : named[i] >= 0 ? named[i] : static_cast<int>(i);
     row.steps = static_cast<int64_t>(t.steps.steps.size());
     row.median_step_ns = t.steps.median_step_ns;
@@ -143,6 +209,7 @@ MultiTraceAnalysis compare_ranks(std::vector<TraceAnalysis> traces) {
     m.straggler_gap_ns = slow->median_step_ns - fast->median_step_ns;
     for (RankRow& r : m.ranks)
       r.wait_ns_per_step = r.straggler ? 0 : std::max(0.0, r.comm_ns_per_step - slow->comm_ns_per_step);
+    match_collectives(m);
   }
   return m;
 }

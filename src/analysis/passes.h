@@ -24,6 +24,15 @@ SyncStats analyse_syncs(const TraceIndex& idx, StepSummary& steps);
 MemoryStats analyse_memory(const TraceIndex& idx, StepSummary& steps);
 PrecisionStats analyse_precision(const TraceIndex& idx);
 ParallelStats analyse_parallel(const TraceIndex& idx, const StepSummary& steps);
+BoundSummary analyse_step_bound(const TraceIndex& idx, StepSummary& steps);
+CollectiveStats analyse_collectives(const TraceIndex& idx, const StepSummary& steps);
+
+// NCCL kernel name -> collective ("ncclDevKernel_AllGather_RING_LL" -> "allgather"), "" if none.
+std::string collective_from_kernel_name(std::string_view name);
+// Bytes per element of a PyTorch dtype name ("Float" 4, "BFloat16" 2), 0 unknown.
+int dtype_bytes(std::string_view dtype);
+// NCCL's bus-bandwidth factor for a collective among n ranks (0 unknown).
+double bus_factor(std::string_view collective, int n);
 
 // "Memcpy HtoD (Pageable -> Device)" -> {"HtoD", "pageable"} (copies.cpp has the rules).
 std::pair<std::string, std::string> parse_copy_name(std::string_view name);

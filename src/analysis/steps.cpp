@@ -121,6 +121,7 @@ StepSummary analyse_steps(TraceIndex& idx, const AnalyseOptions& opt) {
   for (size_t i = 0; i < n; ++i) {
     steps[i].number = host[i].number;
     steps[i].start_ns = host[i].start;
+    steps[i].host_start_ns = host[i].start;
     steps[i].host_end_ns = host[i].end;
     steps[i].end_ns = host[i].end;
   }

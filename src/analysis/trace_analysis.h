@@ -25,9 +25,26 @@ inline constexpr const char* kBreakdownClasses[] = {"kernel",  "memcpy",     "me
                                                     "communication", "runtime", "dataloader",
                                                     "cpu_exec", "other"};
 
+// What bounds a step (step_bound.cpp, after Holistic Trace Analysis' critical-path bound
+// types): every ns of a step in exactly one class.
+enum BoundClass : int {
+  kBoundGpuCompute,     // non-communication GPU work runs (kernels, copies, memsets)
+  kBoundCommunication,  // only communication kernels run (exposed communication)
+  kBoundDataLoading,    // GPU idle, host inside a DataLoader call
+  kBoundCpu,            // GPU idle, host busy before the next launch call
+  kBoundLaunch,         // GPU idle from the next launch call's start to its work's start
+  kBoundKernelKernel,   // GPU idle although its next work was already launched
+  kBoundUnknown,        // GPU idle before work whose launch call is not in the trace
+  kBoundClasses
+};
+inline constexpr const char* kBoundClassNames[kBoundClasses] = {
+    "gpu_compute", "communication", "data_loading", "cpu_bound", "launch_overhead",
+    "kernel_kernel_overhead", "unknown"};
+
 struct Step {
   int64_t number = -1;      // N of ProfilerStep#N
   int64_t start_ns = 0;
+  int64_t host_start_ns = 0;  // start of the ProfilerStep event on the CPU
   int64_t host_end_ns = 0;  // end of the ProfilerStep event on the CPU
   int64_t end_ns = 0;       // extended to the end of the GPU work launched inside it
   Breakdown breakdown;
@@ -35,6 +52,8 @@ struct Step {
   int64_t gpu_busy_ns = 0;  // union of GPU activity inside the step
   int64_t syncs = 0;
   int64_t mem_allocated_end = -1;  // bytes allocated (CUDA) at the step's end, -1 unknown
+  int64_t bound_ns[kBoundClasses] = {};  // sums to duration() when the trace has GPU events
+  int bound_by = -1;                     // BoundClass with the most time, -1 without GPU events
   int64_t duration() const { return end_ns - start_ns; }
 };
 
@@ -96,6 +115,14 @@ struct IdleAttribution {
   std::vector<IdleEntry> entries;  // largest first; tiny ones folded into one per cause
   std::vector<IdlePiece> pieces;
   int64_t cause_ns(IdleCause c) const { return by_cause_ns[static_cast<int>(c)]; }
+};
+
+// Bound-by summary over the kept steps (step_bound.cpp).
+struct BoundSummary {
+  bool present = false;                  // the trace has GPU events in the window
+  int64_t total_ns[kBoundClasses] = {};  // summed over steps
+  int64_t steps_by_label[kBoundClasses] = {};
+  int bound_by = -1;                     // the class with the most time overall
 };
 
 struct GpuTime {
@@ -202,6 +229,51 @@ struct ParallelStats {
   std::string backend;
 };
 
+// Collectives (collectives.cpp): one row per (collective, dtype, group size), from the
+// communication kernels and the parameters PyTorch records for them.
+struct CollectiveRow {
+  std::string name;   // "allreduce", "broadcast", ... (PyTorch's name; else from the NCCL kernel's)
+  std::string dtype;  // "" unknown
+  int group_size = -1;
+  int64_t count = 0;
+  int64_t bytes = -1;  // message bytes summed (the larger of input and output), -1 unknown
+  int64_t time_ns = 0, exposed_ns = 0;  // kernel time; the part no other GPU work overlapped
+  double algbw_gbps = 0, busbw_gbps = 0;  // bytes / kernel time; x the bus factor (0 unknown)
+};
+// One communication kernel, for matching the same call across ranks.
+struct CollectiveCall {
+  int64_t step = -1;   // number of the ProfilerStep whose host interval launched it, -1 none
+  int32_t ordinal = 0;  // its position among the calls of that step (or of the unstepped ones)
+  uint32_t row = 0;    // index into CollectiveStats::rows
+  int64_t start_ns = 0, dur_ns = 0;
+};
+struct CollectiveStats {
+  std::vector<CollectiveRow> rows;  // most kernel time first
+  int64_t count = 0, time_ns = 0;
+  int64_t exposed_ns = 0;            // |communication kernels \ other GPU work| (a union)
+  int64_t with_params = 0;           // calls whose name and sizes the trace recorded
+  std::vector<CollectiveCall> calls;  // in start order; not in the JSON report
+};
+
+// GPU timeline per step (gpu_timeline.cpp): each drawn step in kTimelineBins equal bins,
+// run-length encoded.
+inline constexpr int kTimelineBins = 600, kTimelineSteps = 12;
+struct TimelineRun {
+  int32_t bins = 0;      // consecutive bins with these values
+  int32_t busy_pct = 0;  // GPU busy share of each bin, a multiple of 10
+  int32_t entry = -1;    // gpu.attribution.entries index with the most idle time; -1 no idle,
+                         // -2 idle outside the GPU's active span
+};
+struct StepTimeline {
+  int64_t number = -1, start_ns = 0, duration_ns = 0;
+  std::vector<TimelineRun> runs;
+};
+struct GpuTimeline {
+  int bins = 0;              // per step (0: no timeline)
+  int64_t steps_total = 0;   // steps in the window (the timeline draws at most kTimelineSteps)
+  std::vector<StepTimeline> steps;
+};
+
 struct TraceAnalysis {
   std::string path;
   trace::TraceFormat format = trace::TraceFormat::Kineto;
@@ -213,6 +285,7 @@ struct TraceAnalysis {
   int64_t base_time_ns = 0;  // baseTimeNanoseconds (absolute time = base + ts), 0 when absent
 
   StepSummary steps;
+  BoundSummary bound;
   GpuTime gpu;
   KernelStats kernels;
   CopyStats copies;
@@ -220,6 +293,8 @@ struct TraceAnalysis {
   MemoryStats memory;
   PrecisionStats precision;
   ParallelStats parallel;
+  CollectiveStats collectives;
+  GpuTimeline timeline;
 };
 
 struct AnalyseOptions {
@@ -233,6 +308,7 @@ TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt 
 // Several traces (one per rank): see multi_trace.cpp for the definitions.
 struct RankRow {
   std::string path;
+  int trace = -1;                 // index into MultiTraceAnalysis::traces
   int rank = -1;                  // distributedInfo.rank, else "rank<N>" in the file name, else the position
   int64_t steps = 0;
   int64_t median_step_ns = 0;
@@ -240,6 +316,16 @@ struct RankRow {
   double idle_pct = 0;            // GPU idle % of span
   double wait_ns_per_step = 0;    // collective time beyond the straggler's (waiting for it)
   bool straggler = false;
+  int64_t last_arrivals = 0;            // matched collectives this rank arrived at last
+  double collective_wait_ns_per_step = 0;  // its time in matched collectives waiting for the last rank
+};
+// Who arrives last at the collectives of one job (multi_trace.cpp).
+struct CollectiveArrival {
+  int64_t matched_calls = 0;  // calls found on every rank (same step, position and collective)
+  int last_rank = -1;         // the rank that arrives last most often, -1 none
+  int64_t last_count = 0;     // in how many matched calls it did
+  double others_wait_ns_per_step = 0;  // in those calls, the other ranks' mean wait for it, per step
+  std::string note;           // why nothing was matched, when so
 };
 struct MultiTraceAnalysis {
   std::vector<TraceAnalysis> traces;  // in the order of the paths given
@@ -250,6 +336,7 @@ struct MultiTraceAnalysis {
   std::string job_basis;
   int straggler_rank = -1;            // rank with the largest median step time (-1: < 2 ranks of one job)
   int64_t straggler_gap_ns = 0;       // its median step time - the fastest rank's
+  CollectiveArrival arrival;
 };
 // Reads and analyses each trace in its own thread (threads = 0: hardware concurrency), keeping
 // at most `threads` stores in memory at once. A directory expands to its *.json / *.json.gz.

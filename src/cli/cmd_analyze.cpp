@@ -167,10 +167,17 @@ void register_analyze(CLI::App& app) {
       rel.begin_object().field("one_job", m.one_job).field("basis", m.job_basis).end_object();
       in.extra_sections.emplace_back("traces_relation", rel.take());
     }
-    if (m.one_job && m.ranks.size() >= 2)
-      for (const auto& r : m.ranks)
+    if (m.one_job && m.ranks.size() >= 2) {
+      for (const auto& r : m.ranks) {
         in.ranks.push_back({r.path, r.rank, r.steps, r.median_step_ns / 1e6, r.comm_ns_per_step / 1e6, r.idle_pct,
                             r.wait_ns_per_step / 1e6, r.straggler});
+        if (m.arrival.matched_calls > 0) {
+          in.ranks.back().last_arrivals = r.last_arrivals;
+          in.ranks.back().collective_wait_ms_per_step = r.collective_wait_ns_per_step / 1e6;
+        }
+      }
+      in.arrival = m.arrival;
+    }
     if (ranks_ev)
       for (auto& line : in.ranks)
         for (const auto& x : ranks_ev->ranks)

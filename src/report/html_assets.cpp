@@ -185,7 +185,38 @@ function rankChart(div){
   done(div,s);
 }
 
-var fns={'step-bars':stepBars,'breakdown':breakdownBar,'util':utilChart,'memory':memoryChart,'kernels':kernelChart,'ranks':rankChart};
+// GPU timeline per step (traces[i].timeline): per bin the GPU's busy share (green, from the bottom)
+// and, above it, the idle cause that took most of the bin's idle time (traces[i].gpu.idle_attribution).
+var CAUSE={sync:['Blocking sync','#d32f2f'],launch:['Launch overhead','#fb8c00'],data_loading:['Data loading','#d81b60'],
+  optimizer:['Optimizer','#6d4c41'],memory:['Memory management','#8e24aa'],setup:['Set-up / compilation','#5e35b1'],
+  host_compute:['Host compute','#f9a825'],stream_wait:['Waiting on a stream','#00897b'],collective:['Collective','#1e88e5'],
+  gpu_overhead:['GPU overhead','#90a4ae'],unattributed:['Nothing recorded','#b0bec5']};
+var OUTSIDE=['Outside the GPU\'s active span','#e0e4ea'],BUSY='#2e7d32';
+function timelineChart(div,T){
+  var TL=T&&T.timeline;
+  if(!TL||!TL.steps||!TL.steps.length){empty(div,'No GPU timeline: no GPU events in the steps.');return;}
+  var E=(T.gpu&&T.gpu.idle_attribution)||[],rows=TL.steps,W=900,rh=26,x0=110,w=W-x0-8,H=rows.length*rh+24,s=svg(W,H),seen={};
+  function who(e){if(e===-2)return OUTSIDE;var en=E[e],c=en&&CAUSE[en.cause];return c||CAUSE.unattributed;}
+  function what(e){if(e===-2)return OUTSIDE[0]+' (no GPU work yet, or none left)';var en=E[e];if(!en)return 'idle';
+    var t=(CAUSE[en.cause]||[en.cause])[0]+': '+(en.host_event||'?');if(en.op&&en.op!==en.host_event)t+=' in '+en.op;if(en.annotation)t+=' · '+en.annotation;if(en.frame)t+=' · '+en.frame;return t;}
+  rows.forEach(function(st,i){
+    var y=4+i*rh,hh=rh-6,b0=0,per=st.duration_ms/TL.bins;
+    var lab=el('text',{x:x0-8,y:y+hh/2+4,'text-anchor':'end','font-size':11,fill:'#1d2330'},s,'step '+st.number+' · '+ms(st.duration_ms));
+    tip(lab,'step '+st.number+': '+ms(st.duration_ms));
+    st.runs.forEach(function(r){
+      var n=r[0],busy=r[1],e=r[2],x=x0+w*b0/TL.bins,ww=Math.max(0.5,w*n/TL.bins),t0=b0*per,t1=(b0+n)*per,g=el('g',{},s);
+      var idleH=hh*(100-busy)/100;
+      if(busy>0)el('rect',{x:x,y:y+idleH,width:ww,height:hh-idleH,fill:BUSY},g);
+      if(busy<100){var c=e===-1?OUTSIDE:who(e);el('rect',{x:x,y:y,width:ww,height:idleH,fill:c[1]},g);if(e!==-1)seen[c[0]]=c[1];}
+      tip(g,'step '+st.number+' · '+ms(t0)+' – '+ms(t1)+' into the step\nGPU busy '+busy+'%'+(busy<100&&e!==-1?'\nidle: '+what(e):''));
+      b0+=n;});
+  });
+  el('text',{x:x0+w/2,y:H-4,'text-anchor':'middle','font-size':11,fill:'#5f6b7a'},s,'time in the step (each row: one step; '+rows.length+' of '+TL.steps_total+' steps)');
+  done(div,s);
+  legend(div,[['GPU busy',BUSY]].concat(Object.keys(seen).map(function(k){return [k,seen[k]];})));
+}
+
+var fns={'timeline':timelineChart,'step-bars':stepBars,'breakdown':breakdownBar,'util':utilChart,'memory':memoryChart,'kernels':kernelChart,'ranks':rankChart};
 Array.prototype.forEach.call(document.querySelectorAll('[data-chart]'),function(div){fns[div.getAttribute('data-chart')](div,traceOf(div));});
 // Tabs of a several-trace report: every panel is drawn up front; a tab only shows its panel.
 // The address's #trace-N opens that trace, so a link can point at one rank.

@@ -92,6 +92,38 @@ std::string trace_label(const analysis::TraceAnalysis& t, size_t i, const std::v
   return straggler ? label + " (straggler)" : label;
 }
 
+// What bounds the steps (step_bound.cpp): each class's share of step time and the steps it labels.
+void bound_html(std::string& h, const analysis::TraceAnalysis& t) {
+  const auto& b = t.bound;
+  if (!b.present || t.steps.total_ns <= 0) return;
+  static const char* kLabels[analysis::kBoundClasses] = {"GPU compute", "communication", "data loading", "CPU-bound",
+                                                         "launch overhead", "kernel-to-kernel overhead", "unknown launcher"};
+  h += fmt::format("<div class=\"card\" id=\"bound\"><h3>Bound by: {}</h3><table>", kLabels[b.bound_by]);
+  h += "<tr><th>class</th><th class=\"n\">share of step time</th><th class=\"n\">time</th><th class=\"n\">steps labelled</th></tr>";
+  for (int c = 0; c < analysis::kBoundClasses; ++c) {
+    if (b.total_ns[c] == 0 && b.steps_by_label[c] == 0) continue;
+    h += fmt::format("<tr><td>{}</td><td class=\"n\">{:.1f}%</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>", kLabels[c],
+                     t.steps.pct(b.total_ns[c]), ts::human_ns(b.total_ns[c]), b.steps_by_label[c]);
+  }
+  h += "</table></div>\n";
+}
+
+void collectives_html(std::string& h, const analysis::CollectiveStats& c) {
+  if (c.count == 0) return;
+  h += fmt::format("<div class=\"card\" id=\"collectives\"><h3>Collectives: {} calls, {} exposed</h3><table>", c.count,
+                   ts::human_ns(c.exposed_ns));
+  h += "<tr><th>collective</th><th>dtype</th><th class=\"n\">ranks</th><th class=\"n\">calls</th><th class=\"n\">bytes</th>"
+       "<th class=\"n\">time</th><th class=\"n\">exposed</th><th class=\"n\">algbw</th><th class=\"n\">busbw</th></tr>";
+  auto bw = [](double g) { return g > 0 ? fmt::format("{:.2f} GB/s", g) : std::string("–"); };
+  for (const auto& r : c.rows)
+    h += fmt::format("<tr><td class=\"mono\">{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                     "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                     esc(r.name), esc(r.dtype.empty() ? "?" : r.dtype), r.group_size > 0 ? std::to_string(r.group_size) : "?", r.count,
+                     r.bytes >= 0 ? ts::human_bytes(r.bytes) : "?", ts::human_ns(r.time_ns), ts::human_ns(r.exposed_ns), bw(r.algbw_gbps),
+                     bw(r.busbw_gbps));
+  h += "</table></div>\n";
+}
+
 void tables_html(std::string& h, const analysis::TraceAnalysis& t) {
   h += "<div class=\"grid\">\n";
   const auto& g = t.gpu;
@@ -133,6 +165,9 @@ void tables_html(std::string& h, const analysis::TraceAnalysis& t) {
                        esc(r.direction), esc(r.kind), r.count, ts::human_bytes(r.bytes), ts::human_ns(r.time_ns), r.bandwidth_gbps);
   }
   h += "</table></div>\n";
+
+  bound_html(h, t);
+  collectives_html(h, t.collectives);
 
   const auto& p = t.precision;
   h += "<div class=\"card\"><h3>Precision and memory</h3><table>";
@@ -183,6 +218,8 @@ std::string render_html(const ReportInput& in) {
     if (has_series || t0 == 0)
       chart(h, "util", has_series ? "GPU and CPU utilisation over time" : "GPU busy per step over time (from the trace)", true, t0);
     if (t0 == 0) chart(h, "step-bars", "Time per step, by class", true, 0);
+    if (t0 == 0 && in.traces[0].timeline.bins > 0)
+      chart(h, "timeline", "GPU timeline per step: busy, and why it idles (hover for the host event)", true, 0);
     chart(h, "memory", "Memory per step", true, t0);
     if (t0 == 0) chart(h, "kernels", "Top kernels by GPU time", true, 0);
   } else if (has_series) {
@@ -194,14 +231,29 @@ std::string render_html(const ReportInput& in) {
   findings_html(h, d);
 
   if (!in.ranks.empty()) {
+    const bool arrivals = in.arrival && in.arrival->matched_calls > 0;
     h += "<h2>Ranks</h2><div class=\"card\"><table><tr><th class=\"n\">rank</th><th class=\"n\">steps</th><th class=\"n\">median step</th>"
-         "<th class=\"n\">comm/step</th><th class=\"n\">GPU idle</th><th class=\"n\">wait/step</th><th>trace</th></tr>";
-    for (const auto& r : in.ranks)
+         "<th class=\"n\">comm/step</th><th class=\"n\">GPU idle</th><th class=\"n\">wait/step</th>";
+    if (arrivals) h += "<th class=\"n\">last to arrive</th><th class=\"n\">waits in collectives/step</th>";
+    h += "<th>trace</th></tr>";
+    for (const auto& r : in.ranks) {
       h += fmt::format("<tr{}><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}%</td>"
-                       "<td class=\"n\">{}</td><td class=\"mono\">{}</td></tr>",
+                       "<td class=\"n\">{}</td>",
                        r.straggler ? " style=\"color:#d32f2f;font-weight:600\"" : "", r.rank, r.steps, ts::human_ns(r.median_step_ms * 1e6),
-                       ts::human_ns(r.comm_ms_per_step * 1e6), r.idle_pct, ts::human_ns(r.wait_ms_per_step * 1e6), esc(r.path));
-    h += "</table></div>\n";
+                       ts::human_ns(r.comm_ms_per_step * 1e6), r.idle_pct, ts::human_ns(r.wait_ms_per_step * 1e6));
+      if (arrivals)
+        h += fmt::format("<td class=\"n\">{} of {}</td><td class=\"n\">{}</td>", r.last_arrivals, in.arrival->matched_calls,
+                         ts::human_ns(r.collective_wait_ms_per_step * 1e6));
+      h += fmt::format("<td class=\"mono\">{}</td></tr>", esc(r.path));
+    }
+    h += "</table>";
+    if (in.arrival && in.arrival->last_rank >= 0)
+      h += fmt::format("<p id=\"arrival\">Rank {} arrives last at {} of {} matched collectives; the other ranks wait {} per step for it.</p>",
+                       in.arrival->last_rank, in.arrival->last_count, in.arrival->matched_calls,
+                       ts::human_ns(in.arrival->others_wait_ns_per_step));
+    else if (in.arrival && !in.arrival->note.empty())
+      h += "<p id=\"arrival\">Collectives: " + esc(in.arrival->note) + ".</p>";
+    h += "</div>\n";
   }
   if (!several) {
     for (const auto& t : in.traces) {
@@ -224,6 +276,8 @@ std::string render_html(const ReportInput& in) {
       chart(h, "breakdown", "Where the step time goes", true, ti);
       chart(h, "util", "GPU busy per step over time (from the trace)", true, ti, "trace");
       chart(h, "step-bars", "Time per step, by class", true, ti);
+      if (t.timeline.bins > 0)
+        chart(h, "timeline", "GPU timeline per step: busy, and why it idles (hover for the host event)", true, ti);
       chart(h, "memory", "Memory per step", true, ti);
       chart(h, "kernels", "Top kernels by GPU time", true, ti);
       h += "</div>\n";

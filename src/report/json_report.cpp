@@ -28,6 +28,64 @@ void breakdown_obj(JsonWriter& w, const analysis::Breakdown& b, double scale) {
   w.end_object();
 }
 
+void bound_obj(JsonWriter& w, const int64_t (&ns)[analysis::kBoundClasses], double scale) {
+  w.begin_object();
+  for (int c = 0; c < analysis::kBoundClasses; ++c) w.field(analysis::kBoundClassNames[c], ns[c] * scale);
+  w.end_object();
+}
+
+void bound_section(JsonWriter& w, const analysis::BoundSummary& b, int64_t total_ns) {
+  w.key("bound").begin_object();
+  w.field("present", b.present);
+  w.key("bound_by");
+  if (b.bound_by >= 0) w.value(analysis::kBoundClassNames[b.bound_by]); else w.null();
+  w.key("ms");
+  bound_obj(w, b.total_ns, 1e-6);
+  w.key("pct");
+  bound_obj(w, b.total_ns, total_ns > 0 ? 100.0 / total_ns : 0.0);
+  w.key("steps_by_label").begin_object();
+  for (int c = 0; c < analysis::kBoundClasses; ++c) w.field(analysis::kBoundClassNames[c], b.steps_by_label[c]);
+  w.end_object();
+  w.end_object();
+}
+
+void collectives_section(JsonWriter& w, const analysis::CollectiveStats& c, int64_t step_total_ns) {
+  w.key("collectives").begin_object();
+  w.field("count", c.count);
+  w.field("with_params", c.with_params);
+  w.field("time_ms", ms(c.time_ns));
+  w.field("exposed_ms", ms(c.exposed_ns));
+  w.field("exposed_pct_of_step", step_total_ns > 0 ? 100.0 * c.exposed_ns / step_total_ns : 0.0);
+  w.key("rows").begin_array();
+  for (const auto& r : c.rows) {
+    w.begin_object().field("name", r.name).field("dtype", r.dtype).field("group_size", r.group_size);
+    w.field("count", r.count);
+    w.key("bytes");
+    if (r.bytes >= 0) w.value(r.bytes); else w.null();
+    w.field("time_ms", ms(r.time_ns)).field("exposed_ms", ms(r.exposed_ns));
+    w.field("algbw_gbps", r.algbw_gbps).field("busbw_gbps", r.busbw_gbps);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+// The GPU timeline per step, run-length encoded: [bins, busy_pct, entry] per run.
+void timeline_section(JsonWriter& w, const analysis::GpuTimeline& tl, int64_t t0) {
+  w.key("timeline").begin_object();
+  w.field("bins", tl.bins);
+  w.field("steps_total", tl.steps_total);
+  w.key("steps").begin_array();
+  for (const auto& st : tl.steps) {
+    w.begin_object().field("number", st.number).field("start_ms", ms(st.start_ns - t0)).field("duration_ms", ms(st.duration_ns));
+    w.key("runs").begin_array();
+    for (const auto& r : st.runs) w.begin_array().value(r.bins).value(r.busy_pct).value(r.entry).end_array();
+    w.end_array().end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
 void finding_obj(JsonWriter& w, const diagnose::Finding& f) {
   w.begin_object();
   w.field("id", f.id);
@@ -92,6 +150,13 @@ void trace_obj(JsonWriter& w, const analysis::TraceAnalysis& t, int top) {
       w.field("mem_allocated_bytes", s.mem_allocated_end);
     else
       w.key("mem_allocated_bytes").null();
+    if (s.bound_by >= 0) {
+      w.field("bound_by", analysis::kBoundClassNames[s.bound_by]);
+      w.key("bound_ms");
+      bound_obj(w, s.bound_ns, 1e-6);
+    } else {
+      w.key("bound_by").null();
+    }
     w.end_object();
   }
   w.end_array();
@@ -101,6 +166,7 @@ void trace_obj(JsonWriter& w, const analysis::TraceAnalysis& t, int top) {
   breakdown_obj(w, st.total, st.total_ns > 0 ? 100.0 / st.total_ns : 0.0);
   w.key("step_breakdown_ms");
   breakdown_obj(w, st.total, 1e-6);
+  bound_section(w, t.bound, st.total_ns);
 
   const auto& g = t.gpu;
   w.key("gpu").begin_object();
@@ -256,6 +322,8 @@ void trace_obj(JsonWriter& w, const analysis::TraceAnalysis& t, int top) {
   w.field("world_size", pa.world_size);
   w.field("backend", pa.backend);
   w.end_object();
+  collectives_section(w, t.collectives, st.total_ns);
+  timeline_section(w, t.timeline, t0);
   w.end_object();
 }
 
@@ -347,9 +415,24 @@ std::string render_json(const ReportInput& in, bool pretty) {
     num_or_null("rss_max_bytes", r.rss_max_bytes, r.rss_max_bytes >= 0);
     w.key("threads");
     if (r.threads >= 0) w.value(r.threads); else w.null();
+    w.key("last_arrivals");
+    if (r.last_arrivals >= 0) w.value(r.last_arrivals); else w.null();
+    num_or_null("collective_wait_ms_per_step", r.collective_wait_ms_per_step, r.collective_wait_ms_per_step >= 0);
     w.end_object();
   }
   w.end_array();
+  if (in.arrival) {
+    const auto& a = *in.arrival;
+    w.key("collective_arrival").begin_object();
+    w.field("matched_calls", a.matched_calls);
+    w.key("last_rank");
+    if (a.last_rank >= 0) w.value(a.last_rank); else w.null();
+    w.field("last_count", a.last_count);
+    w.field("last_share_pct", a.matched_calls > 0 ? 100.0 * a.last_count / a.matched_calls : 0.0);
+    w.field("others_wait_ms_per_step", a.others_wait_ns_per_step / 1e6);
+    w.field("note", a.note);
+    w.end_object();
+  }
   if (in.samples) {
     w.key("samples");
     samples_obj(w, *in.samples);

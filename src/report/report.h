@@ -28,6 +28,9 @@ struct RankLine {
   double data_wait_ms = -1, backward_ms = -1, busy_ms = -1;
   double rss_max_bytes = -1;  // the rank's peak RSS over its steps
   int threads = -1;           // its threads when the run measured them live
+  // From the traces' collectives (analysis::match_collectives; -1: not matched).
+  int64_t last_arrivals = -1;
+  double collective_wait_ms_per_step = -1;
 };
 
 struct ReportInput {
@@ -35,6 +38,7 @@ struct ReportInput {
   diagnose::Diagnosis diagnosis;
   std::vector<analysis::TraceAnalysis> traces;  // one per rank / file; may be empty
   std::vector<RankLine> ranks;                  // filled when there are >= 2 traces
+  std::optional<analysis::CollectiveArrival> arrival;  // ranks of one job, from their traces
   std::optional<diagnose::SamplesEvidence> samples;
   std::optional<diagnose::AgentEvidence> agent;
   std::optional<diagnose::LabEvidence> lab;

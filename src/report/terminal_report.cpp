@@ -42,6 +42,14 @@ const char* sev_color(diagnose::Severity s) {
   }
 }
 
+const char* bound_label(int c) {
+  static const char* kLabels[analysis::kBoundClasses] = {"GPU compute",     "communication",
+                                                         "data loading",    "CPU-bound",
+                                                         "launch overhead", "kernel-to-kernel overhead",
+                                                         "unknown launcher"};
+  return c >= 0 && c < analysis::kBoundClasses ? kLabels[c] : "–";
+}
+
 std::string bar(double pct, int width) {
   int full = static_cast<int>(std::clamp(pct, 0.0, 100.0) / 100 * width * 8 + 0.5);
   static const char* parts[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
@@ -101,6 +109,39 @@ void findings(Out& o, const ReportInput& in) {
   }
 }
 
+// What bounds the steps: every class's share of step time and how many steps it labels.
+void bound_table(Out& o, const analysis::TraceAnalysis& t) {
+  const auto& b = t.bound;
+  if (!b.present || t.steps.total_ns <= 0) return;
+  o.heading(fmt::format("Bound by (per step: the class with the most time) — {}", bound_label(b.bound_by)));
+  o.line(o.c("2", fmt::format("  {:<24}{:>7} {:>10} {:>7}", "class", "share", "time", "steps")));
+  const int bw = std::max(10, o.st.width - 52);
+  for (int c = 0; c < analysis::kBoundClasses; ++c) {
+    if (b.total_ns[c] == 0 && b.steps_by_label[c] == 0) continue;
+    const double pct = t.steps.pct(b.total_ns[c]);
+    o.line(fmt::format("  {:<24}{:>6.1f}% {:>10} {:>7}  {}", bound_label(c), pct, ts::human_ns(b.total_ns[c]),
+                       b.steps_by_label[c], o.c(c == analysis::kBoundGpuCompute ? "32" : "34", bar(pct, bw))));
+  }
+}
+
+void collectives_table(Out& o, const analysis::CollectiveStats& c) {
+  if (c.count == 0) return;
+  o.heading(fmt::format("Collectives ({} calls, {} on the GPU, {} exposed)", c.count, ts::human_ns(c.time_ns),
+                        ts::human_ns(c.exposed_ns)));
+  o.line(o.c("2", fmt::format("  {:<18} {:<9} {:>5} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11}", "collective", "dtype",
+                              "ranks", "calls", "bytes", "time", "exposed", "algbw", "busbw")));
+  for (const auto& r : c.rows) {
+    auto bw = [](double g) { return g > 0 ? fmt::format("{:.2f} GB/s", g) : std::string("–"); };
+    o.line(fmt::format("  {:<18} {:<9} {:>5} {:>6} {:>10} {:>10} {:>10} {:>11} {:>11}", fit(r.name, 18),
+                       fit(r.dtype.empty() ? "?" : r.dtype, 9), r.group_size > 0 ? std::to_string(r.group_size) : "?",
+                       r.count, r.bytes >= 0 ? ts::human_bytes(r.bytes) : "?", ts::human_ns(r.time_ns),
+                       ts::human_ns(r.exposed_ns), bw(r.algbw_gbps), bw(r.busbw_gbps)));
+  }
+  if (c.with_params < c.count)
+    o.para(fmt::format("{} of {} calls have no recorded sizes (record_param_comms without args): no bandwidth for them",
+                       c.count - c.with_params, c.count), 2);
+}
+
 void trace_tables(Out& o, const analysis::TraceAnalysis& t, int top, bool several) {
   const auto& st = t.steps;
   std::string name = t.path;
@@ -134,6 +175,9 @@ void trace_tables(Out& o, const analysis::TraceAnalysis& t, int top, bool severa
     if (g.est_sm_efficiency_pct >= 0 || g.est_occupancy_pct >= 0)
       o.line(fmt::format("  est. SM efficiency {:.1f}% · est. occupancy {:.1f}%", g.est_sm_efficiency_pct, g.est_occupancy_pct));
   }
+
+  bound_table(o, t);
+  collectives_table(o, t.collectives);
 
   const auto& k = t.kernels;
   if (k.count > 0) {
@@ -230,6 +274,14 @@ std::string render_terminal(const ReportInput& in, const TerminalStyle& style) {
                          ts::human_ns(r.comm_ms_per_step * 1e6), r.idle_pct, ts::human_ns(r.wait_ms_per_step * 1e6),
                          fit(r.path, std::max(10, o.st.width - 66 - (r.straggler ? 15 : 0))),
                          r.straggler ? o.c("1;31", "  ← straggler") : ""));
+    if (in.arrival) {
+      const auto& a = *in.arrival;
+      if (a.last_rank >= 0)
+        o.para(fmt::format("collectives: rank {} arrives last in {} of {} matched calls; the others wait {} per step for it",
+                           a.last_rank, a.last_count, a.matched_calls, ts::human_ns(a.others_wait_ns_per_step)), 2);
+      else if (!a.note.empty())
+        o.para("collectives: " + a.note, 2);
+    }
   }
   for (const auto& t : in.traces) trace_tables(o, t, in.top, in.traces.size() > 1);
   if (in.samples) {

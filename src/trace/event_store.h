@@ -60,7 +60,8 @@ enum class Phase : uint8_t {
   Other,
 };
 
-// Args kept for the few events that need them (kernels, copies, memsets, [memory]).
+// Args kept for the few events that need them (kernels, copies, memsets, [memory], and any
+// event carrying a collective's parameters).
 struct EventArgs {
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
@@ -75,6 +76,18 @@ struct EventArgs {
   int32_t device_type = -1;      // [memory] "Device Type" (1 = CUDA)
   int32_t device_id = -1;        // [memory] "Device Id", kernel "device"
   float bandwidth_gbps = -1;     // "memory bandwidth (GB/s)"
+  uint32_t comm = std::numeric_limits<uint32_t>::max();  // index into comm_args, or none
+};
+
+// A collective's parameters, as PyTorch records them on `record_param_comms` cpu_ops and (since
+// 2.x) on the NCCL kernels themselves. Strings are interned ids (0 = absent).
+struct CommArgs {
+  uint32_t collective = 0;   // "Collective name": allreduce, broadcast, allgather, send, ...
+  uint32_t dtype = 0;        // "dtype": Float, BFloat16, ...
+  uint32_t group_name = 0;   // "Process Group Name"
+  uint32_t group_ranks = 0;  // "Process Group Ranks", as written ("[0, 1]")
+  int64_t in_nelems = -1, out_nelems = -1;  // "In msg nelems", "Out msg nelems"
+  int32_t group_size = -1;   // "Group size"
 };
 
 struct DeviceProperties {
@@ -137,6 +150,7 @@ class EventStore {
   std::vector<uint32_t> input_types; // interned raw JSON text of "Input type", kNoString if none
 
   std::vector<EventArgs> args_table;
+  std::vector<CommArgs> comm_args;  // EventArgs::comm points here
   StringPool strings;
   TraceMeta meta;
 
@@ -144,6 +158,10 @@ class EventStore {
   std::string_view name_of(size_t i) const { return strings.view(name[i]); }
   const EventArgs* args_of(size_t i) const {
     return args[i] == kNoArgs ? nullptr : &args_table[args[i]];
+  }
+  const CommArgs* comm_of(size_t i) const {
+    const EventArgs* a = args_of(i);
+    return a && a->comm != kNoArgs ? &comm_args[a->comm] : nullptr;
   }
   int64_t end_ns(size_t i) const { return ts_ns[i] + dur_ns[i]; }
   static bool is_named_id(int64_t pid_or_tid) { return pid_or_tid < 0; }

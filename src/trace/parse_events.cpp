@@ -109,6 +109,7 @@ const char* Parser::parse_event_args(const char* p, PendingEvent& ev) {
       case 5:
         if (KEY_IS(k, "block")) return ev.has_args = true, read_int3(v, a.block);
         if (KEY_IS(k, "bytes") || KEY_IS(k, "Bytes")) return ev.has_args = true, read_int(v, a.bytes);
+        if (KEY_IS(k, "dtype")) return ev.has_comm = true, read_interned(v, ev.comm.dtype);
         break;
       case 6:
         if (KEY_IS(k, "device")) return ev.has_args = true, read_int_as(v, a.device_id);
@@ -119,6 +120,7 @@ const char* Parser::parse_event_args(const char* p, PendingEvent& ev) {
       case 10:
         if (KEY_IS(k, "Input Dims")) return read_raw_interned(v, ev.dims);
         if (KEY_IS(k, "Input type")) return read_raw_interned(v, ev.types);
+        if (KEY_IS(k, "Group size")) return ev.has_comm = true, read_int_as(v, ev.comm.group_size);
         break;
       case 11:
         if (KEY_IS(k, "correlation")) return read_int(v, ev.corr);
@@ -131,12 +133,21 @@ const char* Parser::parse_event_args(const char* p, PendingEvent& ev) {
       case 13:
         if (KEY_IS(k, "shared memory")) return ev.has_args = true, read_int_as(v, a.shared_memory);
         if (KEY_IS(k, "blocks per SM")) return ev.has_args = true, read_float(v, a.blocks_per_sm);
+        if (KEY_IS(k, "In msg nelems")) return ev.has_comm = true, read_int(v, ev.comm.in_nelems);
         break;
       case 14:
         if (KEY_IS(k, "Total Reserved")) return ev.has_args = true, read_int(v, a.total_reserved);
+        if (KEY_IS(k, "Out msg nelems")) return ev.has_comm = true, read_int(v, ev.comm.out_nelems);
         break;
       case 15:
         if (KEY_IS(k, "Total Allocated")) return ev.has_args = true, read_int(v, a.total_allocated);
+        if (KEY_IS(k, "Collective name")) return ev.has_comm = true, read_interned(v, ev.comm.collective);
+        break;
+      case 18:
+        if (KEY_IS(k, "Process Group Name")) return ev.has_comm = true, read_interned(v, ev.comm.group_name);
+        break;
+      case 19:
+        if (KEY_IS(k, "Process Group Ranks")) return ev.has_comm = true, read_interned(v, ev.comm.group_ranks);
         break;
       case 20:
         if (KEY_IS(k, "registers per thread")) return ev.has_args = true, read_int_as(v, a.registers_per_thread);
@@ -168,9 +179,17 @@ void Parser::commit(const PendingEvent& ev, const char* p) {
     if (n.size() > 3 && n.compare(0, 3, "hip") == 0) store_.meta.is_rocm = true;
   }
   uint32_t args_idx = kNoArgs;
-  if (ev.has_args && (c == Category::Kernel || c == Category::GpuMemcpy || c == Category::GpuMemset ||
-                      c == Category::Memory))
+  const bool keep_args = ev.has_args && (c == Category::Kernel || c == Category::GpuMemcpy ||
+                                         c == Category::GpuMemset || c == Category::Memory);
+  // A collective's parameters count only with its name (record_param_comms without args says nothing).
+  if (ev.has_comm && ev.comm.collective != kNoString) {
+    EventArgs a = keep_args ? ev.a : EventArgs{};
+    a.comm = static_cast<uint32_t>(store_.comm_args.size());
+    store_.comm_args.push_back(ev.comm);
+    args_idx = store_.add_args(a);
+  } else if (keep_args) {
     args_idx = store_.add_args(ev.a);
+  }
   int64_t corr = ev.corr;
   if ((ev.ph == Phase::FlowStart || ev.ph == Phase::FlowStep || ev.ph == Phase::FlowEnd) && ev.flow_id != kNone)
     corr = ev.flow_id;

@@ -232,6 +232,14 @@ const char* Parser::read_raw_interned(const char* p, uint32_t& out) {
   return e;
 }
 
+const char* Parser::read_interned(const char* p, uint32_t& out) {
+  if (*p != '"') return read_raw_interned(p, out);  // e.g. a list of ranks written as an array
+  std::string_view s;
+  p = read_string(p, s);
+  out = store_.strings.intern(s);
+  return p;
+}
+
 const char* Parser::read_id(const char* p, int64_t& out) {
   // pid/tid: a number, a numeric string ("25738"), or a name ("CPU functions", "stream 7").
   if (*p == '"') {

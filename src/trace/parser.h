@@ -38,6 +38,8 @@ struct PendingEvent {
   int64_t corr = kNone, ext = kNone, flow_id = kNone;
   uint32_t dims = kNoString, types = kNoString, meta_name = kNoString;
   EventArgs a;
+  CommArgs comm;
+  bool has_comm = false;
 };
 
 class Parser {
@@ -172,6 +174,8 @@ class Parser {
   const char* read_float(const char* p, float& out);
   const char* read_int3(const char* p, int32_t out[3]);
   const char* read_raw_interned(const char* p, uint32_t& out);
+  // A string's text interned (any other value: its raw JSON text).
+  const char* read_interned(const char* p, uint32_t& out);
   const char* read_time(const char* p, int64_t& out, const char* field);
   const char* read_id(const char* p, int64_t& out);
   template <class F>

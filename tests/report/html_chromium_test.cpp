@@ -220,3 +220,26 @@ TEST_F(ChromiumTest, TwoTraceReportChartsEveryTrace) {
   EXPECT_EQ(tag1.find("hidden"), std::string::npos) << tag1;
   EXPECT_NE(d.find("data-tab=\"1\" title=\"" + b + "\" aria-selected=\"true\""), std::string::npos);
 }
+
+// `trainscope analyze <DDP rank 0 trace> --html` (the NCCL fixture, 3 steps): the bound-by and
+// collectives cards are on the page with their figures (docs/ANALYSES.md 9a-9b).
+TEST_F(ChromiumTest, BoundAndCollectivesOnARealTrace) {
+  const std::string trace = std::string(TS_TEST_DATA) + "/hta_nccl_parser_config_nccl_data.json.gz";
+  std::string cmd = fmt::format("{} -q analyze {} --html {} > {} 2>&1", TS_CLI, trace, html_.string(), (dir_ / "cli.txt").string());
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "cli.txt");
+  std::string dom = (dir_ / "dom.html").string(), log = (dir_ / "log.txt").string();
+  ASSERT_EQ(chromium("--virtual-time-budget=5000 --dump-dom", dom, log), 0) << slurp(log);
+  std::string d = slurp(dom);
+  size_t open = d.find("<html"), close = d.find('>', open);
+  ASSERT_NE(open, std::string::npos) << slurp(log);
+  std::string html_tag = d.substr(open, close - open + 1);
+  EXPECT_EQ(html_tag.find("data-js-error"), std::string::npos) << html_tag;
+  std::string l = slurp(log);
+  EXPECT_EQ(l.find("Uncaught"), std::string::npos) << l;
+  // Every step is CPU-bound; 15 all-reduces (3 steps x 5 buckets) of Float among 2 ranks.
+  EXPECT_NE(d.find("Bound by: CPU-bound"), std::string::npos);
+  size_t coll = d.find("id=\"collectives\"");
+  ASSERT_NE(coll, std::string::npos);
+  EXPECT_NE(d.find("<td class=\"mono\">allreduce</td><td>Float</td><td class=\"n\">2</td><td class=\"n\">15</td>", coll),
+            std::string::npos);
+}
