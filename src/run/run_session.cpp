@@ -18,6 +18,7 @@
 #include "run/live_finding.h"
 #include "run/live_status.h"
 #include "run/samples_evidence.h"
+#include "run/stderr_tee.h"
 #include "run/rank_summary.h"
 #include "run/run_report.h"
 #include "run/run_store.h"
@@ -76,13 +77,21 @@ RunResult run_session(const RunOptions& opt) {
   std::string agent_dir = locate_agent_dir();
 
   AgentChannel channel;
+  // Steps counted by the best marker any process reported so far (a better marker restarts
+  // the count, as the agent does): what --steps' fallback below waits for.
   std::atomic<int64_t> steps_seen{0};
+  std::atomic<int> steps_level{0};
   std::unique_ptr<LiveStatusWriter> live;  // for `trainscope serve`; created once the child runs
   std::atomic<LiveStatusWriter*> live_ptr{nullptr};
   std::unique_ptr<JobInspector> inspector;  // the job's libraries and live threads, once warm
   std::atomic<JobInspector*> inspector_ptr{nullptr};
   channel.start([&](const StepRecord& s) {
-    if (s.step > steps_seen.load()) steps_seen = s.step;
+    int level = static_cast<int>(step_source(s.flags));
+    if (level > steps_level.load()) {
+      steps_level = level;
+      steps_seen = 0;
+    }
+    if (level == steps_level.load() && s.step > steps_seen.load()) steps_seen = s.step;
     if (auto* l = live_ptr.load()) l->on_step(s);
     if (auto* j = inspector_ptr.load()) j->on_step(s.step);
   }, [&](const TextRecord& t) {
@@ -99,8 +108,17 @@ RunResult run_session(const RunOptions& opt) {
   if (opt.steps > 0) env["TRAINSCOPE_STOP_AFTER"] = std::to_string(opt.steps);
 
   Launcher launcher(opt.command, env);
+  // The job's stderr passes through untouched; its last lines are kept for the report.
+  std::unique_ptr<StderrTee> tee;
+  try {
+    tee = std::make_unique<StderrTee>();
+    launcher.set_stderr(tee->child_fd());
+  } catch (const std::exception& e) {
+    res.warnings.push_back(std::string("stderr not captured: ") + e.what());
+  }
   double t0 = steady_s();
   pid_t pid = launcher.start();
+  if (tee) tee->parent_after_fork();
   std::string joined;
   for (const auto& a : opt.command) joined += (joined.empty() ? "" : " ") + a;
   if (opt.live) {
@@ -189,6 +207,7 @@ RunResult run_session(const RunOptions& opt) {
     }
   });
   res.wall_s = steady_s() - t0;
+  if (tee) res.stderr_tail = tee->finish();
   if (inspector) {
     inspector_ptr = nullptr;
     res.job = inspector->finish();
@@ -207,6 +226,16 @@ RunResult run_session(const RunOptions& opt) {
   res.stopped_by_steps = res.agent.stop_reason == "steps";
   res.evidence.agent = res.agent.evidence;
   res.evidence.ranks = summarise_ranks(records);  // torchrun: each rank on its own, the straggler
+  {
+    diagnose::JobEvidence job;
+    job.exit_code = res.exit.code;
+    job.signal = res.exit.signal;
+    job.stopped_by_steps = res.stopped_by_steps;
+    job.agent_loaded = res.agent.agent_loaded;
+    for (const auto& s : records.steps) job.steps = std::max(job.steps, s.step);
+    job.stderr_tail = res.stderr_tail;
+    res.evidence.job = job;
+  }
 
   if (sampler) {
     sample::Summary sum = sampler->summary();
@@ -288,6 +317,13 @@ RunResult run_session(const RunOptions& opt) {
     res.warnings.push_back(std::string("report.html not written: ") + e.what());
   }
   return res;
+}
+
+std::string death_cause(const RunResult& r) {
+  if (r.stopped_by_steps || (r.exit.signal == 0 && r.exit.code == 0)) return "";
+  std::string why = r.exit.signal ? r.exit.describe() : fmt::format("exit status {}", r.exit.code);
+  if (!r.stderr_tail.empty()) why += ": " + r.stderr_tail.back();
+  return why;
 }
 
 }  // namespace ts::run
