@@ -293,7 +293,10 @@ ChunkOutcome Parser::parse_chunk(uint64_t from, bool at_separator, uint64_t stop
       mark_ = p;
       p = skip_ws(p);
       if (*p == ',') {
-        p = skip_ws(p + 1);
+        // The next element's start must lie inside the span: at its end the blanks may go on.
+        const char* q = skip_ws(p + 1);
+        if (q >= end_ && !eof_) more("an event object '{'");
+        p = q;
         in_element = true;
         if (p >= stop) {
           o.kind = ChunkOutcome::Kind::Next;
