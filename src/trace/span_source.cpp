@@ -85,6 +85,10 @@ class InflatingSpans final : public SpanSource {
       b = wait_buffer(lk, at);
       if (!b) break;
       size_t n = static_cast<size_t>(std::min<uint64_t>(b->base + b->len - at, min_bytes - got));
+      if (n == 0) {  // the end of a buffer cut short by an inflate error
+        if (error_) std::rethrow_exception(error_);
+        break;
+      }
       std::memcpy(joined.get() + got, b->mem.get() + (at - b->base), n);
       got += n;
       at += n;
