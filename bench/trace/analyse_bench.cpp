@@ -1,6 +1,8 @@
 // analyse() throughput on a real trace and on a large store made by repeating it.
 // Baseline in the same run: reading the trace file (trace::read_trace). Prints events/s and the
-// ratio analyse time / read time, so results compare across machines.
+// ratio analyse time / read time, so results compare across machines. Then the share of
+// analyse() that the GPU idle attribution costs (issue 12's budget: <= 15%), in thread CPU time
+// (robust on a shared machine) and wall time, on the x1 and the xK store.
 //
 // Usage: analyse_bench [TRACE] [--copies K] [--runs N]
 //   TRACE defaults to tests/data/tb_resnet50_num_workers_0...; K (default 40) copies of its events
@@ -11,6 +13,9 @@
 #include <cstdlib>
 #include <string>
 
+#include <ctime>
+
+#include "analysis/passes.h"
 #include "analysis/trace_analysis.h"
 #include "trace/reader.h"
 
@@ -18,6 +23,35 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+// Best-of-N thread CPU seconds of analyse() and of the idle attribution alone (on the same
+// index, steps and GPU time analyse() computes first).
+void idle_share(const ts::trace::EventStore& s, int runs, const char* label) {
+  double all = 1e30, idle = 1e30, all_wall = 1e30, idle_wall = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    double c0 = thread_cpu_s();
+    auto t0 = std::chrono::steady_clock::now();
+    ts::analysis::TraceAnalysis a = ts::analysis::analyse(s);
+    all = std::min(all, thread_cpu_s() - c0);
+    all_wall = std::min(all_wall, seconds_since(t0));
+    ts::analysis::TraceIndex idx(s);
+    ts::analysis::StepSummary steps = ts::analysis::analyse_steps(idx, {});
+    ts::analysis::GpuTime gpu = ts::analysis::analyse_gpu_time(idx, steps);
+    c0 = thread_cpu_s();
+    t0 = std::chrono::steady_clock::now();
+    ts::analysis::analyse_idle_attribution(idx, steps, gpu);
+    idle = std::min(idle, thread_cpu_s() - c0);
+    idle_wall = std::min(idle_wall, seconds_since(t0));
+    if (gpu.attribution.idle_ns != a.gpu.idle_ns) std::fprintf(stderr, "warning: attribution does not total\n");
+  }
+  std::printf("idle attribution %-4s %8.3f s cpu of analyse %8.3f s cpu = %5.1f%%  (wall %.3f of %.3f s = %.1f%%)\n",
+              label, idle, all, 100 * idle / all, idle_wall, all_wall, 100 * idle_wall / all_wall);
 }
 
 // Appends copies 1..k-1 of the store's own events, each shifted past the previous copy.
@@ -78,10 +112,12 @@ int main(int argc, char** argv) {
   std::printf("read_trace:        %9zu events  %8.3f s  %6.2f M events/s\n", n1, read_s, n1 / read_s / 1e6);
   std::printf("analyse:           %9zu events  %8.3f s  %6.2f M events/s  (%.2fx the read time)\n", n1,
               one_s, n1 / one_s / 1e6, one_s / read_s);
+  idle_share(store, runs, "x1");
   repeat_store(store, copies);
   const size_t nk = store.size();
   const double big_s = best_analyse(store);
   std::printf("analyse x%-3d:      %9zu events  %8.3f s  %6.2f M events/s  (%.2fx the time per event of x1)\n",
               copies, nk, big_s, nk / big_s / 1e6, (big_s / nk) / (one_s / n1));
+  idle_share(store, runs, ("x" + std::to_string(copies)).c_str());
   return 0;
 }

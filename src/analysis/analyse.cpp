@@ -30,6 +30,7 @@ TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt)
 
   analyse_breakdown(idx, a.steps);
   a.gpu = analyse_gpu_time(idx, a.steps);
+  analyse_idle_attribution(idx, a.steps, a.gpu);
   a.kernels = analyse_kernels(idx, a.steps, opt.top);
   a.kernels.launch = analyse_launch(idx);
   a.copies = analyse_copies(idx, a.steps);

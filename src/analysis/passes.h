@@ -16,6 +16,7 @@ namespace ts::analysis {
 StepSummary analyse_steps(TraceIndex& idx, const AnalyseOptions& opt);  // sets idx window
 void analyse_breakdown(const TraceIndex& idx, StepSummary& steps);
 GpuTime analyse_gpu_time(const TraceIndex& idx, StepSummary& steps);
+void analyse_idle_attribution(const TraceIndex& idx, const StepSummary& steps, GpuTime& gpu);
 KernelStats analyse_kernels(const TraceIndex& idx, StepSummary& steps, int top);
 LaunchStats analyse_launch(const TraceIndex& idx);
 CopyStats analyse_copies(const TraceIndex& idx, const StepSummary& steps);

@@ -2,8 +2,9 @@
 // Counted, inside the analysis window:
 //   runtime calls   cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize (and the
 //                   hip* names), blocking cudaMemcpy* / hipMemcpy* (no "Async");
-//   .item() ops     aten::item, and aten::_local_scalar_dense when not nested in an aten::item on
-//                   the same thread (so one .item() counts once);
+//   .item() ops     aten::item not inside another aten::item, and aten::_local_scalar_dense not
+//                   inside any aten::item, on the same thread (containment with equal ends allowed,
+//                   so zero-length records nest too): one .item() counts once;
 //   cuda_sync       Kineto's sync events (Stream Sync, Event Sync, Context Sync, ...), each its
 //                   own row. They duplicate the runtime call with the same correlation id, so
 //                   they enter the totals only when no such runtime call was traced;
@@ -52,24 +53,45 @@ SyncStats analyse_syncs(const TraceIndex& idx, StepSummary& steps) {
   }
 
   // aten::item, then _local_scalar_dense outside any item on its thread.
-  std::map<std::pair<int64_t, int64_t>, Intervals> items;
+  std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> items;
   std::vector<uint32_t> dense;
   for (uint32_t r : idx.host_ops) {
     if (!idx.in_window(r)) continue;
     std::string_view n = s.name_of(r);
-    if (n == "aten::item") {
+    if (n == "aten::item") items[{s.pid[r], s.tid[r]}].push_back(r);
+    else if (n == "aten::_local_scalar_dense") dense.push_back(r);
+  }
+  // Per thread: items by start (host_ops is sorted by start) and the running maximum of their
+  // ends, so "some item starting at or before t ends at or after e" is one binary search.
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> max_end;
+  for (auto& [thread, v] : items) {
+    // Outer calls first when two start together.
+    std::stable_sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
+      return s.ts_ns[a] != s.ts_ns[b] ? s.ts_ns[a] < s.ts_ns[b] : s.dur_ns[a] > s.dur_ns[b];
+    });
+    auto& m = max_end[thread];
+    int64_t hi = INT64_MIN;
+    for (uint32_t r : v) {
+      // Nested in an earlier item of the same thread: the same .item() call.
+      if (hi >= s.end_ns(r)) {
+        m.push_back(hi);
+        continue;
+      }
       take(r, true);
-      items[{s.pid[r], s.tid[r]}].push_back({s.ts_ns[r], s.end_ns(r)});
       ++out.item_calls;
-    } else if (n == "aten::_local_scalar_dense") {
-      dense.push_back(r);
+      hi = std::max(hi, s.end_ns(r));
+      m.push_back(hi);
     }
   }
-  for (auto& [k, v] : items) merge(v);
   for (uint32_t r : dense) {
     auto it = items.find({s.pid[r], s.tid[r]});
-    bool nested = it != items.end() &&
-                  length_within(it->second, s.ts_ns[r], std::max(s.end_ns(r), s.ts_ns[r] + 1)) > 0;
+    bool nested = false;
+    if (it != items.end()) {
+      const auto& v = it->second;
+      auto pos = std::upper_bound(v.begin(), v.end(), s.ts_ns[r],
+                                  [&](int64_t t, uint32_t item) { return t < s.ts_ns[item]; });
+      nested = pos != v.begin() && max_end[it->first][pos - v.begin() - 1] >= s.end_ns(r);
+    }
     if (nested) continue;
     take(r, true);
     ++out.item_calls;

@@ -51,6 +51,53 @@ struct StepSummary {
   double pct(int64_t part) const { return total_ns > 0 ? 100.0 * part / total_ns : 0.0; }
 };
 
+// Why the GPU was idle (idle_attribution.cpp has the full definition). Every idle ns of the
+// analysis window lands in exactly one cause.
+enum class IdleCause : uint8_t {
+  Sync,          // a blocking host call: stream/device/event sync, a synchronous or pageable copy, .item()
+  Launch,        // launch overhead: the host was issuing the launch the GPU waited for
+  DataLoading,   // inside DataLoader.__next__
+  Optimizer,     // inside Optimizer.step / zero_grad
+  Memory,        // cudaMalloc / cudaFree / host-pinned allocation
+  Setup,         // one-time work: compilation, lazy module loading, the first (slow) call of an op
+  HostCompute,   // host code in a named op (cpu_op, user annotation, Python function)
+  StreamWait,    // launched before the gap, waiting on another stream (Stream Wait Event)
+  Collective,    // a collective: the host in nccl:/gloo: calls, or a queued NCCL kernel waiting for peers
+  GpuOverhead,   // work already queued, a short gap: the GPU's own switch between kernels
+  Unattributed,  // nothing recorded that explains it (host_event says why)
+};
+inline constexpr int kIdleCauses = 11;
+const char* idle_cause_name(IdleCause c);  // "sync", "launch", "data_loading", ... "gpu_overhead", "unattributed"
+
+// One bucket: idle time with the same cause, deepest host event, op and annotation.
+struct IdleEntry {
+  IdleCause cause = IdleCause::Unattributed;
+  std::string host_event;  // deepest host event (runtime call, cpu_op, python_function); for
+                           // Unattributed the reason ("nothing recorded on the launching thread", ...)
+  std::string op;          // innermost cpu_op around it ("" none)
+  std::string annotation;  // innermost user annotation or "nn.Module: X" frame ("" none)
+  std::string frame;       // innermost Python frame (python_function, not a module) ("" no stacks)
+  int64_t ns = 0;
+  int64_t gaps = 0;        // idle gaps this bucket has time in
+  double pct_of_idle = 0, pct_of_step = 0;
+};
+// One attributed piece of an idle gap (a gap may split into several pieces: what the host did
+// changed during it). Sorted by begin, disjoint; their union is the GPU's idle time.
+struct IdlePiece {
+  int64_t begin = 0, end = 0;
+  uint32_t entry = 0;  // index into IdleAttribution::entries
+};
+struct IdleAttribution {
+  bool present = false;     // the trace had GPU events in the window
+  int64_t idle_ns = 0;      // == GpuTime::idle_ns (sum of all entries)
+  int64_t gaps = 0;         // idle gaps (between the union of GPU events)
+  int64_t unattributed_ns = 0;
+  int64_t by_cause_ns[kIdleCauses] = {};
+  std::vector<IdleEntry> entries;  // largest first; tiny ones folded into one per cause
+  std::vector<IdlePiece> pieces;
+  int64_t cause_ns(IdleCause c) const { return by_cause_ns[static_cast<int>(c)]; }
+};
+
 struct GpuTime {
   bool present = false;  // any GPU event at all
   int devices = 0;
@@ -60,6 +107,7 @@ struct GpuTime {
   int64_t idle_host_wait_ns = 0, idle_kernel_wait_ns = 0, idle_other_ns = 0;
   double utilization_pct = 0;  // union of kernels inside steps / step time (TB plugin)
   double est_sm_efficiency_pct = -1, est_occupancy_pct = -1;
+  IdleAttribution attribution;  // idle_attribution.cpp
 };
 
 struct KernelRow {

@@ -12,6 +12,9 @@ namespace ts::diagnose {
 namespace {
 
 std::string verdict_for(const Diagnosis& d) {
+  // A trace of start-up: say so first; every other number in it describes start-up too.
+  if (!d.findings.empty() && d.findings.front().id == "warm-up")
+    return d.findings.front().title + ". Profile steps after warm-up before acting on the rest.";
   const Finding* healthy = nullptr;
   for (const auto& f : d.findings)
     if (f.id == "compute-bound") healthy = &f;
@@ -38,6 +41,14 @@ std::string verdict_for(const Diagnosis& d) {
       break;
     }
   return v;
+}
+
+// A warm-up finding of medium or higher severity leads: the trace itself is the problem.
+void lead_with_warm_up(std::vector<Finding>& fs) {
+  auto it = std::find_if(fs.begin(), fs.end(), [](const Finding& f) { return f.id == "warm-up"; });
+  if (it == fs.end() || it->severity < Severity::Medium) return;
+  if (!fs.empty() && fs.front().severity == Severity::Critical) return;
+  std::rotate(fs.begin(), it, it + 1);
 }
 
 }  // namespace
@@ -73,10 +84,17 @@ Diagnosis diagnose(const Evidence& ev) {
     if (auto f = r.fn(ev)) d.findings.push_back(std::move(*f));
   }
   rank(d.findings);
+  lead_with_warm_up(d.findings);
   auto sc = classify(ev, d.findings);
   d.scenario = sc.scenario;
   d.scenario_reason = sc.reason;
   d.verdict = verdict_for(d);
+  // Never "no large bottleneck" while the GPU idles most of the window.
+  if (ev.trace && ev.trace->gpu.present && ev.trace->gpu.idle_pct >= th::kGpuIdleMostPct &&
+      d.verdict.starts_with("No large bottleneck"))
+    d.verdict = fmt::format("The GPU idles {:.0f}% of the time, but no fix trainscope can size gives more than {}; "
+                            "see GPU idle by cause.",
+                            ev.trace->gpu.idle_pct, gain_text(th::kVerdictMinRecoverable));
   return d;
 }
 
@@ -107,6 +125,7 @@ Diagnosis merge(const std::vector<Diagnosis>& parts, const std::vector<std::stri
     f.source += " (" + list + ")";
   }
   rank(out.findings);
+  lead_with_warm_up(out.findings);
   // The job's scenario: the most common one across ranks (first wins ties).
   std::map<Scenario, int> votes;
   for (const auto& p : parts) votes[p.scenario]++;

@@ -91,6 +91,21 @@ inline constexpr double kCommPct = 10;
 // sustained": healthy from 80%.
 inline constexpr double kComputeBoundUtilPct = 80;
 
+// launch-bound needs a shallow queue: HTA counts launch delays over 100 µs as outliers; when the
+// median kernel waits longer than that in the GPU's queue, the host runs ahead of the GPU and
+// launches are not what it waits for (a deep queue idles the GPU only by blocking, not launching).
+inline constexpr double kLaunchDeepQueueUs = 100;
+
+// warm-up: one-time set-up (idle attribution cause "setup") holds the GPU idle for >= 25% of its
+// span: the trace is dominated by start-up (a quarter of the window is more than any steady-state
+// cause tuned here). >= 50% makes it high severity: most of the window says nothing about steps.
+inline constexpr double kWarmupSetupPctOfSpan = 25;
+inline constexpr double kWarmupHighPctOfSpan = 50;
+
+// gpu-idle: the GPU idles >= 50% of its span ("most of the window", issue 12) and no specific
+// rule explains the largest idle cause.
+inline constexpr double kGpuIdleMostPct = 50;
+
 // Findings below this recoverable fraction do not take the verdict from compute-bound.
 inline constexpr double kVerdictMinRecoverable = 0.05;
 

@@ -115,6 +115,29 @@ void trace_obj(JsonWriter& w, const analysis::TraceAnalysis& t, int top) {
   w.field("utilization_pct", g.utilization_pct);
   w.field("est_sm_efficiency_pct", g.est_sm_efficiency_pct);
   w.field("est_occupancy_pct", g.est_occupancy_pct);
+  // Idle attribution (analysis/idle_attribution.cpp): the buckets sum to idle_ms.
+  const auto& ia = g.attribution;
+  w.field("idle_unattributed_ms", ms(ia.unattributed_ns));
+  w.field("idle_gaps", ia.gaps);
+  w.key("idle_by_cause_ms").begin_object();
+  for (int c = 0; c < analysis::kIdleCauses; ++c)
+    w.field(analysis::idle_cause_name(static_cast<analysis::IdleCause>(c)), ms(ia.by_cause_ns[c]));
+  w.end_object();
+  w.key("idle_attribution").begin_array();
+  for (const auto& e : ia.entries) {
+    w.begin_object();
+    w.field("cause", analysis::idle_cause_name(e.cause));
+    w.field("host_event", e.host_event);
+    w.field("op", e.op);
+    w.field("annotation", e.annotation);
+    w.field("frame", e.frame);
+    w.field("ms", ms(e.ns));
+    w.field("pct_of_idle", e.pct_of_idle);
+    w.field("pct_of_step", e.pct_of_step);
+    w.field("gaps", e.gaps);
+    w.end_object();
+  }
+  w.end_array();
   w.end_object();
 
   const auto& k = t.kernels;

@@ -355,7 +355,19 @@ def sync_stats(ev, steps, lo, hi):
             per_thread[(str(r.pid), str(r.tid))].append((r.ts, r.end))
             rows[r.name][0] += 1
             rows[r.name][1] += r.dur
-    items = [h for h in ev["host"] if lo <= h.ts < hi and h.name == "aten::item"]
+    # One .item() counts once: an aten::item inside an earlier (outer) aten::item of its thread,
+    # and an aten::_local_scalar_dense inside any aten::item of its thread, are the same call
+    # (containment with equal ends allowed).
+    def contains(i, h):
+        return str(i.pid) == str(h.pid) and str(i.tid) == str(h.tid) and i.ts <= h.ts and h.end <= i.end
+
+    all_items = sorted((h for h in ev["host"] if lo <= h.ts < hi and h.name == "aten::item"),
+                       key=lambda h: (h.ts, -h.dur))
+    items = []
+    for h in all_items:
+        if any(contains(i, h) for i in items):
+            continue
+        items.append(h)
     item_calls = len(items)
     for h in items:
         per_thread[(str(h.pid), str(h.tid))].append((h.ts, h.end))
@@ -364,9 +376,7 @@ def sync_stats(ev, steps, lo, hi):
     for h in ev["host"]:
         if lo <= h.ts < hi and h.name == "aten::_local_scalar_dense":
             key = (str(h.pid), str(h.tid))
-            inside = any(str(i.pid) == key[0] and str(i.tid) == key[1] and
-                         i.ts < max(h.end, h.ts + 1) and h.ts < i.end for i in items)
-            if inside:
+            if any(contains(i, h) for i in items):
                 continue
             item_calls += 1
             per_thread[key].append((h.ts, h.end))

@@ -27,8 +27,8 @@ struct StoreBuilder {
     return s.add(id(name), Category::CpuOp, Phase::Complete, kHostPid, kHostTid, ns(ts), ns(dur),
                  trace::kNone, trace::kNone, trace::kNoArgs, id(dims), id(types));
   }
-  size_t runtime(std::string_view name, double ts, double dur, int64_t corr) {
-    return s.add(id(name), Category::CudaRuntime, Phase::Complete, kHostPid, kHostTid, ns(ts),
+  size_t runtime(std::string_view name, double ts, double dur, int64_t corr, int64_t tid = kHostTid) {
+    return s.add(id(name), Category::CudaRuntime, Phase::Complete, kHostPid, tid, ns(ts),
                  ns(dur), corr);
   }
   size_t kernel(std::string_view name, double ts, double dur, int64_t corr, int64_t stream = 7,

@@ -1,7 +1,13 @@
 // host-sync: the training loop blocks on the GPU every step (.item(), .cpu(), print(loss),
 // torch.cuda.synchronize()), so the CPU cannot queue the next kernels ahead and the GPU drains.
-// Evidence: the trace's synchronisations (>= 1 per step costing >= 1% of step time), or the
-// agent's count of .item()-style calls per step.
+// Evidence, first that applies:
+//  - the trace's idle attribution (analysis/idle_attribution.cpp): GPU idle charged to blocking
+//    calls (cause "sync": the call was open when the GPU ran dry, or the GPU idled inside it)
+//    >= kSyncPctOfStep of step time, the largest such call at least once per step (kSyncPerStep).
+//    Names the call, its op, annotation and Python frame; gain = that idle time;
+//  - without an attribution (no GPU events): the trace's synchronisations (>= 1 per step costing
+//    >= 1% of step time), gain bounded by HTA's host-wait idle time;
+//  - the agent's count of .item()-style calls per step.
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -12,7 +18,24 @@ namespace ts::diagnose::rules {
 
 std::optional<Finding> host_sync(const Evidence& ev) {
   Finding f;
-  if (const auto* t = trace_with_steps(ev); t && t->syncs.count > 0) {
+  const auto* t = trace_with_steps(ev);
+  if (const auto* a = idle_attribution(ev); t && a) {
+    const int64_t sync_ns = a->cause_ns(analysis::IdleCause::Sync);
+    const analysis::IdleEntry* top = top_idle_entry(*a, analysis::IdleCause::Sync);
+    const double steps = std::max<size_t>(1, t->steps.steps.size());
+    const double pct = 100.0 * sync_ns / t->steps.total_ns;
+    if (!top || pct < th::kSyncPctOfStep || top->gaps / steps < th::kSyncPerStep) return std::nullopt;
+    f = make("host-sync", Bottleneck::HostSync, "trace");
+    add(f, "sync_idle_ms_per_step", sync_ns / steps / 1e6, "ms");
+    add(f, "sync_idle_pct_of_step", pct, "%");
+    add(f, "drains_per_step", top->gaps / steps, "count");
+    if (t->syncs.count > 0) add(f, "syncs_per_step", t->syncs.per_step, "count");
+    if (t->syncs.item_calls > 0) add(f, "item_calls_per_step", t->syncs.item_calls / steps, "count");
+    f.recoverable_fraction = std::clamp(double(sync_ns) / t->steps.total_ns, 0.0, 0.9);
+    f.confidence = 0.85;
+    f.title = fmt::format("A blocking call drains the GPU {:.1f}x per step: {}; the GPU idles {:.1f} ms per step ({:.1f}% of step time)",
+                          top->gaps / steps, idle_where(*top), sync_ns / steps / 1e6, pct);
+  } else if (t && !a && t->syncs.count > 0) {
     const auto& s = t->syncs;
     // Only kinds seen at least once per step: a one-off sync (profiler start, end of an epoch)
     // costs nothing per step. Blocking copies are pageable-memcpy's.

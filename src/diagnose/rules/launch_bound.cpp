@@ -5,6 +5,11 @@
 // the host launches or runs framework code (breakdown classes runtime + cpu_exec; the
 // DataLoader's share is not counted); >= 50% of kernels under 10 µs makes it "launch-bound" proper
 // (higher confidence), else the title says host-bound. Or the lab's compile gain >= 20%.
+// Never when the launch queue is deep: a median launch delay over kLaunchDeepQueueUs means the
+// host runs ahead of the GPU, so the GPU is not waiting for launches (a blocking call or other
+// host work is what drains it; host-sync / gpu-idle speak then). With an idle attribution
+// (analysis/idle_attribution.cpp) the wait is the GPU idle charged to launches and host code
+// between them (causes launch + host_compute), which is also the gain.
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -30,7 +35,10 @@ std::optional<Finding> launch_bound(const Evidence& ev) {
   if (t && t->gpu.present && t->kernels.count > 0) {
     const auto& k = t->kernels;
     const auto& g = t->gpu;
+    if (k.launch.launches > 0 && k.launch.median_launch_delay_ns / 1e3 > th::kLaunchDeepQueueUs) return std::nullopt;
     double overhead_pct = t->steps.pct(t->steps.total.runtime + t->steps.total.cpu_exec);
+    if (const auto* a = idle_attribution(ev))
+      overhead_pct = t->steps.pct(a->cause_ns(analysis::IdleCause::Launch) + a->cause_ns(analysis::IdleCause::HostCompute));
     if (k.per_step < th::kLaunchKernelsPerStep || overhead_pct < th::kLaunchHostOverheadPct) return std::nullopt;
     // Mostly tiny kernels: the launches themselves are the cost. Otherwise the host's framework
     // work between launches is (same remedies, less certain which part).
@@ -44,6 +52,7 @@ std::optional<Finding> launch_bound(const Evidence& ev) {
     if (k.launch.launches > 0) {
       add(f, "short_kernels", k.launch.short_kernels, "count");
       add(f, "median_launch_us", k.launch.median_runtime_ns / 1e3, "us");
+      add(f, "median_launch_delay_us", k.launch.median_launch_delay_ns / 1e3, "us");
     }
     // Fusing removes the launch gaps: the step time the GPU waits on launches and framework code.
     f.recoverable_fraction = std::clamp(overhead_pct / 100, 0.0, 0.9);

@@ -44,8 +44,16 @@ std::optional<Finding> nonfinite_loss(const Evidence&);
 std::optional<Finding> job_failed(const Evidence&);
 std::optional<Finding> compute_bound(const Evidence&);
 std::optional<Finding> straggler_rank(const Evidence&);
+std::optional<Finding> warm_up(const Evidence&);
+std::optional<Finding> gpu_idle(const Evidence&);
 
 // ---- helpers (rule_helpers.cpp) ----
+
+// The trace's idle attribution when it has one with idle time; nullptr otherwise.
+const analysis::IdleAttribution* idle_attribution(const Evidence& ev);
+// The largest bucket of a cause (nullptr: none), and "cudaFree in aten::conv2d ([annotation])".
+const analysis::IdleEntry* top_idle_entry(const analysis::IdleAttribution& a, analysis::IdleCause c);
+std::string idle_where(const analysis::IdleEntry& e);
 
 Finding make(const char* id, Bottleneck b, const std::string& source);
 void add(Finding& f, const std::string& name, double value, const std::string& unit);

@@ -24,6 +24,25 @@ Severity severity_for(double r) {
   return Severity::Info;
 }
 
+const analysis::IdleAttribution* idle_attribution(const Evidence& ev) {
+  if (!ev.trace || !ev.trace->gpu.attribution.present || ev.trace->gpu.attribution.idle_ns <= 0) return nullptr;
+  return &ev.trace->gpu.attribution;
+}
+
+const analysis::IdleEntry* top_idle_entry(const analysis::IdleAttribution& a, analysis::IdleCause c) {
+  for (const auto& e : a.entries)  // largest first
+    if (e.cause == c) return &e;
+  return nullptr;
+}
+
+std::string idle_where(const analysis::IdleEntry& e) {
+  std::string s = e.host_event;
+  if (!e.op.empty()) s += " in " + e.op;
+  if (!e.annotation.empty()) s += " (" + e.annotation + ")";
+  if (!e.frame.empty()) s += " at " + e.frame;
+  return s;
+}
+
 const analysis::TraceAnalysis* trace_with_steps(const Evidence& ev) {
   if (!ev.trace || ev.trace->steps.total_ns <= 0) return nullptr;
   return &*ev.trace;

@@ -8,6 +8,7 @@ const std::vector<RuleEntry>& all_rules() {
   static const std::vector<RuleEntry> rules = {
       {"job-failed", job_failed},
       {"not-on-gpu", not_on_gpu},
+      {"warm-up", warm_up},
       {"dataloader-starvation", dataloader_starvation},
       {"cpu-bound-transforms", cpu_bound_transforms},
       {"host-sync", host_sync},
@@ -30,6 +31,7 @@ const std::vector<RuleEntry>& all_rules() {
       {"communication-bound", communication_bound},
       {"straggler-rank", straggler_rank},
       {"nonfinite-loss", nonfinite_loss},
+      {"gpu-idle", gpu_idle},
       {"compute-bound", compute_bound},
   };
   return rules;

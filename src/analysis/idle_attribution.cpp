@@ -1,0 +1,573 @@
+// Idle attribution (docs/ANALYSES.md "GPU idle by cause"): every ns the GPU idles inside the
+// analysis window is charged to exactly one cause, from what the host thread that launches the
+// GPU work was doing at that moment.
+//
+// Idle gaps: the gaps between the union of all GPU events (kernel, memcpy, memset; every device
+// and stream) that start in the window, as in gpu_time.cpp, so the gaps sum to gpu.idle_ns.
+//
+// Host timeline: per host thread (pid, tid), its cpu_op, user_annotation, python_function and
+// runtime/driver events, nested by time (a child sticking out of its parent is cut at the
+// parent's end); at every instant the *deepest* open event, with its chain of ancestors.
+//
+// Each gap [a, b) is decided by the GPU event(s) that end it and their launching runtime call R
+// (correlation id; of several events starting at b, the launch that began last):
+//   R began after a      the GPU waited for the host: [a, R.end) is split by the launching
+//                        thread's deepest event at each instant (below), [R.end, b) is the
+//                        launch's own latency (cause of R's node, normally launch);
+//   R began before a, still running at a   the GPU waited for this launch call: split likewise;
+//   R ended before a     work was queued but started late: collective (an NCCL kernel waiting
+//                        for its peers), stream_wait (a "Stream Wait Event" on its stream between
+//                        R's end and b), else unattributed ("queued before the gap ...");
+//   no R (no correlation id, or launched before the trace began)   split by the thread that
+//                        launched most GPU work; with none, unattributed ("no launching thread").
+// The cause of a host instant, from its deepest event and ancestors, first match wins:
+//   setup        an ancestor cpu_op is the slow first call of its (name, Input Dims) on its
+//                thread (>= kSetupMinNs and >= kSetupRatio x the mean of its later calls: cuDNN
+//                algorithm search, lazy loading in the first convolution), a compile frame
+//                (torch/_dynamo, torch/_inductor, triton compiler), a module-loading runtime
+//                call (cuModuleLoad*, cuLibraryLoad*, cuModuleGetFunction), or a launch call
+//                itself longer than kLazyLaunchNs (lazy kernel loading);
+//   sync         a blocking call: cuda/hip Stream/Device/Event Synchronize, a synchronous
+//                cudaMemcpy*, an async copy whose GPU copy is pageable (staged: blocks the
+//                host), or inside aten::item / _local_scalar_dense / is_nonzero / nonzero / equal;
+//   data_loading inside enumerate(DataLoader)#*.__next__;
+//   optimizer    inside Optimizer.step# / Optimizer.zero_grad#;
+//   collective   inside nccl:* / gloo:* host calls;
+//   memory       cudaMalloc*/cudaFree*/cudaHostAlloc/cudaMallocHost/cudaHostRegister (and cu/hip);
+//   launch       any other runtime/driver call (launches, event records);
+//   host_compute any other cpu_op / user annotation / Python function;
+//   unattributed no event open on the thread ("nothing recorded on the launching thread").
+// Two rules look at the whole gap: a drain -- a blocking call (sync) was open on the launching
+// thread when the GPU ran dry (at a, or ending within kSyncReturnSlackNs before a) -- charges
+// the gap's generic time (launch, host_compute, nothing recorded) to that call, since it
+// emptied the queue; and in a gap shorter than kLaunchGapNs generic time is launch overhead.
+// Buckets: (cause, deepest event, op, annotation, frame). op = the outermost aten:: op in the
+// chain (what the user called), else the innermost cpu_op; annotation = innermost user
+// annotation (not ProfilerStep#) or "nn.Module: X" frame; frame = innermost Python frame outside
+// torch (else the innermost one). Buckets beyond kMaxEntries (other than each cause's largest)
+// fold into one per cause.
+#include <algorithm>
+#include <unordered_map>
+
+#include "analysis/passes.h"
+
+namespace ts::analysis {
+
+const char* idle_cause_name(IdleCause c) {
+  static const char* names[kIdleCauses] = {"sync",        "launch",       "data_loading", "optimizer",
+                                           "memory",      "setup",        "host_compute", "stream_wait",
+                                           "collective",  "gpu_overhead", "unattributed"};
+  return names[static_cast<int>(c)];
+}
+
+namespace {
+
+using trace::Category;
+
+// Shorter gaps are launch overhead whatever the host ran (HTA calls gaps under 30 µs kernel
+// wait; a launch costs 5-20 µs of host time, so 50 µs is a few launches' worth).
+constexpr int64_t kLaunchGapNs = 50'000;
+// A first call at least 1 ms long and 10x its later calls is one-time work, not the op itself.
+constexpr int64_t kSetupMinNs = 1'000'000;
+constexpr double kSetupRatio = 10.0;
+// Work queued before a gap this short started late by the GPU's own switch between kernels
+// (HTA's kernel-wait threshold).
+constexpr int64_t kQueuedOverheadNs = 30'000;
+// A launch call over 1 ms is loading the kernel's module (CUDA lazy loading), not launching.
+constexpr int64_t kLazyLaunchNs = 1'000'000;
+// CPU and GPU clocks differ by a few µs in Kineto traces: a sync ending this shortly before the
+// GPU went idle still drained it.
+constexpr int64_t kSyncReturnSlackNs = 20'000;
+constexpr size_t kMaxEntries = 40;
+
+// Texts that stand for the host event where there is none.
+enum Reason : uint32_t { kNothingRecorded, kNoLauncher, kQueuedLate, kGpuSwitch, kBetweenOps, kReasons };
+const char* kReasonText[kReasons] = {
+    "nothing recorded on the launching thread",
+    "no launching thread known (no correlation ids, no runtime calls)",
+    "queued before the gap, yet the GPU idled: a dependency or GPU work the trace lacks (sampled or filtered trace)",
+    "work queued ahead; the GPU's own switch between kernels",
+    "Python between ops (inside the step, no op recorded)",
+};
+
+// Runtime-call classes, by name.
+enum RtClass : uint8_t { kRtUnknown, kRtOther, kRtSync, kRtCopyAsync, kRtMemory, kRtModule, kRtLaunch };
+RtClass classify_runtime(std::string_view n) {
+  if (n.ends_with("StreamSynchronize") || n.ends_with("DeviceSynchronize") ||
+      n.ends_with("EventSynchronize") || n == "cuCtxSynchronize")
+    return kRtSync;
+  if (n.starts_with("cudaMemcpy") || n.starts_with("hipMemcpy") || n.starts_with("cuMemcpy"))
+    return n.find("Async") != std::string_view::npos || n == "hipMemcpyWithStream" ? kRtCopyAsync : kRtSync;
+  if (n.starts_with("cudaMalloc") || n.starts_with("cudaFree") || n.starts_with("cudaHostAlloc") ||
+      n.starts_with("cudaHostRegister") || n.starts_with("cudaHostUnregister") ||
+      n.starts_with("cuMemAlloc") || n.starts_with("cuMemFree") || n.starts_with("hipMalloc") ||
+      n.starts_with("hipFree") || n.starts_with("hipHostMalloc") || n.starts_with("hipHostFree"))
+    return kRtMemory;
+  if (n.starts_with("cuModuleLoad") || n.starts_with("cuLibraryLoad") || n == "cuModuleGetFunction" ||
+      n.starts_with("hipModuleLoad"))
+    return kRtModule;
+  if (n.find("Launch") != std::string_view::npos) return kRtLaunch;
+  return kRtOther;
+}
+
+bool is_sync_op(std::string_view n) {
+  return n == "aten::item" || n == "aten::_local_scalar_dense" || n == "aten::is_nonzero" ||
+         n == "aten::nonzero" || n == "aten::equal";
+}
+bool is_compile_frame(std::string_view n) {
+  return n.find("torch/_dynamo/") != std::string_view::npos ||
+         n.find("torch/_inductor/") != std::string_view::npos ||
+         n.find("triton/compiler/") != std::string_view::npos;
+}
+
+// One open event on a thread's stack with what it inherits from its ancestors.
+struct Node {
+  uint32_t row = kNoRow;
+  uint32_t op = kNoRow, outer_aten = kNoRow, annotation = kNoRow, frame = kNoRow, any_frame = kNoRow;
+  bool setup = false, sync = false, data = false, optimizer = false, comm = false;
+  IdleCause cause = IdleCause::Unattributed;
+  uint32_t sync_row = kNoRow;  // the blocking event that makes it sync (itself or an ancestor)
+};
+struct Segment {
+  int64_t begin, end;
+  int32_t node;  // -1: nothing open
+};
+struct Timeline {
+  std::vector<Node> nodes;
+  std::vector<Segment> segs;  // sorted, disjoint, gaps between them = nothing open
+};
+
+class Attributor {
+ public:
+  Attributor(const TraceIndex& idx, const StepSummary& steps, IdleAttribution& out)
+      : idx_(idx), s_(idx.s), steps_(steps), out_(out), rt_class_(s_.strings.size(), kRtUnknown) {}
+
+  void run();
+
+ private:
+  using ThreadKey = std::pair<int64_t, int64_t>;
+  struct ThreadKeyHash {
+    size_t operator()(const ThreadKey& k) const { return std::hash<int64_t>()(k.first * 1'000'003 ^ k.second); }
+  };
+  struct EntryKey {
+    IdleCause cause;
+    uint32_t host, op, annotation, frame;
+    bool operator==(const EntryKey&) const = default;
+  };
+  struct EntryKeyHash {
+    size_t operator()(const EntryKey& k) const {
+      size_t h = static_cast<size_t>(k.cause);
+      for (uint32_t v : {k.host, k.op, k.annotation, k.frame}) h = h * 1'000'003 ^ v;
+      return h;
+    }
+  };
+
+  RtClass rt_class(uint32_t row) {
+    RtClass& c = rt_class_[s_.name[row]];
+    if (c == kRtUnknown) c = classify_runtime(s_.name_of(row));
+    return c;
+  }
+  const Timeline& timeline(const ThreadKey& t);
+  Timeline build(const ThreadKey& t);
+  void classify(Node& n);
+  uint32_t entry_for_node(const Node* n);
+  uint32_t entry_for(IdleCause c, uint32_t host, uint32_t op, uint32_t ann, uint32_t frame);
+  uint32_t reason_entry(Reason r) { return entry_for(IdleCause::Unattributed, kNoRow - 1 - r, kNoRow, kNoRow, kNoRow); }
+  void emit(int64_t begin, int64_t end, uint32_t entry);
+  // Splits [x, y) by thread t's deepest event; where t has nothing open, by the other launching
+  // threads' (most launches first). Generic time goes to `generic` when set.
+  void sweep(const ThreadKey& t, int64_t x, int64_t y, uint32_t generic);
+  void sweep_from(const ThreadKey& t, size_t next_thread, int64_t x, int64_t y, uint32_t generic);
+  const Node* node_at(const Timeline& tl, int64_t t) const;
+  void fold_small_entries();
+
+  const TraceIndex& idx_;
+  const trace::EventStore& s_;
+  const StepSummary& steps_;
+  IdleAttribution& out_;
+  std::vector<RtClass> rt_class_;
+  std::unordered_map<ThreadKey, Timeline, ThreadKeyHash> timelines_;
+  std::unordered_map<EntryKey, uint32_t, EntryKeyHash> entry_index_;
+  std::vector<int64_t> entry_last_gap_;
+  std::vector<uint8_t> pageable_launch_;  // by row: runtime call whose GPU copy is pageable
+  std::vector<ThreadKey> launching_;      // threads that launch GPU work, most launches first
+  ThreadKey first_thread_{};              // the thread the current sweep started on
+  int64_t gap_no_ = 0;
+};
+
+Timeline Attributor::build(const ThreadKey& t) {
+  Timeline tl;
+  std::vector<uint32_t> rows;
+  auto take = [&](const std::vector<uint32_t>& list) {
+    for (uint32_t r : list)
+      if (s_.pid[r] == t.first && s_.tid[r] == t.second && s_.dur_ns[r] > 0 &&
+          s_.end_ns(r) > idx_.window_begin && s_.ts_ns[r] < idx_.window_end)
+        rows.push_back(r);
+  };
+  take(idx_.host_ops);
+  take(idx_.python);
+  take(idx_.runtime);
+  // Parents first: by start, then longer first; a runtime call sorts inside an op that starts
+  // at the same instant with the same length.
+  auto kind_rank = [&](uint32_t r) {
+    switch (s_.cat[r]) {
+      case Category::UserAnnotation: return 0;
+      case Category::PythonFunction: return 1;
+      case Category::CpuOp: return 2;
+      default: return 3;
+    }
+  };
+  std::sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
+    if (s_.ts_ns[a] != s_.ts_ns[b]) return s_.ts_ns[a] < s_.ts_ns[b];
+    if (s_.dur_ns[a] != s_.dur_ns[b]) return s_.dur_ns[a] > s_.dur_ns[b];
+    if (kind_rank(a) != kind_rank(b)) return kind_rank(a) < kind_rank(b);
+    return a < b;  // file order: identical intervals nest as written
+  });
+
+  // Slow first calls: ops of this thread whose first call (per name and Input Dims) is
+  // >= kSetupMinNs and >= kSetupRatio x the mean of the later ones. Only names with some call
+  // that long are tracked, so the map stays small.
+  std::vector<uint8_t> long_name(s_.strings.size(), 0);
+  for (uint32_t r : rows)
+    if (s_.cat[r] == Category::CpuOp && s_.dur_ns[r] >= kSetupMinNs) long_name[s_.name[r]] = 1;
+  struct FirstCall {
+    uint32_t row;
+    int64_t later_ns = 0, later = 0;
+  };
+  std::unordered_map<uint64_t, FirstCall> first;
+  for (uint32_t r : rows) {
+    if (s_.cat[r] != Category::CpuOp || !long_name[s_.name[r]]) continue;
+    const uint64_t key = (uint64_t(s_.name[r]) << 32) | s_.input_dims[r];
+    auto [it, fresh] = first.try_emplace(key, FirstCall{r});
+    if (!fresh) {
+      it->second.later_ns += s_.dur_ns[r];
+      ++it->second.later;
+    }
+  }
+  std::vector<uint32_t> slow_first;
+  for (const auto& [key, fc] : first)
+    if (fc.later > 0 && s_.dur_ns[fc.row] >= kSetupMinNs &&
+        s_.dur_ns[fc.row] >= kSetupRatio * (double(fc.later_ns) / fc.later))
+      slow_first.push_back(fc.row);
+  std::sort(slow_first.begin(), slow_first.end());
+
+  // Stack sweep: emit a segment each time the deepest open event changes.
+  std::vector<std::pair<int32_t, int64_t>> stack;  // node, (clamped) end
+  int64_t cur = INT64_MIN;
+  auto open_top = [&]() -> int32_t { return stack.empty() ? -1 : stack.back().first; };
+  auto emit_seg = [&](int64_t until) {
+    if (!stack.empty() && until > cur) tl.segs.push_back({cur, until, open_top()});
+    cur = until;
+  };
+  auto pop_until = [&](int64_t t) {
+    while (!stack.empty() && stack.back().second <= t) {
+      emit_seg(stack.back().second);
+      stack.pop_back();
+    }
+  };
+  for (uint32_t r : rows) {
+    pop_until(s_.ts_ns[r]);
+    emit_seg(s_.ts_ns[r]);
+    Node n;
+    int64_t end = s_.end_ns(r);
+    if (!stack.empty()) {
+      n = tl.nodes[stack.back().first];
+      end = std::min(end, stack.back().second);
+    }
+    n.row = r;
+    const Category c = s_.cat[r];
+    std::string_view name = s_.name_of(r);
+    if (c == Category::CpuOp && idx_.flag(r, kProfilerStep)) {
+      // 2021 traces record the step as an operator: it is neither an op nor an annotation here.
+    } else if (c == Category::CpuOp) {
+      n.op = r;
+      if (n.outer_aten == kNoRow && name.starts_with("aten::")) n.outer_aten = r;
+      if (std::binary_search(slow_first.begin(), slow_first.end(), r)) n.setup = true;
+      if (is_sync_op(name) && !n.sync) n.sync = true, n.sync_row = r;
+    } else if (c == Category::UserAnnotation) {
+      if (!idx_.flag(r, kProfilerStep)) n.annotation = r;
+    } else if (c == Category::PythonFunction) {
+      if (name.starts_with("nn.Module: ")) n.annotation = r;
+      else {
+        n.any_frame = r;
+        if (name.find("torch/") == std::string_view::npos && !name.starts_with("<built-in")) n.frame = r;
+        if (is_compile_frame(name)) n.setup = true;
+      }
+    } else {  // runtime / driver
+      const RtClass rc = rt_class(r);
+      if (rc == kRtModule || (rc == kRtLaunch && s_.dur_ns[r] >= kLazyLaunchNs)) n.setup = true;
+      if ((rc == kRtSync || (rc == kRtCopyAsync && pageable_launch_[r])) && !n.sync) n.sync = true, n.sync_row = r;
+    }
+    if (idx_.flag(r, kDataLoader)) n.data = true;
+    if (name.starts_with("Optimizer.step#") || name.starts_with("Optimizer.zero_grad#")) n.optimizer = true;
+    if (idx_.flag(r, kCommOp)) n.comm = true;
+    classify(n);
+    tl.nodes.push_back(n);
+    stack.push_back({static_cast<int32_t>(tl.nodes.size() - 1), std::max(end, s_.ts_ns[r])});
+  }
+  pop_until(INT64_MAX);
+  return tl;
+}
+
+void Attributor::classify(Node& n) {
+  const bool runtime = s_.cat[n.row] == Category::CudaRuntime || s_.cat[n.row] == Category::CudaDriver;
+  if (n.setup) n.cause = IdleCause::Setup;
+  else if (n.sync) n.cause = IdleCause::Sync;
+  else if (n.data) n.cause = IdleCause::DataLoading;
+  else if (n.optimizer) n.cause = IdleCause::Optimizer;
+  else if (n.comm) n.cause = IdleCause::Collective;
+  else if (runtime && rt_class(n.row) == kRtMemory) n.cause = IdleCause::Memory;
+  else if (runtime) n.cause = IdleCause::Launch;
+  else n.cause = IdleCause::HostCompute;
+}
+
+const Timeline& Attributor::timeline(const ThreadKey& t) {
+  auto it = timelines_.find(t);
+  if (it == timelines_.end()) it = timelines_.emplace(t, build(t)).first;
+  return it->second;
+}
+
+uint32_t Attributor::entry_for(IdleCause c, uint32_t host, uint32_t op, uint32_t ann, uint32_t frame) {
+  auto id = [&](uint32_t row) { return row < s_.size() ? s_.name[row] : row; };
+  const EntryKey key{c, id(host), id(op), id(ann), id(frame)};
+  auto [it, fresh] = entry_index_.try_emplace(key, static_cast<uint32_t>(out_.entries.size()));
+  if (fresh) {
+    IdleEntry e;
+    e.cause = c;
+    auto name = [&](uint32_t row) { return row < s_.size() ? std::string(s_.name_of(row)) : std::string(); };
+    e.host_event = host >= kNoRow - kReasons && host != kNoRow ? kReasonText[kNoRow - 1 - host] : name(host);
+    e.op = name(op);
+    e.annotation = name(ann);
+    e.frame = name(frame);
+    out_.entries.push_back(std::move(e));
+    entry_last_gap_.push_back(-1);
+  }
+  return it->second;
+}
+
+uint32_t Attributor::entry_for_node(const Node* n) {
+  if (!n) return reason_entry(kNothingRecorded);
+  uint32_t host = n->cause == IdleCause::Sync && n->sync_row != n->row &&
+                                s_.cat[n->sync_row] != Category::CpuOp
+                            ? n->sync_row
+                            : n->row;
+  const uint32_t op = n->outer_aten != kNoRow ? n->outer_aten : n->op;
+  // Only the step's own range is open: one bucket for all steps, not one per step number.
+  if (idx_.flag(host, kProfilerStep)) host = kNoRow - 1 - kBetweenOps;
+  return entry_for(n->cause, host, op == host ? kNoRow : op, n->annotation,
+                   n->frame != kNoRow ? n->frame : n->any_frame);
+}
+
+void Attributor::emit(int64_t begin, int64_t end, uint32_t entry) {
+  if (end <= begin) return;
+  IdleEntry& e = out_.entries[entry];
+  e.ns += end - begin;
+  if (entry_last_gap_[entry] != gap_no_) {
+    entry_last_gap_[entry] = gap_no_;
+    ++e.gaps;
+  }
+  if (!out_.pieces.empty() && out_.pieces.back().end == begin && out_.pieces.back().entry == entry)
+    out_.pieces.back().end = end;
+  else
+    out_.pieces.push_back({begin, end, entry});
+}
+
+const Node* Attributor::node_at(const Timeline& tl, int64_t t) const {
+  auto it = std::upper_bound(tl.segs.begin(), tl.segs.end(), t,
+                             [](int64_t x, const Segment& sg) { return x < sg.begin; });
+  if (it == tl.segs.begin()) return nullptr;
+  --it;
+  return t < it->end ? &tl.nodes[it->node] : nullptr;
+}
+
+void Attributor::sweep(const ThreadKey& t, int64_t x, int64_t y, uint32_t generic) {
+  first_thread_ = t;
+  sweep_from(t, 0, x, y, generic);
+}
+
+void Attributor::sweep_from(const ThreadKey& t, size_t next_thread, int64_t x, int64_t y, uint32_t generic) {
+  if (y <= x) return;
+  auto pick = [&](const Node* n) {
+    const IdleCause c = n ? n->cause : IdleCause::Unattributed;
+    const bool is_generic = c == IdleCause::Launch || c == IdleCause::HostCompute || !n;
+    return generic != kNoRow && is_generic ? generic : entry_for_node(n);
+  };
+  // Where t has nothing open: the next launching thread (other than the first one swept).
+  auto uncovered = [&](int64_t from, int64_t to) {
+    size_t k = next_thread;
+    while (k < launching_.size() && launching_[k] == first_thread_) ++k;
+    if (k < launching_.size()) sweep_from(launching_[k], k + 1, from, to, generic);
+    else emit(from, to, pick(nullptr));
+  };
+  const Timeline& tl = timeline(t);
+  auto it = std::upper_bound(tl.segs.begin(), tl.segs.end(), x,
+                             [](int64_t v, const Segment& sg) { return v < sg.begin; });
+  if (it != tl.segs.begin() && std::prev(it)->end > x) --it;
+  int64_t at = x;
+  for (; it != tl.segs.end() && it->begin < y && at < y; ++it) {
+    if (it->begin > at) uncovered(at, it->begin);
+    const int64_t b = std::max(at, it->begin), e = std::min(y, it->end);
+    emit(b, e, pick(&tl.nodes[it->node]));
+    at = std::max(at, e);
+  }
+  if (at < y) uncovered(at, y);
+}
+
+void Attributor::run() {
+  const std::vector<uint32_t> gpu = idx_.windowed(idx_.gpu);
+  if (gpu.empty()) return;
+  out_.present = true;
+  pageable_launch_.assign(s_.size(), 0);
+  for (uint32_t m : idx_.memcpys) {
+    const uint32_t rt = idx_.launcher(m);
+    if (rt != kNoRow && parse_copy_name(s_.name_of(m)).second == "pageable") pageable_launch_[rt] = 1;
+  }
+  // The threads that launch GPU work, most launches first (without correlation ids: those
+  // with runtime calls in the window). The first stands in for events with no known launch.
+  {
+    std::unordered_map<ThreadKey, int64_t, ThreadKeyHash> launches;
+    for (uint32_t g : gpu)
+      if (uint32_t rt = idx_.launcher(g); rt != kNoRow) ++launches[{s_.pid[rt], s_.tid[rt]}];
+    if (launches.empty())
+      for (uint32_t r : idx_.runtime)
+        if (idx_.in_window(r)) ++launches[{s_.pid[r], s_.tid[r]}];
+    std::vector<std::pair<int64_t, ThreadKey>> order;
+    for (const auto& [k, n] : launches) order.push_back({-n, k});
+    std::sort(order.begin(), order.end());
+    for (const auto& [n, k] : order) launching_.push_back(k);
+  }
+  // Stream Wait Events per GPU stream, by start.
+  std::unordered_map<ThreadKey, std::vector<int64_t>, ThreadKeyHash> stream_waits;
+  for (uint32_t r : idx_.cuda_sync)
+    if (s_.name_of(r) == "Stream Wait Event") stream_waits[{s_.pid[r], s_.tid[r]}].push_back(s_.ts_ns[r]);
+
+  int64_t max_end = INT64_MIN;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    const int64_t b = s_.ts_ns[gpu[i]];
+    if (max_end != INT64_MIN && b > max_end) {
+      const int64_t a = max_end;
+      ++out_.gaps;
+      gap_no_ = out_.gaps;
+      // The launch the GPU waited for: of the events starting at b, the one launched last.
+      uint32_t g = gpu[i], rt = kNoRow;
+      for (size_t j = i; j < gpu.size() && s_.ts_ns[gpu[j]] == b; ++j) {
+        const uint32_t r = idx_.launcher(gpu[j]);
+        if (r != kNoRow && (rt == kNoRow || s_.ts_ns[r] > s_.ts_ns[rt])) rt = r, g = gpu[j];
+      }
+      if (rt == kNoRow) {
+        if (!launching_.empty()) sweep(launching_.front(), a, b, kNoRow);
+        else emit(a, b, reason_entry(kNoLauncher));
+      } else {
+        const Timeline& tl = timeline({s_.pid[rt], s_.tid[rt]});
+        const int64_t rt_end = s_.end_ns(rt);
+        if (s_.ts_ns[rt] <= a && rt_end <= a) {
+          // Queued before the gap: the GPU, not the host, held it back.
+          uint32_t entry;
+          const Node* n = node_at(tl, s_.ts_ns[rt]);
+          const uint32_t op = n ? (n->outer_aten != kNoRow ? n->outer_aten : n->op) : kNoRow;
+          const auto sw = stream_waits.find({s_.pid[g], s_.tid[g]});
+          const bool waited = sw != stream_waits.end() &&
+                              std::lower_bound(sw->second.begin(), sw->second.end(), rt_end) !=
+                                  std::upper_bound(sw->second.begin(), sw->second.end(), b);
+          if (s_.cat[g] == Category::Kernel && idx_.flag(g, kCommKernel))
+            entry = entry_for(IdleCause::Collective, g, op, n ? n->annotation : kNoRow, kNoRow);
+          else if (waited)
+            entry = entry_for(IdleCause::StreamWait, g, op, n ? n->annotation : kNoRow, kNoRow);
+          else if (b - a < kQueuedOverheadNs)
+            entry = entry_for(IdleCause::GpuOverhead, kNoRow - 1 - kGpuSwitch, kNoRow, kNoRow, kNoRow);
+          else
+            entry = reason_entry(kQueuedLate);
+          emit(a, b, entry);
+        } else {
+          // The GPU waited for the host. A blocking call open when it ran dry drained it.
+          uint32_t generic = kNoRow;
+          const Node* drain = node_at(tl, a);
+          if (!drain || drain->cause != IdleCause::Sync) drain = node_at(tl, a - kSyncReturnSlackNs);
+          if (drain && drain->cause == IdleCause::Sync) generic = entry_for_node(drain);
+          const Node* launch = node_at(tl, s_.ts_ns[rt]);
+          const uint32_t launch_entry = entry_for_node(launch);
+          if (generic == kNoRow && b - a < kLaunchGapNs && launch && launch->cause == IdleCause::Launch)
+            generic = launch_entry;
+          const int64_t host_end = std::min(b, std::max(a, rt_end));
+          sweep({s_.pid[rt], s_.tid[rt]}, a, host_end, generic);
+          if (host_end < b) emit(host_end, b, generic != kNoRow ? generic : launch_entry);
+        }
+      }
+    }
+    max_end = std::max(max_end, s_.end_ns(gpu[i]));
+  }
+
+  for (const IdleEntry& e : out_.entries) out_.idle_ns += e.ns;
+  fold_small_entries();
+  for (IdleEntry& e : out_.entries) {
+    out_.by_cause_ns[static_cast<int>(e.cause)] += e.ns;
+    e.pct_of_idle = out_.idle_ns > 0 ? 100.0 * e.ns / out_.idle_ns : 0;
+    e.pct_of_step = steps_.pct(e.ns);
+  }
+  out_.unattributed_ns = out_.cause_ns(IdleCause::Unattributed);
+}
+
+void Attributor::fold_small_entries() {
+  const size_t n = out_.entries.size();
+  std::vector<uint32_t> order(n);
+  for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  auto& es = out_.entries;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (es[a].ns != es[b].ns) return es[a].ns > es[b].ns;
+    return a < b;
+  });
+  std::vector<IdleEntry> kept;
+  std::vector<uint32_t> remap(n);
+  int32_t folded[kIdleCauses];
+  std::fill(std::begin(folded), std::end(folded), -1);
+  std::vector<int64_t> folded_count(kIdleCauses, 0);
+  // Kept: the kMaxEntries largest, and the largest of every cause (so each cause names its top
+  // host event even when other causes fill the list).
+  bool cause_seen[kIdleCauses] = {};
+  for (size_t k = 0; k < n; ++k) {
+    IdleEntry& e = es[order[k]];
+    const bool first_of_cause = !cause_seen[static_cast<int>(e.cause)];
+    cause_seen[static_cast<int>(e.cause)] = true;
+    if (k < kMaxEntries || first_of_cause) {
+      remap[order[k]] = static_cast<uint32_t>(kept.size());
+      kept.push_back(std::move(e));
+      continue;
+    }
+    const int c = static_cast<int>(e.cause);
+    if (folded[c] < 0) {
+      folded[c] = static_cast<int32_t>(kept.size());
+      IdleEntry f;
+      f.cause = e.cause;
+      kept.push_back(std::move(f));
+    }
+    IdleEntry& f = kept[folded[c]];
+    f.ns += e.ns;
+    f.gaps += e.gaps;  // an upper bound: a gap may hold several folded buckets
+    ++folded_count[c];
+    remap[order[k]] = static_cast<uint32_t>(folded[c]);
+  }
+  for (int c = 0; c < kIdleCauses; ++c)
+    if (folded[c] >= 0) kept[folded[c]].host_event = "(" + std::to_string(folded_count[c]) + " other host events)";
+  // Largest first; the folded buckets move too, so pieces are remapped through both steps.
+  std::vector<uint32_t> by_size(kept.size()), final_pos(kept.size());
+  for (uint32_t i = 0; i < kept.size(); ++i) by_size[i] = i;
+  std::stable_sort(by_size.begin(), by_size.end(), [&](uint32_t a, uint32_t b) { return kept[a].ns > kept[b].ns; });
+  std::vector<IdleEntry> sorted;
+  sorted.reserve(kept.size());
+  for (uint32_t i = 0; i < by_size.size(); ++i) {
+    final_pos[by_size[i]] = i;
+    sorted.push_back(std::move(kept[by_size[i]]));
+  }
+  out_.entries = std::move(sorted);
+  for (uint32_t& r : remap) r = final_pos[r];
+  for (IdlePiece& p : out_.pieces) p.entry = remap[p.entry];
+}
+
+}  // namespace
+
+void analyse_idle_attribution(const TraceIndex& idx, const StepSummary& steps, GpuTime& gpu) {
+  gpu.attribution = IdleAttribution{};
+  Attributor(idx, steps, gpu.attribution).run();
+}
+
+}  // namespace ts::analysis
