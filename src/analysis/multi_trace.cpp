@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
@@ -30,6 +31,7 @@
 #include "analysis/passes.h"
 #include "trace/reader.h"
 #include "util/error.h"
+#include "util/memory.h"
 
 namespace ts::analysis {
 
@@ -219,21 +221,42 @@ MultiTraceAnalysis analyse_traces(const std::vector<std::string>& given, const A
   const std::vector<std::string> paths = expand_trace_paths(given);
   std::vector<TraceAnalysis> results(paths.size());
   std::vector<std::exception_ptr> errors(paths.size());
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 0) threads = cores;
   threads = std::min<int>(threads, static_cast<int>(paths.size()));
+  // Each read uses the cores the other traces leave (the parallel reader), and traces start only
+  // while their estimated memory fits in 3/4 of what is available: a directory of large ranks
+  // then holds as many stores as memory allows, not one per core (one always runs).
+  trace::ReadOptions ro;
+  ro.threads = std::max(1, cores / threads);
+  const uint64_t budget = available_memory_bytes() / 4 * 3;
+  uint64_t in_use = 0;
+  std::mutex memory_mu;
+  std::condition_variable memory_cv;
   std::atomic<size_t> next{0}, done{0};
   std::mutex progress_mu;
   auto worker = [&] {
     for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
+      const uint64_t need = trace::estimate_read_memory(paths[i]);
+      {
+        std::unique_lock<std::mutex> lk(memory_mu);
+        memory_cv.wait(lk, [&] { return in_use == 0 || budget == 0 || in_use + need <= budget; });
+        in_use += need;
+      }
       try {
         const auto t0 = std::chrono::steady_clock::now();
-        trace::EventStore store = trace::read_trace(paths[i]);
+        trace::EventStore store = trace::read_trace(paths[i], ro);
         const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         results[i] = analyse(store, opt);
         results[i].path = paths[i];
         results[i].read_seconds = read_s;
       } catch (...) {
         errors[i] = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lock(memory_mu);
+        in_use -= need;
+        memory_cv.notify_all();
       }
       const size_t d = ++done;
       if (progress) {

@@ -339,7 +339,9 @@ struct MultiTraceAnalysis {
   CollectiveArrival arrival;
 };
 // Reads and analyses each trace in its own thread (threads = 0: hardware concurrency), keeping
-// at most `threads` stores in memory at once. A directory expands to its *.json / *.json.gz.
+// at most `threads` stores in memory at once, and fewer when their estimated memory
+// (trace::estimate_read_memory) would pass 3/4 of the memory available (one trace always runs).
+// A directory expands to its *.json / *.json.gz.
 // Progress (optional) is called with (done, total) after each trace.
 MultiTraceAnalysis analyse_traces(const std::vector<std::string>& paths,
                                   const AnalyseOptions& opt = {}, int threads = 0,

@@ -80,12 +80,13 @@ int rank_of(const analysis::MultiTraceAnalysis& m, const std::string& path) {
 }
 
 analysis::MultiTraceAnalysis analyse_all(const std::vector<std::string>& given, const analysis::AnalyseOptions& opt,
-                                          int threads, Progress& progress) {
+                                          int threads, int read_threads, Progress& progress) {
   std::vector<std::string> paths = analysis::expand_trace_paths(given);
   if (paths.size() == 1) {
     // One trace: report reading progress within the file.
     const std::string& p = paths[0];
     trace::ReadOptions ro;
+    ro.threads = read_threads;
     auto t0 = Clock::now();
     ro.progress = [&](uint64_t raw, uint64_t comp, uint64_t size) {
       double s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -114,7 +115,7 @@ void register_analyze(CLI::App& app) {
     std::vector<std::string> paths;
     bool json = false;
     std::string md, html, steps;
-    int top = 10, threads = 0;
+    int top = 10, threads = 0, read_threads = 0;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("analyze", "Read PyTorch profiler traces and say where every step's time goes and what to change");
@@ -130,13 +131,16 @@ void register_analyze(CLI::App& app) {
   cmd->add_option("--html", o->html, "Also write a self-contained HTML report with charts to FILE");
   cmd->add_option("--steps", o->steps, "Only these steps: N, A-B, A- or -B (ProfilerStep numbers, inclusive)");
   cmd->add_option("--top", o->top, "Rows in the top-kernel tables")->check(CLI::Range(1, 1000))->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Traces analysed at once (default: one per core)")->check(CLI::Range(0, 256));
+  cmd->add_option("--read-threads", o->read_threads,
+                  "Threads that parse one trace (default 0: one per core; 1: serially)")
+      ->check(CLI::Range(0, 256));
+  cmd->add_option("--threads", o->threads, "Traces analysed at once (default: one per core, fewer when their estimated memory would not fit; one trace is read on every core)")->check(CLI::Range(0, 256));
   cmd->callback([o] {
     analysis::AnalyseOptions opt;
     opt.top = o->top;
     if (!o->steps.empty()) parse_steps(o->steps, opt);
     Progress progress(!globals().quiet);
-    analysis::MultiTraceAnalysis m = analyse_all(o->paths, opt, o->threads, progress);
+    analysis::MultiTraceAnalysis m = analyse_all(o->paths, opt, o->threads, o->read_threads, progress);
     progress.finish(fmt::format("analyze: {} trace{} analysed", m.traces.size(), m.traces.size() == 1 ? "" : "s"));
     // Several traces: whether they are the ranks of one job decides what comparing them means.
     if (m.traces.size() > 1 && !globals().quiet)

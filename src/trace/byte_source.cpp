@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -84,12 +85,24 @@ class FileSource final : public ByteSource {
   uint64_t raw_consumed() const override { return consumed_; }
   uint64_t raw_size() const override { return size_; }
   const std::string& path() const { return path_; }
+  std::shared_ptr<void> guard_thread() override {
+    if (!map_) return nullptr;
+    struct WorkerGuard {
+      ShrinkGuard guard;
+      std::atomic<bool>* faulted;
+      WorkerGuard(char* b, size_t n, std::atomic<bool>* f) : guard(b, n), faulted(f) {}
+      ~WorkerGuard() {
+        if (guard.faulted()) faulted->store(true);
+      }
+    };
+    return std::make_shared<WorkerGuard>(map_, map_len_, &worker_faulted_);
+  }
   void check_intact() const override {
     if (size_ == 0) return;  // not a regular file, or an empty one: nothing to shrink
     struct stat sb {};
     if (::fstat(fd_, &sb) != 0) return;
     uint64_t now = static_cast<uint64_t>(sb.st_size);
-    if ((guard_ && guard_->faulted()) || now < size_)
+    if ((guard_ && guard_->faulted()) || worker_faulted_.load() || now < size_)
       throw UserError(path_ + ": the file shrank while being read (was " + std::to_string(size_) + " bytes, now " +
                       std::to_string(now) + ")");
   }
@@ -104,6 +117,7 @@ class FileSource final : public ByteSource {
   char* released_ = nullptr;
   size_t map_len_ = 0;
   std::unique_ptr<ShrinkGuard> guard_;  // while mapped: a truncation becomes zeros, not SIGBUS
+  std::atomic<bool> worker_faulted_{false};  // a worker thread's guard absorbed a fault
 };
 
 // Inflates with ISA-L (about 10x zlib). Handles multi-member gzip (concatenated .gz files);

@@ -30,6 +30,10 @@ class ByteSource {
   // the file was truncated under us; the reader calls it after the parse, and before passing
   // on a parse error (which a truncation causes).
   virtual void check_intact() const {}
+  // For a worker thread of the parallel reader that reads the mapping: guards its reads against
+  // a shrinking file as the opening thread's are (see shrink_guard.h) while the result lives;
+  // check_intact() then also reports faults absorbed on that thread. Null when nothing is mapped.
+  virtual std::shared_ptr<void> guard_thread() { return nullptr; }
 };
 
 // Opens `path` and detects gzip by its magic bytes (1f 8b), not by the extension.

@@ -103,3 +103,54 @@ void EventStore::reserve(size_t n) {
 }
 
 }  // namespace ts::trace
+
+namespace ts::trace {
+
+void EventStore::clear_rows() {
+  for (auto* col : {&name, &args, &input_dims, &input_types}) col->clear();
+  for (auto* col : {&pid, &tid, &ts_ns, &dur_ns, &correlation, &external_id}) col->clear();
+  cat.clear();
+  ph.clear();
+  args_table.clear();
+  strings = StringPool();
+  meta = TraceMeta();
+  process_names.clear();
+  thread_names.clear();
+}
+
+void append_store(EventStore& into, EventStore& from) {
+  std::vector<uint32_t> id(from.strings.size());
+  for (uint32_t i = 0; i < id.size(); ++i) id[i] = into.strings.intern(from.strings.view(i));
+  auto named = [&](int64_t v) { return v < 0 ? -(1 + static_cast<int64_t>(id[static_cast<size_t>(-(v + 1))])) : v; };
+  const size_t n0 = into.size(), n = from.size();
+  const uint32_t args0 = static_cast<uint32_t>(into.args_table.size());
+  auto copy = [](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
+  auto map_ids = [&](std::vector<uint32_t>& dst, const std::vector<uint32_t>& src) {
+    dst.resize(n0 + n);
+    for (size_t i = 0; i < n; ++i) dst[n0 + i] = id[src[i]];
+  };
+  map_ids(into.name, from.name);
+  map_ids(into.input_dims, from.input_dims);
+  map_ids(into.input_types, from.input_types);
+  copy(into.cat, from.cat);
+  copy(into.ph, from.ph);
+  into.pid.resize(n0 + n);
+  into.tid.resize(n0 + n);
+  for (size_t i = 0; i < n; ++i) {
+    into.pid[n0 + i] = named(from.pid[i]);
+    into.tid[n0 + i] = named(from.tid[i]);
+  }
+  copy(into.ts_ns, from.ts_ns);
+  copy(into.dur_ns, from.dur_ns);
+  copy(into.correlation, from.correlation);
+  copy(into.external_id, from.external_id);
+  into.args.resize(n0 + n);
+  for (size_t i = 0; i < n; ++i) into.args[n0 + i] = from.args[i] == kNoArgs ? kNoArgs : from.args[i] + args0;
+  copy(into.args_table, from.args_table);
+  for (const auto& e : from.process_names) into.process_names.push_back({named(e.pid), kNone, id[e.name]});
+  for (const auto& e : from.thread_names) into.thread_names.push_back({named(e.pid), named(e.tid), id[e.name]});
+  into.meta.is_rocm = into.meta.is_rocm || from.meta.is_rocm;
+  from.clear_rows();
+}
+
+}  // namespace ts::trace

@@ -178,6 +178,9 @@ class EventStore {
     return static_cast<uint32_t>(args_table.size() - 1);
   }
   void reserve(size_t n);
+  // Drops every row, name and string but keeps the columns' memory (the parallel reader reuses
+  // one store per chunk it parses).
+  void clear_rows();
 
   // Process/thread names from ph:"M" metadata events.
   struct NameEntry {
@@ -186,5 +189,10 @@ class EventStore {
   };
   std::vector<NameEntry> process_names, thread_names;
 };
+
+// Appends `from`'s rows to `into` (ids of strings and args renumbered to `into`'s), then clears
+// `from` (clear_rows). Appending the stores of consecutive pieces of a trace in file order gives
+// the store one reader would have made of the whole: strings get ids in order of first use.
+void append_store(EventStore& into, EventStore& from);
 
 }  // namespace ts::trace

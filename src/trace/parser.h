@@ -4,11 +4,13 @@
 //   parse_values.cpp    JSON values: strings, numbers, skipping
 //   parse_events.cpp    one traceEvents element -> one EventStore row
 //   parse_metadata.cpp  top-level keys: deviceProperties, distributedInfo, baseTimeNanoseconds...
+//   parallel_events.cpp traceEvents cut into chunks parsed on several threads, then merged
 // Hot helpers (short strings, member/element loops) are inline here.
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -18,6 +20,7 @@
 #include "trace/event_store.h"
 #include "trace/json_scan.h"
 #include "trace/reader.h"
+#include "trace/span_source.h"
 #include "trace/trace_parser.h"
 #include "util/error.h"
 
@@ -42,6 +45,30 @@ struct PendingEvent {
   bool has_comm = false;
 };
 
+// What parsing one chunk of traceEvents came to (parallel_events.cpp). Offsets are in the
+// uncompressed JSON.
+struct ChunkOutcome {
+  enum class Kind : uint8_t {
+    Skipped,     // no element start found in the chunk's window, or past the end
+    Next,        // stopped at the element starting at `at` (the first at or after the stop)
+    Closed,      // the array closed; `at` is just after its ']'
+    Incomplete,  // the span ended inside an item: resume at `at` (before a separator when at_separator)
+    Failed,      // `error` is the parse error (the serial reader's, byte offset and all)
+  } kind = Kind::Skipped;
+  bool at_separator = false;
+  bool saw_2021_cats = false;
+  uint64_t start = 0, at = 0;
+  std::exception_ptr error;
+  EventStore store;
+};
+
+// How traceEvents is cut: threads, chunk size and overlap for a trace of about `bytes`.
+struct ChunkPlan {
+  int threads = 1;
+  uint64_t chunk = 0, overlap = 0;
+};
+ChunkPlan plan_chunks(const ReadOptions& opt, uint64_t bytes);
+
 class Parser {
  public:
   Parser(ByteSource& src, const std::string& origin, const ReadOptions& opt, size_t window)
@@ -57,13 +84,21 @@ class Parser {
       // Memory (and plain files of known size) need no window larger than themselves.
       if (!src_.compressed() && src_.raw_size() > 0 && src_.raw_size() < cap_)
         cap_ = std::max<size_t>(static_cast<size_t>(src_.raw_size()) + 1, 16);
-      buf_.reset(new char[cap_ + kPad]);
-      data_ = end_ = mark_ = buf_.get();
-      std::memset(buf_.get(), 0, kPad);
+      spans_ = inflating_source();
+      if (spans_) {
+        // Inflated on its own thread, in chunk-sized buffers the parse works in place.
+        Span s = spans_->span_at(0, 64u << 10);
+        data_ = mark_ = s.data;
+        end_ = s.data + s.len;
+        eof_ = s.eof;
+        span_keep_ = std::move(s.keep);
+      } else {
+        buf_.reset(new char[cap_ + kPad]);
+        data_ = end_ = mark_ = buf_.get();
+        std::memset(buf_.get(), 0, kPad);
+      }
     }
-    memory_id_ = store_.strings.intern("[memory]");
-    process_name_id_ = store_.strings.intern("process_name");
-    thread_name_id_ = store_.strings.intern("thread_name");
+    intern_fixed_names();
     // Reserve the columns from the file size: growing by doubling would copy every column,
     // touch twice the memory and lose the huge-page advice below. So err high: real traces
     // hold 220-470 bytes of JSON per event (modern Kineto / 2021 form) and gzip shrinks them
@@ -77,6 +112,23 @@ class Parser {
   }
 
   EventStore run();
+
+  // A parser for one chunk of traceEvents: elements in `span`, into `store` (emptied first,
+  // its columns' memory reused). `bare`: the trace is a bare array (for the error texts).
+  Parser(ByteSource& src, const std::string& origin, const ReadOptions& opt, const Span& span, bool bare,
+         EventStore&& store, size_t expect_events);
+  // Parses elements from offset `from` (an element start, or before a separator) until the
+  // next element would start at or after `stop`, the array closes, the span ends or an error.
+  ChunkOutcome parse_chunk(uint64_t from, bool at_separator, uint64_t stop);
+  // Appends a chunk's events (accepted in file order) to this parser's store.
+  void absorb(ChunkOutcome& o);
+  [[noreturn]] void fail_at(uint64_t offset, const std::string& what) const {
+    fail(data_ + (offset - base_), what);
+  }
+  const std::string& origin() const { return origin_; }
+  ByteSource& source() { return src_; }
+  const ReadOptions& options() const { return opt_; }
+  bool bare() const { return bare_; }
 
   // Large columns: ask for transparent huge pages (Linux "madvise" mode), so filling them
   // costs one fault per 2 MiB instead of per 4 KiB.
@@ -104,6 +156,7 @@ class Parser {
 
   // ---- window ----
   void refill();
+  std::unique_ptr<SpanSource> inflating_source();
   uint64_t offset(const char* p) const { return base_ + static_cast<uint64_t>(p - data_); }
   // Mapped input: every kReleaseStep bytes, let go of what is parsed and report progress.
   [[gnu::noinline]] void mapped_progress(const char* p) {
@@ -190,6 +243,14 @@ class Parser {
   Category category_of(std::string_view cat);
   const char* parse_top_value(const char* p, std::string_view key);
   const char* parse_device(const char* p);
+  // At the first element of traceEvents (mapped file or inflating source): parses the array
+  // on several threads and returns just after its ']', or nullptr to parse it serially.
+  const char* parse_events_parallel(const char* p);
+  void intern_fixed_names() {
+    memory_id_ = store_.strings.intern("[memory]");
+    process_name_id_ = store_.strings.intern("process_name");
+    thread_name_id_ = store_.strings.intern("thread_name");
+  }
 
   ByteSource& src_;
   const std::string& origin_;
@@ -197,6 +258,8 @@ class Parser {
   size_t cap_;
   static constexpr size_t kReleaseStep = 16u << 20;
   std::unique_ptr<char[]> buf_;  // the read() window (null when the file is mapped)
+  std::unique_ptr<SpanSource> spans_;  // .json.gz inflated on its own thread (then buf_ is null)
+  std::shared_ptr<const void> span_keep_;  // the memory behind the current span
   const char* data_;  // start of the window: buf_, or the mapped file
   const char* end_;   // end of valid data in the window (a zero byte sits there)
   const char* next_release_ = reinterpret_cast<const char*>(UINTPTR_MAX);

@@ -16,9 +16,22 @@ struct ReadOptions {
   uint64_t max_events = 0;
   // A named pipe must deliver its first bytes (or close) within this long (-1: no bound).
   int pipe_wait_ms = 30000;
+  // traceEvents of a mapped .json or of a .json.gz is parsed on this many threads (0: one per
+  // core, 1: serially), when it holds at least parallel_min_bytes of JSON. Never with max_events
+  // (the limit needs the running count), pipes or memory.
+  int threads = 0;
+  uint64_t parallel_min_bytes = 8u << 20;
+  // Where traceEvents is split (0: chosen from the size): about every chunk_bytes, at the first
+  // element start within chunk_overlap bytes after the cut. Tests force tiny values so every
+  // split path (an event across a cut, no element start found, an error right after a cut) runs.
+  uint64_t chunk_bytes = 0, chunk_overlap = 0;
 };
 
 EventStore read_trace(const std::string& path, const ReadOptions& opt = {});
+// About the peak memory of reading `path` and analysing the store (to schedule many traces):
+// the store and the analysis index take up to ~0.5x the uncompressed JSON (measured 0.25-0.4x
+// for the store, docs/BENCHMARKS.md), a gzip's size is taken from its trailer or as 16x.
+uint64_t estimate_read_memory(const std::string& path);
 // Parses JSON text already in memory (tests, fuzzing); `origin` names it in errors.
 EventStore parse_trace(std::string_view json, const std::string& origin = "<memory>");
 

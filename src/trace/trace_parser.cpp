@@ -18,6 +18,19 @@ void Parser::fail(const char* p, const std::string& what) const {
 
 void Parser::refill() {
   size_t keep = static_cast<size_t>(end_ - mark_);
+  if (spans_) {
+    // Inflating source: a span from the item's start, at least twice what did not suffice.
+    if (keep >= kMaxItemBytes)
+      fail(mark_, "an event or top-level value shorter than " + std::to_string(kMaxItemBytes >> 20) + " MiB");
+    Span s = spans_->span_at(offset(mark_), std::max<size_t>(keep * 2, 1u << 20));
+    data_ = mark_ = s.data;
+    end_ = s.data + s.len;
+    base_ = s.base;
+    eof_ = s.eof;
+    span_keep_ = std::move(s.keep);
+    if (opt_.progress) opt_.progress(base_ + s.len, spans_->raw_consumed(), src_.raw_size());
+    return;
+  }
   if (keep * 2 > cap_) {
     // One item fills most of the window: grow it, within bounds.
     if (cap_ >= kMaxItemBytes)
@@ -122,6 +135,11 @@ EventStore Parser::run() {
             p = skip_ws(p);
             if (*p == ']') {
               mark_ = ++p;
+              state = bare_ ? State::End : State::ObjNext;
+              break;
+            }
+            if (const char* after = parse_events_parallel(p)) {
+              mark_ = p = after;
               state = bare_ ? State::End : State::ObjNext;
               break;
             }

@@ -1,0 +1,255 @@
+#include "trace/span_source.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "trace/trace_parser.h"
+
+namespace ts::trace::detail {
+namespace {
+
+constexpr size_t kZeroPad = 64;  // zeroed bytes after every span (the parser's sentinel)
+alignas(64) const char kZeros[kZeroPad + 16] = {};
+
+uint64_t chunk_low(uint64_t k, uint64_t chunk) { return k * chunk >= kBack ? k * chunk - kBack : 0; }
+
+class MappedSpans final : public SpanSource {
+ public:
+  MappedSpans(ByteSource& src, std::string_view whole, uint64_t chunk, uint64_t overlap)
+      : SpanSource(chunk, overlap), src_(src), whole_(whole) {}
+  Span span_at(uint64_t offset, size_t) override { return view(offset); }
+  std::optional<Span> chunk(uint64_t k) override {
+    if (k * chunk_bytes() >= whole_.size()) return std::nullopt;
+    return view(chunk_low(k, chunk_bytes()));
+  }
+  bool chunk_ready(uint64_t) override { return true; }
+  void release_before(uint64_t offset) override { src_.release_before(whole_.data() + offset); }
+  uint64_t raw_consumed() const override { return src_.raw_consumed(); }
+
+ private:
+  // The rest of the file: a mapped file needs no refills, and the mapping has zeros after its end.
+  Span view(uint64_t offset) const {
+    offset = std::min<uint64_t>(offset, whole_.size());
+    return Span{whole_.data() + offset, whole_.size() - static_cast<size_t>(offset), offset, true, nullptr};
+  }
+  ByteSource& src_;
+  std::string_view whole_;
+};
+
+struct Buffer {
+  uint64_t base = 0;
+  size_t len = 0;
+  bool last = false;
+  std::unique_ptr<char[]> mem;
+};
+
+class InflatingSpans final : public SpanSource {
+ public:
+  InflatingSpans(ByteSource& gz, uint64_t chunk, uint64_t overlap, int ahead)
+      : SpanSource(chunk, overlap), gz_(gz), ahead_(static_cast<uint64_t>(std::max(ahead, 2))) {
+    thread_ = std::thread([this] { produce(); });
+  }
+  ~InflatingSpans() override {
+    cancel();
+    thread_.join();
+  }
+  void cancel() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+
+  Span span_at(uint64_t offset, size_t min_bytes) override {
+    std::unique_lock<std::mutex> lk(mu_);
+    std::shared_ptr<Buffer> b = wait_buffer(lk, offset);
+    if (!b) return at_end(offset);
+    uint64_t avail = b->base + b->len - offset;
+    if (avail >= min_bytes || b->last)
+      return Span{b->mem.get() + (offset - b->base), static_cast<size_t>(avail), offset, b->last, b};
+    // The item runs past this buffer: join the following ones into one span (rare: an event
+    // longer than the overlap, or a top-level value longer than a chunk).
+    std::shared_ptr<char[]> joined(new char[min_bytes + kZeroPad]);
+    size_t got = 0;
+    bool eof = false;
+    uint64_t at = offset;
+    // The producer stays `ahead` buffers ahead of the release point; let it go as far as this needs.
+    want_ = std::max(want_, (offset + min_bytes) / chunk_bytes());
+    cv_.notify_all();
+    while (got < min_bytes) {
+      b = wait_buffer(lk, at);
+      if (!b) break;
+      size_t n = static_cast<size_t>(std::min<uint64_t>(b->base + b->len - at, min_bytes - got));
+      if (n == 0) {  // the end of a buffer cut short by an inflate error
+        if (error_) std::rethrow_exception(error_);
+        break;
+      }
+      std::memcpy(joined.get() + got, b->mem.get() + (at - b->base), n);
+      got += n;
+      at += n;
+      if (b->last && at == b->base + b->len) {
+        eof = true;
+        break;
+      }
+    }
+    std::memset(joined.get() + got, 0, kZeroPad);
+    if (got < min_bytes && !eof && error_) std::rethrow_exception(error_);
+    return Span{joined.get(), got, offset, eof, joined};
+  }
+
+  std::optional<Span> chunk(uint64_t k) override {
+    std::unique_lock<std::mutex> lk(mu_);
+    // Chunks are claimed at most a few beyond the one being merged; when those were skipped
+    // (no element start in reach) the release point lags, and the producer must still go on.
+    if (k > want_) {
+      want_ = k;
+      cv_.notify_all();
+    }
+    cv_.wait(lk, [&] { return stop_ || produced_ > k || ended_; });
+    if (stop_ || produced_ <= k) return std::nullopt;
+    if (k < first_) return Span{};  // released: the parse is already past it
+    const std::shared_ptr<Buffer>& b = bufs_[k - first_];
+    if (k * chunk_bytes() >= b->base + b->len && b->last) return std::nullopt;  // nothing of its own
+    return Span{b->mem.get(), b->len, b->base, b->last, b};
+  }
+  bool chunk_ready(uint64_t k) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stop_ || produced_ > k || ended_;
+  }
+  void release_before(uint64_t offset) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Keep the buffer before offset's own: the JSON may end in its overlap, and then that one
+    // holds `offset` (wait_buffer).
+    uint64_t k = offset / chunk_bytes();
+    while (first_ + 1 < k && !bufs_.empty()) {
+      bufs_.pop_front();
+      ++first_;
+    }
+    cv_.notify_all();
+  }
+  uint64_t raw_consumed() const override { return raw_consumed_.load(std::memory_order_relaxed); }
+
+ private:
+  // The buffer holding `offset` (its chunk's, or the last one when the JSON ends in that
+  // one's overlap), waiting for the inflater; null when the JSON ended before `offset`.
+  // Throws the inflater's error when it stopped before `offset`.
+  std::shared_ptr<Buffer> wait_buffer(std::unique_lock<std::mutex>& lk, uint64_t offset) {
+    const uint64_t k = offset / chunk_bytes();
+    cv_.wait(lk, [&] { return stop_ || produced_ > k || ended_; });
+    if (produced_ > k && k >= first_) return bufs_[k - first_];
+    if (produced_ == k && k > first_) {
+      const std::shared_ptr<Buffer>& last = bufs_.back();
+      if (offset < last->base + last->len || (last->last && offset == last->base + last->len)) return last;
+    }
+    if (error_) std::rethrow_exception(error_);
+    return nullptr;
+  }
+  Span at_end(uint64_t offset) const { return Span{kZeros, 0, offset, true, nullptr}; }
+
+  void produce() {
+    const uint64_t c = chunk_bytes();
+    std::shared_ptr<Buffer> prev;
+    try {
+      for (uint64_t k = 0;; ++k) {
+        {
+          std::unique_lock<std::mutex> lk(mu_);
+          cv_.wait(lk, [&] { return stop_ || k < first_ + ahead_ || k <= want_; });
+          if (stop_) return;
+        }
+        auto b = std::make_shared<Buffer>();
+        b->base = chunk_low(k, c);
+        const size_t cap = static_cast<size_t>((k + 1) * c + overlap() + kProbe - b->base);
+        b->mem.reset(new char[cap + kZeroPad]);
+        if (prev) {  // the overlap: bytes the previous buffer already holds
+          uint64_t prev_end = prev->base + prev->len;
+          if (prev_end > b->base) {
+            b->len = static_cast<size_t>(prev_end - b->base);
+            std::memcpy(b->mem.get(), prev->mem.get() + (b->base - prev->base), b->len);
+          }
+        }
+        bool eof = false;
+        try {
+          while (b->len < cap) {
+            size_t n = read_some(b->mem.get() + b->len, cap - b->len);
+            raw_consumed_.store(gz_.raw_consumed(), std::memory_order_relaxed);
+            if (n == 0) {
+              eof = true;
+              break;
+            }
+            b->len += n;
+          }
+        } catch (...) {
+          // Publish what was inflated (a parse error in it comes first), then the error.
+          std::memset(b->mem.get() + b->len, 0, kZeroPad);
+          std::lock_guard<std::mutex> lock(mu_);
+          bufs_.push_back(b);
+          produced_ = k + 1;
+          throw;
+        }
+        std::memset(b->mem.get() + b->len, 0, kZeroPad);
+        b->last = eof;
+        std::lock_guard<std::mutex> lock(mu_);
+        bufs_.push_back(b);
+        produced_ = k + 1;
+        cv_.notify_all();
+        if (eof) {
+          ended_ = true;
+          return;
+        }
+        prev = std::move(b);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu_);
+      error_ = std::current_exception();
+      ended_ = true;
+      cv_.notify_all();
+    }
+  }
+
+  // Reads of less than kStage go through a staging buffer: the inflater is asked for large
+  // pieces only, as the serial reader asks it (many tiny reads lost bytes in testing).
+  size_t read_some(char* dst, size_t n) {
+    if (stage_pos_ == stage_len_) {
+      if (n >= kStage) return gz_.read(dst, n);
+      if (!stage_) stage_.reset(new char[kStage]);
+      stage_len_ = gz_.read(stage_.get(), kStage);
+      stage_pos_ = 0;
+      if (stage_len_ == 0) return 0;
+    }
+    size_t m = std::min(n, stage_len_ - stage_pos_);
+    std::memcpy(dst, stage_.get() + stage_pos_, m);
+    stage_pos_ += m;
+    return m;
+  }
+  static constexpr size_t kStage = 1u << 20;
+  std::unique_ptr<char[]> stage_;
+  size_t stage_pos_ = 0, stage_len_ = 0;
+
+  ByteSource& gz_;
+  const uint64_t ahead_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Buffer>> bufs_;  // buffers first_, first_ + 1, ...
+  uint64_t first_ = 0, produced_ = 0, want_ = 0;
+  bool ended_ = false, stop_ = false;
+  std::exception_ptr error_;
+  std::atomic<uint64_t> raw_consumed_{0};
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<SpanSource> mapped_spans(ByteSource& src, std::string_view whole, uint64_t chunk, uint64_t overlap) {
+  return std::make_unique<MappedSpans>(src, whole, chunk, overlap);
+}
+
+std::unique_ptr<SpanSource> inflating_spans(ByteSource& gz, uint64_t chunk, uint64_t overlap, int ahead) {
+  return std::make_unique<InflatingSpans>(gz, chunk, overlap, ahead);
+}
+
+}  // namespace ts::trace::detail

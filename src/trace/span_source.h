@@ -1,0 +1,61 @@
+#pragma once
+// The uncompressed JSON of a trace as spans of memory, for the parallel reader
+// (parallel_events.cpp; internal to src/trace).
+//
+// The text is cut every `chunk` bytes. Chunk k is a span of [k*chunk - kBack, (k+1)*chunk +
+// overlap + kProbe): its own bytes, a few before (to look back from a cut) and `overlap` after
+// (to finish the event that crosses the next cut, and to find where the next chunk starts).
+// A mapped file serves views of the mapping; a .json.gz is inflated on a thread of its own into
+// one buffer per chunk (the overlap copied from the previous buffer), at most `ahead` buffers
+// ahead of what the parser has released, so memory stays bounded whatever the trace's size.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "trace/byte_source.h"
+
+namespace ts::trace::detail {
+
+inline constexpr size_t kBack = 64;   // bytes kept before a cut (looking back for the ',')
+inline constexpr size_t kProbe = 64;  // bytes kept after the overlap (looking on for the '"')
+
+struct Span {
+  const char* data = nullptr;  // uncompressed bytes [base, base + len), zero padding after
+  size_t len = 0;
+  uint64_t base = 0;
+  bool eof = false;  // the JSON ends at the end of this span
+  std::shared_ptr<const void> keep;  // the memory behind `data`, held while the span is used
+  uint64_t end() const { return base + len; }
+};
+
+class SpanSource {
+ public:
+  SpanSource(uint64_t chunk, uint64_t overlap) : chunk_(chunk), overlap_(overlap) {}
+  virtual ~SpanSource() = default;
+  uint64_t chunk_bytes() const { return chunk_; }
+  uint64_t overlap() const { return overlap_; }
+  // Bytes from `offset`: at least `min_bytes` unless the JSON ends first (then eof). Waits for
+  // the inflater; throws its error (ts::UserError) when the data stops short because of one.
+  virtual Span span_at(uint64_t offset, size_t min_bytes) = 0;
+  // Chunk k's span; an empty optional past the end of the JSON (or after an inflate error, or
+  // once cancelled); a span with null data when chunk k was already released. Waits; never throws.
+  virtual std::optional<Span> chunk(uint64_t k) = 0;
+  virtual bool chunk_ready(uint64_t k) = 0;  // chunk(k) would not wait
+  // The parser is done with everything before `offset`.
+  virtual void release_before(uint64_t offset) = 0;
+  virtual uint64_t raw_consumed() const = 0;
+  // Wakes and ends every wait (the reader is giving up).
+  virtual void cancel() {}
+
+ private:
+  uint64_t chunk_, overlap_;
+};
+
+// Views of a mapped plain file (`whole`, from ByteSource::map_whole).
+std::unique_ptr<SpanSource> mapped_spans(ByteSource& src, std::string_view whole, uint64_t chunk, uint64_t overlap);
+// Inflates `gz` (a compressed ByteSource) on a thread of its own.
+std::unique_ptr<SpanSource> inflating_spans(ByteSource& gz, uint64_t chunk, uint64_t overlap, int ahead);
+
+}  // namespace ts::trace::detail

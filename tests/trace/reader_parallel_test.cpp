@@ -1,0 +1,275 @@
+// traceEvents parsed on several threads (src/trace/parallel_events.cpp) must give exactly the
+// store of the serial reader: the same rows, the same string ids, the same metadata, and on bad
+// input the same one-line error (byte offset and text). Tiny chunks force every split path:
+// events across cuts, cuts with no element start in reach, false element starts ("},{\"" in
+// names, objects inside args arrays), errors right before and after a cut, truncation.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "trace/reader.h"
+#include "trace/trace_test_util.h"
+#include "util/error.h"
+
+namespace ts::trace {
+namespace {
+
+using test::data_path;
+
+void expect_identical(const EventStore& a, const EventStore& b) {
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_TRUE(a.cat == b.cat);
+  EXPECT_TRUE(a.ph == b.ph);
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.tid, b.tid);
+  EXPECT_EQ(a.ts_ns, b.ts_ns);
+  EXPECT_EQ(a.dur_ns, b.dur_ns);
+  EXPECT_EQ(a.correlation, b.correlation);
+  EXPECT_EQ(a.external_id, b.external_id);
+  EXPECT_EQ(a.args, b.args);
+  EXPECT_EQ(a.input_dims, b.input_dims);
+  EXPECT_EQ(a.input_types, b.input_types);
+  ASSERT_EQ(a.strings.size(), b.strings.size());
+  for (uint32_t i = 0; i < a.strings.size(); ++i) ASSERT_EQ(a.strings.view(i), b.strings.view(i)) << "string " << i;
+  ASSERT_EQ(a.args_table.size(), b.args_table.size());
+  for (size_t i = 0; i < a.args_table.size(); ++i) {
+    const EventArgs &x = a.args_table[i], &y = b.args_table[i];
+    ASSERT_TRUE(std::memcmp(x.grid, y.grid, sizeof x.grid) == 0 && std::memcmp(x.block, y.block, sizeof x.block) == 0 &&
+                x.registers_per_thread == y.registers_per_thread && x.shared_memory == y.shared_memory &&
+                x.blocks_per_sm == y.blocks_per_sm && x.warps_per_sm == y.warps_per_sm &&
+                x.occupancy_pct == y.occupancy_pct && x.bytes == y.bytes && x.total_allocated == y.total_allocated &&
+                x.total_reserved == y.total_reserved && x.device_type == y.device_type &&
+                x.device_id == y.device_id && x.bandwidth_gbps == y.bandwidth_gbps)
+        << "args " << i;
+  }
+  auto same_names = [](const std::vector<EventStore::NameEntry>& x, const std::vector<EventStore::NameEntry>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (x[i].pid != y[i].pid || x[i].tid != y[i].tid || x[i].name != y[i].name) return false;
+    return true;
+  };
+  EXPECT_TRUE(same_names(a.process_names, b.process_names));
+  EXPECT_TRUE(same_names(a.thread_names, b.thread_names));
+  EXPECT_EQ(a.meta.format, b.meta.format);
+  EXPECT_EQ(a.meta.schema_version, b.meta.schema_version);
+  EXPECT_EQ(a.meta.base_time_ns, b.meta.base_time_ns);
+  EXPECT_EQ(a.meta.devices.size(), b.meta.devices.size());
+  EXPECT_EQ(a.meta.distributed.rank, b.meta.distributed.rank);
+  EXPECT_EQ(a.meta.is_rocm, b.meta.is_rocm);
+  EXPECT_EQ(a.meta.cuda_runtime_version, b.meta.cuda_runtime_version);
+  EXPECT_EQ(a.meta.input_bytes, b.meta.input_bytes);
+}
+
+ReadOptions serial() {
+  ReadOptions o;
+  o.threads = 1;
+  return o;
+}
+
+ReadOptions split(int threads, uint64_t chunk, uint64_t overlap) {
+  ReadOptions o;
+  o.threads = threads;
+  o.parallel_min_bytes = 0;
+  o.chunk_bytes = chunk;
+  o.chunk_overlap = overlap;
+  return o;
+}
+
+// The splits every test runs: tiny chunks with a wide overlap (a start found at every cut), an
+// overlap shorter than most events (cuts with no start in reach, events past the overlap),
+// chunks of about one event, and the sizes a real read would choose.
+std::vector<ReadOptions> splits() {
+  return {split(3, 997, 700), split(2, 4096, 64), split(4, 300, 150), split(2, 0, 0)};
+}
+
+std::string error_of(const std::string& path, const ReadOptions& opt) {
+  try {
+    read_trace(path, opt);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string gzip_to(const std::string& path, const std::string& json) {
+  test::write_file(path + ".tmp", json);
+  int st;
+  test::run_command("gzip -1 -c '" + path + ".tmp' > '" + path + "'", st);
+  if (st != 0) throw std::runtime_error("gzip failed");
+  return path;
+}
+
+const char* kFixtures[] = {
+    "tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz",
+    "tb_resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz",
+    "hta_critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
+    "hta_ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    "hta_trace_filter_sampled_rank-0.json.gz",
+    "hta_nccl_parser_config_nccl_data.json.gz",
+    "hta_triton_example_triton_example.json.gz",
+    "hta_amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "hta_cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+    "torch113_bare_array_cpu.json",
+};
+
+TEST(TraceParallel, EveryFixtureGivesTheSerialStore) {
+  for (const char* f : kFixtures) {
+    const std::string gz = data_path(f);
+    const bool is_gz = std::string(f).ends_with(".gz");
+    const std::string plain = test::temp_dir() + "/plain_" + f + ".json";
+    test::write_file(plain, is_gz ? test::gunzip_file(gz) : test::read_file(gz));
+    const EventStore want = read_trace(plain, serial());
+    const bool large = want.meta.input_bytes > (4u << 20);
+    for (const ReadOptions& opt : splits()) {
+      if (large && opt.chunk_bytes && opt.chunk_bytes < 4096) continue;  // thousands of chunks: slow, no new path
+      SCOPED_TRACE(std::string(f) + " chunk " + std::to_string(opt.chunk_bytes) + " overlap " +
+                   std::to_string(opt.chunk_overlap) + " threads " + std::to_string(opt.threads));
+      expect_identical(want, read_trace(plain, opt));
+      if (is_gz) expect_identical(want, read_trace(gz, opt));
+    }
+  }
+}
+
+// A trace whose text is full of false element starts: names ending in ",{" (the '"' after them
+// closes the string) and objects inside args arrays. Every cut lands near one.
+std::string trap_trace(int events) {
+  std::string j = "{\"schemaVersion\": 1, \"traceEvents\": [\n";
+  for (int i = 0; i < events; ++i) {
+    if (i) j += ",\n";
+    const std::string ts = std::to_string(1000 + i * 10);
+    switch (i % 4) {
+      case 0:
+        j += "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op" + std::to_string(i % 7) + ",{\", \"pid\": 1, \"tid\": 2, \"ts\": " +
+             ts + ", \"dur\": 5}";
+        break;
+      case 1:
+        j += "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": " + ts +
+             ", \"dur\": 3, \"args\": {\"list\": [{\"a\": 1}, {\"b\": [2, {\"c\": \"},{\\\"\"}]}], \"correlation\": " +
+             std::to_string(i) + ", \"grid\": [1, 2, 3]}}";
+        break;
+      case 2:
+        j += "{ \"name\": \"thread " + std::to_string(i % 5) + "\", \"ph\": \"X\", \"pid\": \"proc,{\", \"tid\": \"t" +
+             std::to_string(i % 3) + "\", \"ts\": " + ts + ", \"dur\": 1, \"cat\": \"cuda_runtime\", " +
+             "\"args\": {\"correlation\": " + std::to_string(i - 1) + "}}";
+        break;
+      default:
+        j += "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": " + std::to_string(i % 9) +
+             ", \"args\": {\"name\": \"worker,{\"}}";
+    }
+  }
+  j += "\n], \"traceName\": \"x\", \"baseTimeNanoseconds\": 1700000000000000000}\n";
+  return j;
+}
+
+TEST(TraceParallel, FalseElementStartsAreCaught) {
+  const std::string json = trap_trace(3000);
+  const std::string plain = test::temp_dir() + "/traps.json";
+  test::write_file(plain, json);
+  const std::string gz = gzip_to(test::temp_dir() + "/traps.json.gz", json);
+  const EventStore want = read_trace(plain, serial());
+  ASSERT_EQ(want.size(), 3000u);
+  EXPECT_EQ(want.meta.base_time_ns, 1700000000000000000);  // after traceEvents
+  for (uint64_t chunk : {101u, 233u, 1000u, 7919u})
+    for (uint64_t overlap : {64u, 129u, 500u}) {
+      SCOPED_TRACE("chunk " + std::to_string(chunk) + " overlap " + std::to_string(overlap));
+      expect_identical(want, read_trace(plain, split(3, chunk, overlap)));
+      expect_identical(want, read_trace(gz, split(2, chunk, overlap)));
+    }
+}
+
+// Offsets where a chunk of `chunk` bytes would start: the first '{' at or after each cut whose
+// previous non-blank byte is ','.
+std::vector<size_t> element_starts_after_cuts(const std::string& j, size_t chunk) {
+  std::vector<size_t> out;
+  for (size_t cut = chunk; cut < j.size(); cut += chunk) {
+    for (size_t p = cut; p < j.size(); ++p) {
+      if (j[p] != '{') continue;
+      size_t b = p;
+      while (b > 0 && std::strchr(" \n\r\t", j[b - 1])) --b;
+      if (b > 0 && j[b - 1] == ',') {
+        out.push_back(p);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+TEST(TraceParallel, ErrorsNearCutsReadAsTheSerialOnes) {
+  // A real trace cut in ~1 KB chunks; bytes broken right at, before and after each chunk's
+  // start, and in the middle of the event before it. The serial reader's error text (with its
+  // byte offset) must come out of the parallel one, mapped and gzipped.
+  const std::string json = test::gunzip_file(data_path(
+      "hta_critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz"));
+  const size_t chunk = 1024;
+  std::vector<size_t> starts = element_starts_after_cuts(json, chunk);
+  ASSERT_GT(starts.size(), 100u);
+  const std::string dir = test::temp_dir();
+  int broken = 0, checked = 0;
+  for (size_t i = 0; i < starts.size(); i += 9) {
+    for (long delta : {-40L, -3L, -1L, 0L, 1L, 2L}) {
+      const size_t at = starts[i] + delta;
+      std::string bad = json;
+      bad[at] = bad[at] == '{' ? '[' : bad[at] == ',' ? ';' : '}';
+      const std::string p = dir + "/broken.json";
+      test::write_file(p, bad);
+      const std::string want = error_of(p, serial());
+      broken += want != "(no error)";
+      EXPECT_EQ(error_of(p, split(3, chunk, 256)), want) << "at " << at;
+      if (delta == 0 || delta == -1) {
+        const std::string g = gzip_to(dir + "/broken.json.gz", bad);
+        std::string want_gz = error_of(g, serial());
+        EXPECT_EQ(error_of(g, split(2, chunk, 256)), want_gz) << "gz at " << at;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(broken, checked / 2);  // most breaks are errors (a '}' inside a string is not)
+}
+
+TEST(TraceParallel, TruncationAnywhereReadsAsTheSerialError) {
+  const std::string json = trap_trace(200);
+  const std::string dir = test::temp_dir();
+  for (size_t len = json.size() - 2; len > 40; len -= 37) {  // -1 only drops the final newline
+    const std::string p = dir + "/trunc.json";
+    test::write_file(p, json.substr(0, len));
+    const std::string want = error_of(p, serial());
+    ASSERT_NE(want, "(no error)") << len;
+    EXPECT_EQ(error_of(p, split(2, 211, 100)), want) << len;
+  }
+}
+
+TEST(TraceParallel, CorruptGzipStillReported) {
+  const std::string json = trap_trace(20000);
+  std::string gz = test::read_file(gzip_to(test::temp_dir() + "/good.json.gz", json));
+  gz[gz.size() / 2] ^= 0x55;
+  const std::string p = test::temp_dir() + "/corrupt.json.gz";
+  test::write_file(p, gz);
+  const std::string e = error_of(p, split(2, 4096, 512));
+  EXPECT_NE(e.find(p + ": byte "), std::string::npos) << e;
+  // A clean truncation of the compressed file: the inflater's own error text.
+  test::write_file(p, gz.substr(0, gz.size() / 3));
+  EXPECT_NE(error_of(p, split(2, 4096, 512)).find("the compressed file is truncated"), std::string::npos);
+}
+
+TEST(TraceParallel, ProgressReportsGrowingOffsets) {
+  const std::string json = trap_trace(5000);
+  const std::string p = test::temp_dir() + "/progress.json";
+  test::write_file(p, json);
+  ReadOptions opt = split(2, 4096, 512);
+  uint64_t last = 0, calls = 0;
+  bool monotonic = true;
+  opt.progress = [&](uint64_t done, uint64_t, uint64_t) {
+    monotonic = monotonic && done >= last;
+    last = done;
+    ++calls;
+  };
+  read_trace(p, opt);
+  EXPECT_TRUE(monotonic);
+  EXPECT_GT(calls, 10u);
+  EXPECT_LE(last, json.size());
+}
+
+}  // namespace
+}  // namespace ts::trace
