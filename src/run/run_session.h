@@ -28,7 +28,7 @@ struct RunOptions {
   std::string store_path;          // "" = the store's default
   bool quiet = false;              // no progress on stderr
   bool live = true;                // live-status file for `trainscope serve` while it runs
-  std::string live_dir;            // "" = live_dir() (XDG_RUNTIME_DIR or /tmp/trainscope-<uid>)
+  std::string live_dir;            // "" = sample::live_dir() (XDG_RUNTIME_DIR or /tmp/trainscope-<uid>)
 };
 
 struct RunResult {
