@@ -473,7 +473,7 @@ def analyse(path):
         "total_ns": step_total,
         "breakdown_ns": dict(tot),
         "dataloader_host_ns": dataloader_host(ev, steps),
-        "breakdown_pct": {k: round(100.0 * v / step_total, 4) for k, v in tot.items()},
+        "breakdown_pct": {k: 100.0 * v / step_total for k, v in tot.items()},
         "gpu": gpu_time(ev, steps, lo, hi),
         "kernels": kernel_stats(ev, len(steps), lo, hi),
         "copies": copy_stats(ev, lo, hi),

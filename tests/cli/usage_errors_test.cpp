@@ -63,7 +63,7 @@ TEST(UsageErrors, BadValuesOfEveryKind) {
   expect_usage_error("run --interval 5 -- true", "run: --interval: 5 is not a duration (a number with ms or s");
   expect_usage_error("run --interval 5ms -- true", "run: --interval: 5ms is not between 10ms and 60s");
   expect_usage_error("run --profile-steps 1-3 -- true", "run: --profile-steps: 1-3: FIRST must be >= 2");
-  expect_usage_error("run --profile-steps 9 -- true", "run: --profile-steps: 9 is not FIRST-LAST");
+  expect_usage_error("run --profile-steps 9- -- true", "run: --profile-steps: 9- is not FIRST-LAST");
   expect_usage_error("run --steps 0 -- true", "run: --steps: 0 is not a positive number");
   expect_usage_error("run", "run: command is required");
   expect_usage_error("serve --interval 10ms --once", "serve: --interval: 10ms is not between 50ms and 60s");
