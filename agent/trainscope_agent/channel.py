@@ -17,6 +17,7 @@ atexit (SIGKILL, os._exit) loses at most FLUSH_NS of step records.
 """
 import os
 import struct
+import threading
 
 MAGIC = 0x31415354  # b"TSA1" read little-endian
 VERSION = 1
@@ -31,18 +32,21 @@ HEADER = struct.Struct("<IHBBII")
 # step, flags, t_end_ns, dur_ns, data_wait_ns, fetches, h2d_ns, h2d_count, h2d_bytes,
 # h2d_pageable, h2d_blocking, fwd_ns, bwd_ns, opt_ns, io_ns, io_count, item_count, item_ns,
 # mem_allocated, mem_reserved, mem_peak, rss, samples, getitem_ns, collate_ns, loss(f64),
-# comm_ns, comm_count (explicit collectives; appended later: older readers stop after loss)
-STEP = struct.Struct("<25qdqq")
-STEP_RECORD = struct.Struct("<IHBBII25qdqq")  # header + step, packed in one call (send_step)
+# comm_ns, comm_count (explicit collectives), bwd_count (backward calls outside optimizer.step()),
+# opt_count (optimizer.step() calls) -- appended later: older readers stop after loss
+STEP = struct.Struct("<25qdqqqq")
+STEP_RECORD = struct.Struct("<IHBBII25qdqqqq")  # header + step, packed in one call (send_step)
 FLUSH_NS = 50_000_000  # a batch of step records waits at most this long (live status reads 1/s)
 GPU = struct.Struct("<qq")          # step, gpu_ns
 FETCH = struct.Struct("<iiqqq")     # worker_id (-1 main), pad, samples, getitem_ns, collate_ns
 
 # step flags
-F_OPTIMIZER = 1     # ended by an optimizer step (else by a DataLoader fetch)
+F_OPTIMIZER = 1     # ended by an optimizer step (none of 1/16/32: by a DataLoader fetch)
 F_PROFILED = 2      # inside (or disturbed by) the profiler window
 F_NONFINITE = 4     # the loss seen in this step was NaN/Inf
 F_LOSS = 8          # the loss field holds a value
+F_BACKWARD = 16     # ended by a backward() (no optimizer steps)
+F_FORWARD = 32      # ended by the model's next top-level forward (no backward, no DataLoader)
 
 
 class Channel:
@@ -56,6 +60,9 @@ class Channel:
         self.used = 0                   # bytes of buf in use
         self.count = 0                  # records in buf
         self.t_first = 0                # perf_counter_ns of the oldest record in buf
+        # One writer at a time: the loop thread batches steps while another thread (a DataLoader
+        # settings record, the exit handler) may send; an uncontended lock costs ~0.1 us.
+        self.lock = threading.Lock()
         # Each Python process opens the FIFO by path (exec'd children: torchrun ranks,
         # spawn-started workers); forked DataLoader workers share their parent's descriptor.
         try:
@@ -72,28 +79,34 @@ class Channel:
         self.pid = os.getpid()
         self.seq = 0
         self.used = self.count = 0  # the parent's batch is the parent's to write
+        self.lock = threading.Lock()  # another thread may have held it at fork()
 
     def send_step(self, t_ns, *fields):
         """Queues one step record (STEP's fields) stamped t_ns; writes the batch when the next
         record would not fit or the oldest is FLUSH_NS old."""
         if self.dead:
             return
-        used = self.used
-        if used + STEP_RECORD.size > PIPE_BUF:
-            self.flush()
-            used = 0
-        if used == 0:
-            self.t_first = t_ns
-        self.seq += 1
-        STEP_RECORD.pack_into(self.buf, used, MAGIC, STEP_RECORD.size, T_STEP, VERSION, self.pid, self.seq,
-                              *fields)
-        self.used = used + STEP_RECORD.size
-        self.count += 1
-        if t_ns - self.t_first >= FLUSH_NS:
-            self.flush()
+        with self.lock:
+            used = self.used
+            if used + STEP_RECORD.size > PIPE_BUF:
+                self._flush()
+                used = 0
+            if used == 0:
+                self.t_first = t_ns
+            self.seq += 1
+            STEP_RECORD.pack_into(self.buf, used, MAGIC, STEP_RECORD.size, T_STEP, VERSION, self.pid, self.seq,
+                                  *fields)
+            self.used = used + STEP_RECORD.size
+            self.count += 1
+            if t_ns - self.t_first >= FLUSH_NS:
+                self._flush()
 
     def flush(self):
         """Writes the batched step records (one atomic write: at most PIPE_BUF bytes)."""
+        with self.lock:
+            self._flush()
+
+    def _flush(self):
         n = self.used
         if not n:
             return
@@ -113,19 +126,20 @@ class Channel:
     def send(self, rtype, payload):
         if self.dead:
             return
-        if self.used:
-            self.flush()  # keep the order: batched steps first
         n = HEADER.size + len(payload)
         if n > PIPE_BUF:
             payload = payload[:PIPE_BUF - HEADER.size]
             n = PIPE_BUF
-        self.seq += 1
-        try:
-            os.write(self.fd, HEADER.pack(MAGIC, n, rtype, VERSION, self.pid, self.seq) + payload)
-        except BlockingIOError:
-            self.dropped += 1
-        except OSError:  # EPIPE: trainscope died; the training goes on without us
-            self.dead = True
+        with self.lock:
+            if self.used:
+                self._flush()  # keep the order: batched steps first
+            self.seq += 1
+            try:
+                os.write(self.fd, HEADER.pack(MAGIC, n, rtype, VERSION, self.pid, self.seq) + payload)
+            except BlockingIOError:
+                self.dropped += 1
+            except OSError:  # EPIPE: trainscope died; the training goes on without us
+                self.dead = True
 
     def send_text(self, kind, items):
         lines = ["kind=" + kind]

@@ -14,6 +14,8 @@ def at_exit():
     if ch is None or ch.dead:
         return
     try:
+        if not G.off:
+            S.close_open_step()
         if S.window is not None and not G.off:
             S.window.finish()
         if S.gpu is not None and not G.off:

@@ -5,6 +5,9 @@ when the step ends (the optimizer step returned). Each step end polls the oldest
 with `query()`; once the end event has completed, `elapsed_time` gives the GPU time of that step
 (from the start of its forward to the end of its optimizer step, idle gaps inside included) and a
 GPU record is written. Events are reused; at most 64 pairs wait, older ones are dropped.
+While the current stream is capturing a CUDA graph (`torch.cuda.graph`, torch.compile's
+"reduce-overhead" mode) nothing is recorded or queried: an event query during capture is an
+illegal call that would invalidate the user's capture. The step is then simply not timed.
 """
 import collections
 import time
@@ -21,6 +24,8 @@ class GpuTimer:
         self.pending = collections.deque()
         self.pool = []
         self.start_ev = None
+        f = getattr(torch.cuda, "is_current_stream_capturing", None)
+        self.capturing = f if f is not None else (lambda: False)
 
     def _event(self):
         if self.pool:
@@ -28,11 +33,16 @@ class GpuTimer:
         return self.torch.cuda.Event(enable_timing=True)
 
     def forward_start(self):
+        if self.capturing():
+            return
         ev = self._event()
         ev.record()
         self.start_ev = ev
 
     def step_end(self, step):
+        if self.capturing():
+            self.start_ev = None  # a pair straddling the capture's start is not a step's time
+            return
         if self.start_ev is not None:
             end = self._event()
             end.record()
@@ -56,6 +66,8 @@ class GpuTimer:
     def drain(self, timeout_s):
         """At exit only: wait (polling, bounded) for the last events."""
         deadline = time.monotonic() + timeout_s
+        if self.capturing():
+            return
         while self.pending and time.monotonic() < deadline:
             self.poll()
             if self.pending:

@@ -8,11 +8,20 @@ import os
 import sys
 
 
+def _never():
+    return False
+
+
 class _Guard:
-    __slots__ = ("off", "errors", "patches", "channel", "break_hook", "break_at")
+    __slots__ = ("off", "errors", "patches", "channel", "break_hook", "break_at", "compiling")
 
     def __init__(self):
         self.off = False
+        # Every wrapper asks `G.compiling()` first and, while Dynamo traces (torch.compile), calls
+        # the original and nothing else: Dynamo folds is_compiling() to True at trace time, so the
+        # wrapper adds no graph break and the traced graph holds the original call (whose identity
+        # Dynamo's keyed rewrites, e.g. of torch.distributed collectives, depend on).
+        self.compiling = _never
         self.errors = []
         self.patches = []   # (owner, name, original) for restoring
         self.channel = None
@@ -25,6 +34,21 @@ class _Guard:
 
 
 G = _Guard()
+
+
+def resolve_compiling(torch):
+    """Points G.compiling at the installed PyTorch's "is Dynamo tracing?" test: torch.compiler's
+    (2.3+), else torch._dynamo's once Dynamo is loaded (2.0-2.2: we never import it ourselves,
+    so this is called again when the user calls torch.compile). Never raises."""
+    try:
+        fn = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+        if fn is None:
+            dynamo = sys.modules.get("torch._dynamo")
+            fn = getattr(dynamo, "is_compiling", None) if dynamo is not None else None
+        if callable(fn):
+            G.compiling = fn
+    except Exception:
+        pass
 
 
 def check_break(name, step=0):

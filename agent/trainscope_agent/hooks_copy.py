@@ -4,7 +4,9 @@
 the call was a host-to-device copy; we count it with its bytes, whether the source was pinned
 and whether `non_blocking` was asked, and the host time the call took (a blocking or pageable
 copy holds the CPU). `Tensor.item` is counted (and its host time, which on a GPU tensor is a
-sync). The checks run after the original call and cost a few attribute reads.
+sync). The checks run after the original call and cost a few attribute reads. Under
+torch.compile (Dynamo tracing) and on threads other than the loop's the wrappers only call the
+original; while a CUDA graph is being captured a copy is not inspected (no CUDA query then).
 """
 from .guard import G, fail, patch
 from .state import S, now
@@ -20,7 +22,7 @@ def install(torch):
     item_orig = patch(T, "item", None)
 
     def to(self, *args, **kwargs):
-        if G.off or self.is_cuda:
+        if G.compiling() or G.off or self.is_cuda or not S.mine():
             return to_orig(self, *args, **kwargs)
         t0 = now()
         r = to_orig(self, *args, **kwargs)
@@ -35,7 +37,7 @@ def install(torch):
         return r
 
     def cuda(self, *args, **kwargs):
-        if G.off or self.is_cuda:
+        if G.compiling() or G.off or self.is_cuda or not S.mine():
             return cuda_orig(self, *args, **kwargs)
         t0 = now()
         r = cuda_orig(self, *args, **kwargs)
@@ -49,7 +51,8 @@ def install(torch):
         return r
 
     def item(self):
-        if G.off or S.in_opt:  # optimizers call .item() internally: not the user's sync
+        # optimizers call .item() internally: not the user's sync
+        if G.compiling() or G.off or S.in_opt or not S.mine():
             return item_orig(self)
         t0 = now()
         r = item_orig(self)
@@ -64,6 +67,8 @@ def install(torch):
 
 
 def _count(src, dst, ns, non_blocking):
+    if _capturing():
+        return  # inside CUDA graph capture: no is_pinned() (a CUDA query) on the user's stream
     S.h2d_n += 1
     S.h2d_ns += ns
     S.h2d_bytes += src.numel() * src.element_size()
@@ -77,3 +82,9 @@ def _count(src, dst, ns, non_blocking):
     if not (non_blocking and pinned):
         # A copy from pageable memory blocks the host whatever non_blocking says.
         S.h2d_blocking += 1
+
+
+def _capturing():
+    torch = S.torch
+    f = getattr(getattr(torch, "cuda", None), "is_current_stream_capturing", None)
+    return bool(f()) if f is not None else False

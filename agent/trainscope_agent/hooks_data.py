@@ -10,7 +10,7 @@ import weakref
 
 from . import channel as ch
 from .guard import G, check_break, fail, patch
-from .state import S, now
+from .state import FETCH, S, now
 
 _seen_loaders = weakref.WeakSet()
 _seen_ids = set()
@@ -23,20 +23,28 @@ def install(torch):
     init_orig = patch(it, "__init__", None)
 
     def __next__(self):
-        if G.off:
+        if G.off or not S.owns(FETCH):
             return next_orig(self)
-        t0 = now()
+        if not S.first_kind:
+            S.first_kind = FETCH
+        elif S.stop_pending and S.mine():
+            S.stop_at(FETCH)  # --steps: the last step is complete, this fetch may start another
         try:
-            if not S.opt_seen and S.fetches:
-                # No optimizer seen yet: a fetch closes the previous pseudo-step.
-                S.end_step(False)
-                t0 = now()
-            if not S.t_start:
-                S.t_start = t0
+            if S.source <= FETCH:
+                # No better marker (optimizer, backward) seen: a fetch closes the step the
+                # previous fetch opened (--steps may end the program here, before the fetch).
+                S.mark_start(FETCH)
+            elif not S.t_start:
+                S.t_start = now()
         except Exception as e:
             fail("dataloader", e)
+        t0 = now()
         try:
             return next_orig(self)
+        except StopIteration:
+            if S.source == FETCH and S.mine():
+                S.started = False  # the epoch is over: no step is open until the next fetch
+            raise
         finally:
             if not G.off:
                 S.data_ns += now() - t0

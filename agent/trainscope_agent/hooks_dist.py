@@ -3,18 +3,24 @@ reduce_scatter / all_gather_into_tensor where present) are timed and their wall 
 the step's `comm_ns`. DDP's gradient all-reduce runs inside backward() through the C++ reducer and
 is not seen here: the run layer derives that wait from the ranks' backward times instead.
 An async_op=True call costs only its launch here (its wait() is the user's).
-Counted only on the main thread and outside optimizer.step(): collectives that FSDP-style code
+Counted only on the loop thread and outside optimizer.step(): collectives that FSDP-style code
 issues from autograd's threads during backward are already inside backward's time (the run layer
-adds backward and comm as the step's sync time, so they must not be counted twice)."""
-import threading
+adds backward and comm as the step's sync time, so they must not be counted twice).
+Under torch.compile the wrapper calls the original and nothing else (G.compiling() is folded to
+True while Dynamo traces), and the wrapper is added to Dynamo's table of collectives it rewrites
+(`torch.distributed._functional_collectives.traceable_collective_remaps`, keyed on the original
+functions), mapped like its original, so compiled code that calls `dist.all_reduce` still gets
+the functional collective it would get without us."""
+import sys
 
 from .guard import G, fail, patch
 from .state import S, now
 
-_main = threading.main_thread()
-
 NAMES = ("all_reduce", "broadcast", "barrier", "all_gather", "reduce_scatter", "all_gather_into_tensor",
          "reduce", "gather", "scatter", "all_to_all")
+
+
+_wrappers = {}  # original -> our wrapper (for Dynamo's remap table)
 
 
 def install(torch):
@@ -24,13 +30,38 @@ def install(torch):
     for name in NAMES:
         if callable(getattr(dist, name, None)):
             _wrap(dist, name)
+    register_remaps()
+    S.add_step_hook(_remap_late)
+
+
+def register_remaps():
+    """Adds each wrapper to Dynamo's collective remap table under its original's entry, once the
+    table's module is loaded (we never import it ourselves). Returns True when done."""
+    fc = sys.modules.get("torch.distributed._functional_collectives")
+    table = getattr(fc, "traceable_collective_remaps", None) if fc is not None else None
+    if not isinstance(table, dict):
+        return False
+    for original, wrapper in _wrappers.items():
+        try:
+            if original in table and wrapper not in table:
+                table[wrapper] = table[original]
+        except TypeError:
+            pass
+    return True
+
+
+def _remap_late(step):
+    # torch.compile loads the table on first use: look every 16 steps until it is there (a job
+    # that has not compiled anything by step 4096 will not; the guard above suffices anyway).
+    if step & 15 == 0 and (register_remaps() or step >= 4096):
+        S.remove_step_hook(_remap_late)
 
 
 def _wrap(dist, name):
     original = patch(dist, name, None)
 
     def collective(*args, **kwargs):
-        if G.off or S.in_opt or threading.current_thread() is not _main:
+        if G.compiling() or G.off or S.in_opt or not S.mine():
             return original(*args, **kwargs)
         t0 = now()
         try:
@@ -41,6 +72,7 @@ def _wrap(dist, name):
                 S.comm_n += 1
             except Exception as e:
                 fail("collective " + name, e)
+    _wrappers[original] = collective
     collective.__wrapped__ = original
     collective.__name__ = name
     collective.__doc__ = getattr(original, "__doc__", None)

@@ -1,38 +1,45 @@
 """Forward, backward and optimizer-step hooks, and the settings seen through them.
 
-- Forward: global module hooks (all versions since 1.8) find the outermost module during the
-  first step only (they disable the fast path for every module call), then are removed; from then
-  on plain hooks on that one module time forward and read the autocast state.
+- Forward: global module hooks (all versions since 1.8) find the outermost module until the first
+  step boundary (they disable the fast path for every module call), then are removed; from then
+  on plain hooks on that one module time forward. While they are on, the model's repeating
+  top-level forward is the weakest step marker (state.FORWARD) and the autocast state is read
+  inside forward too (frameworks such as accelerate enter autocast inside `forward`).
 - Backward: `torch.autograd.backward` (which `Tensor.backward` calls); the loss value is read
-  only when it is a CPU scalar (never a GPU sync).
+  only when it is a CPU scalar (never a GPU sync). A backward outside optimizer.step() is a step
+  marker (state.BACKWARD) and counted (K per optimizer step under gradient accumulation).
 - Optimizer: global step hooks where the installed PyTorch has them (2.x), else each optimizer
-  class's `step` is wrapped once, at the first construction of that class (1.13).
+  class's `step` is wrapped once, at the first construction of that class (1.13). Forward and
+  backward run inside step(closure) (LBFGS, Lightning) are forward and backward time, not the
+  optimizer's. Optimizers and the model are held by weak references only.
 """
 import inspect
 import math
 import sys
-import threading
+import weakref
 
 from . import flops, hooks_copy
-from .guard import G, check_break, fail, patch
-from .state import S, now
+from .guard import G, check_break, fail, patch, resolve_compiling
+from .state import BACKWARD, FORWARD, OPTIMIZER, S, now
 
-_main_thread = threading.main_thread()
 _SEQ = (tuple, list)
 _isfinite = math.isfinite
+_dead = lambda: None  # noqa: E731  (a weakref that is always dead)
 
 
 class _Model:
     global_handles = []
     depth = 0
-    candidates = {}     # id -> module, top-level modules called during step 1
-    chosen = None
+    candidates = {}     # id -> [weakref(module), params, calls]: top-level modules seen so far
+    chosen = _dead      # weakref to the model (the user may drop and rebuild it)
+    handles = []        # our hooks on the chosen model
     reported = False
     autocast_dtype = ""
     compile_called = False
 
 
 M = _Model()
+M.chosen = _dead  # on the instance: a function stored on the class would be bound to it
 
 
 def install(torch):
@@ -44,11 +51,17 @@ def install(torch):
 
         def compile(*args, **kwargs):
             M.compile_called = True
-            return compile_orig(*args, **kwargs)
+            try:
+                return compile_orig(*args, **kwargs)
+            finally:
+                resolve_compiling(torch)  # Dynamo is loaded now (2.0-2.2 have no torch.compiler)
+                from . import hooks_dist
+                hooks_dist.register_remaps()
         compile.__wrapped__ = compile_orig
         compile.__doc__ = getattr(compile_orig, "__doc__", None)
         torch.compile = compile
-    S.add_step_hook(_after_first_step)
+    resolve_compiling(torch)
+    S.add_step_hook(_after_step)
     flops.install(torch)  # the model's FLOPs, counted once in step 3 (flops.py)
 
 
@@ -59,25 +72,47 @@ def _install_forward_finder(torch):
     if not (hasattr(mm, "register_module_forward_pre_hook") and
             hasattr(mm, "register_module_forward_hook")):
         return
+    M.depth = 0
 
     def pre(module, inputs):
-        if G.off:
+        if G.compiling() or G.off or not S.mine():
             return None
+        if S.stop_pending and M.depth == 0:
+            S.stop_at(FORWARD)  # --steps: the last step is complete, this forward may start another
         try:
             if M.depth == 0:
-                M.candidates.setdefault(id(module), module)
-                S.touch()
+                _top_level(module)
+            elif not M.autocast_dtype:
+                # Inside the model's forward: autocast entered there (accelerate, HF) shows here.
+                M.autocast_dtype = _autocast_dtype(S.torch)
             M.depth += 1
         except Exception as e:
             fail("forward finder", e)
         return None
 
     def post(module, inputs, output):
-        if M.depth > 0:
+        if M.depth > 0 and not G.compiling() and S.mine():
             M.depth -= 1
         return None
 
     M.global_handles = [mm.register_module_forward_pre_hook(pre), mm.register_module_forward_hook(post)]
+
+
+def _top_level(module):
+    """A module called outside any other: the model (the one with the most parameters) calling
+    again is the FORWARD marker while no better marker was seen."""
+    S.touch()
+    if not S.first_kind:
+        S.first_kind = FORWARD
+    key = id(module)
+    c = M.candidates.get(key)
+    if c is None or c[0]() is not module:
+        c = M.candidates[key] = [weakref.ref(module), _count_params(module), 0]
+    c[2] += 1
+    if S.source <= FORWARD and S.in_opt == 0:
+        best = max(M.candidates.values(), key=lambda v: v[1])
+        if best is c:
+            S.mark_start(FORWARD)
 
 
 def _count_params(m):
@@ -87,37 +122,52 @@ def _count_params(m):
         return 0
 
 
-def _after_first_step(step):
-    """After step 1: pick the model, drop the global hooks, hook only the model."""
-    if M.chosen is not None or not M.global_handles:
-        if M.chosen is None:
-            S.remove_step_hook(_after_first_step)  # no module hooks here: nothing to find
-        elif not M.reported and step >= 2:
+def _after_step(step):
+    """At the first step boundary: pick the model, drop the global hooks, hook only the model.
+    Then once: the model record. Then every 16 steps: a dropped model (rebuilt) is found again."""
+    if M.global_handles:
+        _choose_model()
+    elif not M.reported:
+        if M.chosen() is not None and step >= 2:
             _report_model()
-            S.remove_step_hook(_after_first_step)
-        return
+    elif step & 15 == 0 and M.chosen() is None and S.torch is not None:
+        _install_forward_finder(S.torch)  # the model was dropped: find the new one in the next step
+
+
+def _choose_model():
     for h in M.global_handles:
         h.remove()
     M.global_handles = []
-    best, best_n = None, 0
-    for m in M.candidates.values():
-        n = _count_params(m)
-        if n > best_n:
+    M.depth = 0
+    best, best_n = None, -1
+    for ref, n, calls in M.candidates.values():
+        m = ref()
+        if m is not None and n > best_n:
             best, best_n = m, n
     M.candidates = {}
+    for h in M.handles:
+        try:
+            h.remove()
+        except Exception:
+            pass
+    M.handles = []
     if best is None:
+        M.chosen = _dead
         return
-    M.chosen = best
-    best.register_forward_pre_hook(_fwd_pre)
-    best.register_forward_hook(_fwd_post)
+    M.chosen = weakref.ref(best)
+    M.handles = [best.register_forward_pre_hook(_fwd_pre), best.register_forward_hook(_fwd_post)]
 
 
 def _fwd_pre(module, inputs):
-    if G.off:
+    if G.compiling() or G.off or not S.mine():
         return None
+    if S.stop_pending:
+        S.stop_at(FORWARD)  # --steps: the last step is complete, this forward may start another
     try:
         if G.break_hook:
             check_break("forward")
+        if S.source <= FORWARD and S.in_opt == 0:
+            S.mark_start(FORWARD)  # may end the program (--steps): after our own bookkeeping
         S.fwd_t0 = now()
         if S.first_fwd_in_step:
             S.first_fwd_in_step = False
@@ -131,9 +181,9 @@ def _fwd_pre(module, inputs):
 
 
 def _fwd_post(module, inputs, output):
-    if G.off:
+    if G.compiling() or G.off:
         return None
-    if S.fwd_t0:
+    if S.fwd_t0 and S.mine():
         S.fwd_ns += now() - S.fwd_t0
         S.fwd_t0 = 0
     return None
@@ -159,7 +209,7 @@ def _autocast_dtype(torch):
 def _report_model():
     M.reported = True
     torch = S.torch
-    m = M.chosen
+    m = M.chosen()
     inner = getattr(m, "_orig_mod", m)
     dp = isinstance(inner, torch.nn.DataParallel)
     ddp = False
@@ -195,14 +245,18 @@ def _install_backward(torch):
     backward_orig = patch(ag, "backward", None)
 
     def backward(tensors, *args, **kwargs):
-        if G.off:
+        if G.compiling() or G.off or not S.owns(BACKWARD):
             return backward_orig(tensors, *args, **kwargs)
+        if S.stop_pending and S.in_opt == 0:
+            S.stop_at(BACKWARD, S.source == BACKWARD)
         t0 = now()
         try:
             if G.break_hook:
                 check_break("backward")
             if not S.t_start:
                 S.t_start = t0
+            if not S.first_kind:
+                S.first_kind = BACKWARD
             t = tensors
             if isinstance(t, _SEQ) and len(t) == 1:
                 t = t[0]
@@ -215,11 +269,17 @@ def _install_backward(torch):
                     S.nonfinite = True
         except Exception as e:
             fail("backward", e)
-        try:
-            return backward_orig(tensors, *args, **kwargs)
-        finally:
-            if not G.off:
+        r = backward_orig(tensors, *args, **kwargs)
+        if not G.off:
+            try:
                 S.bwd_ns += now() - t0
+                if S.in_opt == 0:  # inside step(closure) (LBFGS, Lightning) it is part of that step
+                    S.bwd_n += 1
+                    if S.source <= BACKWARD:
+                        S.mark_end(BACKWARD)  # may end the program (--steps), after the backward ran
+            except Exception as e:
+                fail("backward", e)
+        return r
 
     backward.__wrapped__ = backward_orig
     backward.__doc__ = backward_orig.__doc__
@@ -232,59 +292,101 @@ def _item(t):
 
 
 # ---------------------------------------------------------------- optimizer
+#
+# The primary optimizer's step ends a loop iteration; the others (a GAN's second optimizer) step
+# inside it. Held by weak reference: when the user drops it (an optimizer rebuilt mid-run), the
+# next optimizer that steps becomes the primary at once. When the old one stays alive (an LR
+# scheduler still holds it) but stops stepping, another optimizer stepping more than
+# STALE_FACTOR x (the most steps any other made between two primary steps) + 2 times in a row
+# takes over; the steps in between are counted as one.
 
-_opt_t0 = {}
-_opt_reported = set()
+STALE_FACTOR = 2
+
+
+class _Opt:
+    primary = _dead       # weakref to the primary optimizer
+    since = 0             # other optimizers' steps since the primary's last one
+    most_between = 0      # the most such steps seen between two primary steps
+    reported = weakref.WeakSet()
+    last_id = 0           # id of the optimizer seen last (skips the set lookups on most steps)
+    built = weakref.WeakSet()   # optimizers built that have not stepped yet
+    t0 = {}               # id(opt) -> (t0, fwd+bwd+data ns at entry): 2.x hook path
+
+
+O = _Opt()
+O.primary = _dead  # on the instance (see M.chosen)
+
+
+def _ends_iteration(opt):
+    """Whether this optimizer's step() ends the loop iteration (see above)."""
+    p = O.primary()
+    if p is opt:
+        if O.since > O.most_between:
+            O.most_between = O.since
+        O.since = 0
+        return True
+    if p is not None:
+        O.since += 1
+        if O.since <= STALE_FACTOR * O.most_between + 2:
+            return False
+    O.primary = _ref(opt)
+    O.since = 0
+    return True
+
+
+def _ref(obj):
+    try:
+        return weakref.ref(obj)
+    except TypeError:  # a class with __slots__ and no __weakref__: hold it (rare)
+        return lambda: obj
 
 
 def _before_step(opt):
-    if S.primary_opt is None:
-        S.primary_opt = opt
     S.touch()
-    if id(opt) not in _opt_reported:
-        _opt_reported.add(id(opt))
+    if not S.first_kind:
+        S.first_kind = OPTIMIZER
+    if O.built and opt in O.built:
+        O.built.discard(opt)
+    if id(opt) != O.last_id:
+        O.last_id = id(opt)
+        try:
+            if opt in O.reported:
+                return
+            O.reported.add(opt)
+        except TypeError:
+            pass
         _report_optimizer(opt)
+
+
+def _inner_ns():
+    # Time that step(closure) spends in forward, backward and fetches is theirs, not the optimizer's.
+    return S.fwd_ns + S.bwd_ns + S.data_ns
+
+
+def _after_step_call(opt, t0, inner0):
+    if G.break_hook:
+        check_break("optimizer")
+    S.opt_ns += now() - t0 - (_inner_ns() - inner0)
+    S.opt_n += 1
+    if _ends_iteration(opt):
+        S.mark_end(OPTIMIZER)  # may end the program (--steps)
+
+
+def _note_built(opt):
+    try:
+        O.built.add(opt)
+    except TypeError:
+        return  # not weakly referable: never counted as waiting
+    S.opt_waiting = O.built  # a WeakSet: an optimizer dropped before stepping leaves it
 
 
 def _install_optimizer(torch):
     import importlib
     om = importlib.import_module("torch.optim.optimizer")  # 1.13 deletes the name from torch.optim
-    if hasattr(om, "register_optimizer_step_pre_hook") and hasattr(om, "register_optimizer_step_post_hook"):
-        def pre(opt, args, kwargs):
-            if G.off:
-                return None
-            try:
-                _before_step(opt)
-                S.in_opt += 1
-                _opt_t0[id(opt)] = now()
-            except Exception as e:
-                fail("optimizer step", e)
-            return None
-
-        def post(opt, args, kwargs):
-            if G.off:
-                return None
-            try:
-                t0 = _opt_t0.pop(id(opt), 0)
-                if t0:
-                    S.in_opt -= 1
-                check_break("optimizer")
-                if t0:
-                    S.opt_ns += now() - t0
-                if opt is S.primary_opt:
-                    S.end_step(True)
-            except Exception as e:
-                fail("optimizer step", e)
-            return None
-
-        h1 = om.register_optimizer_step_pre_hook(pre)
-        h2 = om.register_optimizer_step_post_hook(post)
-        G.patches.append((_Handle(h1), "remove", None))
-        G.patches.append((_Handle(h2), "remove", None))
-        return
-
-    # 1.13: wrap `step` of each optimizer class the first time one is built.
     Optimizer = torch.optim.Optimizer
+    # Every construction is noted (an optimizer that exists but has not stepped makes weaker
+    # step markers provisional); on 1.13 it also wraps the class's step.
+    hooks_2x = hasattr(om, "register_optimizer_step_pre_hook") and hasattr(om, "register_optimizer_step_post_hook")
     init_orig = patch(Optimizer, "__init__", None)
 
     def __init__(self, *args, **kwargs):
@@ -292,11 +394,46 @@ def _install_optimizer(torch):
         if G.off:
             return
         try:
-            _wrap_class_step(type(self))
+            _note_built(self)
+            if not hooks_2x:
+                _wrap_class_step(type(self))
         except Exception as e:
             fail("optimizer wrap", e)
 
     Optimizer.__init__ = __init__
+    if not hooks_2x:
+        return
+
+    def pre(opt, args, kwargs):
+        if G.compiling() or G.off or not S.owns(OPTIMIZER):
+            return None
+        if S.stop_pending and S.in_opt == 0:
+            S.stop_at(OPTIMIZER, O.primary() is opt)
+        try:
+            _before_step(opt)
+            S.in_opt += 1
+            O.t0[id(opt)] = (now(), _inner_ns())
+        except Exception as e:
+            fail("optimizer step", e)
+        return None
+
+    def post(opt, args, kwargs):
+        if G.compiling() or G.off:
+            return None
+        entry = O.t0.pop(id(opt), None)
+        if entry is None:
+            return None
+        try:
+            S.in_opt -= 1
+            _after_step_call(opt, entry[0], entry[1])
+        except Exception as e:
+            fail("optimizer step", e)
+        return None
+
+    h1 = om.register_optimizer_step_pre_hook(pre)
+    h2 = om.register_optimizer_step_post_hook(post)
+    G.patches.append((_Handle(h1), "remove", None))
+    G.patches.append((_Handle(h2), "remove", None))
 
 
 class _Handle:
@@ -318,28 +455,27 @@ def _wrap_class_step(cls):
     step_orig = patch(cls, "step", None)
 
     def step(self, *args, **kwargs):
-        if G.off:
+        if G.compiling() or G.off or not S.owns(OPTIMIZER):
             return step_orig(self, *args, **kwargs)
-        if self is not S.primary_opt or not S.t_start:
-            try:
-                _before_step(self)
-            except Exception as e:
-                fail("optimizer step", e)
+        if S.stop_pending and S.in_opt == 0:
+            S.stop_at(OPTIMIZER, O.primary() is self)
+        try:
+            _before_step(self)
+        except Exception as e:
+            fail("optimizer step", e)
+        inner0 = _inner_ns()
         t0 = now()
         S.in_opt += 1
         try:
-            return step_orig(self, *args, **kwargs)
+            r = step_orig(self, *args, **kwargs)
         finally:
             S.in_opt -= 1
-            if not G.off:
-                try:
-                    if G.break_hook:
-                        check_break("optimizer")
-                    S.opt_ns += now() - t0
-                    if self is S.primary_opt:
-                        S.end_step(True)
-                except Exception as e:
-                    fail("optimizer step", e)
+        if not G.off:
+            try:
+                _after_step_call(self, t0, inner0)
+            except Exception as e:
+                fail("optimizer step", e)
+        return r
 
     for attr in ("__name__", "__qualname__", "__doc__"):
         try:

@@ -4,17 +4,31 @@ Started at the end of step first-1 and stopped at the end of step `last`; each s
 wrapped in a `ProfilerStep#N` record_function so the trace engine sees the same steps the agent
 numbered. CPU activity always, CUDA when CUDA is in use; shapes and memory recorded. The trace is
 exported (Kineto JSON; the bare-array form on builds without Kineto) to <out>/trace.json, or, in
-a multi-process job (WORLD_SIZE > 1: every rank profiles the same steps), to
-<out>/trace_rank<R>.pt.trace.json, so `trainscope analyze <out>` sees one trace per rank.
-A failure here (another profiler already running, an export error) is a note, not an agent error.
+a multi-process job (every rank profiles the same steps), to <out>/trace_rank<R>.pt.trace.json,
+so `trainscope analyze <out>` sees one trace per rank. The rank is torch.distributed's once the
+process group exists (mp.spawn, Lightning and accelerate need not set RANK), else RANK.
+A failure here (an export error) is a note, not an agent error.
+
+The user's profiler comes first: when one is already running at the window's start, or the
+program starts one (torch.profiler.profile / torch.autograd.profiler.profile, patched to tell
+us), the window does not open, or closes at once without exporting, before theirs starts.
 """
 import os
 
-from .state import now
+from .guard import patch
+from .state import S, now
 
 
 def _rank():
-    """This process's rank when it is one of several (WORLD_SIZE > 1), else None."""
+    """This process's rank when it is one of several, else None."""
+    try:
+        dist = getattr(S.torch, "distributed", None)
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            if dist.get_world_size() > 1:
+                return int(dist.get_rank())
+            return None
+    except Exception:
+        pass
     env = os.environ
     try:
         if int(env.get("WORLD_SIZE", "1") or 1) > 1 and env.get("RANK", "") != "":
@@ -22,6 +36,51 @@ def _rank():
     except ValueError:
         pass
     return None
+
+
+class _Ours:
+    starting = False   # our own window is starting its profiler (not the user's)
+    user = False       # the program started a profiler of its own
+
+
+def watch_user_profilers(torch):
+    """Patches the profilers' entry points so a profiler the program starts closes our window
+    first (two profilers cannot run at once: theirs would fail)."""
+    targets = []
+    prof_mod = getattr(torch, "profiler", None)
+    if prof_mod is not None:
+        for name in ("profile", "_KinetoProfile"):
+            cls = getattr(prof_mod, name, None) or getattr(getattr(prof_mod, "profiler", None), name, None)
+            if isinstance(cls, type) and "start" in cls.__dict__:
+                targets.append((cls, "start"))
+    legacy = getattr(getattr(torch.autograd, "profiler", None), "profile", None)
+    if isinstance(legacy, type) and "__enter__" in legacy.__dict__:
+        targets.append((legacy, "__enter__"))
+    for cls, name in targets:
+        _wrap_start(cls, name)
+
+
+def _wrap_start(cls, name):
+    original = patch(cls, name, None)
+
+    def start(self, *args, **kwargs):
+        if not _Ours.starting:
+            _user_profiler_starts()
+        return original(self, *args, **kwargs)
+    start.__wrapped__ = original
+    start.__name__ = name
+    setattr(cls, name, start)
+
+
+def _user_profiler_starts():
+    try:
+        if not _Ours.user:
+            _Ours.user = True
+            win = S.window
+            if win is not None:
+                win.yield_to_user()
+    except Exception:
+        pass
 
 
 class Window:
@@ -43,6 +102,9 @@ class Window:
     def step_end(self, step):
         try:
             if self.state == "idle" and step == self.first - 1:
+                if _Ours.user or self._other_profiler_running():
+                    self._skip("the program runs its own profiler")
+                    return
                 self._start()
                 self._enter(self.first)
             elif self.state == "on":
@@ -63,6 +125,31 @@ class Window:
             except Exception as e:
                 self._give_up(e)
 
+    def _other_profiler_running(self):
+        f = getattr(self.torch.autograd, "_profiler_enabled", None)
+        try:
+            return bool(f()) if f is not None else False
+        except Exception:
+            return False
+
+    def _skip(self, why):
+        self.state = "done"
+        self.channel.send_text("note", [("text", "profiler window skipped: %s" % why)])
+
+    def yield_to_user(self):
+        """The program starts its own profiler: close ours (nothing exported) before it does."""
+        if self.state == "on":
+            self.state = "done"
+            try:
+                self._exit()
+                prof, self.prof = self.prof, None
+                prof.stop()
+            except Exception:
+                pass
+            self.channel.send_text("note", [("text", "profiler window closed early: the program started its own profiler")])
+        elif self.state == "idle":
+            self._skip("the program runs its own profiler")
+
     def _start(self):
         torch = self.torch
         P = torch.profiler.ProfilerActivity
@@ -72,7 +159,11 @@ class Window:
             self.cuda = True
         self.prof = torch.profiler.profile(activities=acts, record_shapes=True,
                                            profile_memory=True, with_stack=False)
-        self.prof.start()
+        _Ours.starting = True
+        try:
+            self.prof.start()
+        finally:
+            _Ours.starting = False
         self.state = "on"
 
     def _enter(self, step):

@@ -1,5 +1,6 @@
 """Settings recorded once: versions and threads when torch is imported, the device (only once the
-user's code has initialised CUDA: we never initialise it) and the parallel setup after step 1."""
+user's code has initialised CUDA: we never initialise it), the parallel setup (torch.distributed's
+rank once the process group exists) and the float32 matmul settings (TF32) after step 1."""
 import os
 import sys
 
@@ -58,4 +59,25 @@ def _runtime(torch):
     except Exception:
         pass
     items += [("rank", rank), ("world_size", world), ("local_rank", os.environ.get("LOCAL_RANK"))]
+    items += tf32_settings(torch)
     S.channel.send_text("runtime", items)
+
+
+def tf32_settings(torch):
+    """TF32 as the program left it: matmuls (`torch.backends.cuda.matmul.allow_tf32`, which
+    `torch.set_float32_matmul_precision("high"/"medium")` also turns on) and cuDNN convolutions
+    (`torch.backends.cudnn.allow_tf32`). Only the flags this PyTorch has; never raises."""
+    items = []
+    try:
+        items.append(("tf32_matmul", bool(torch.backends.cuda.matmul.allow_tf32)))
+    except Exception:
+        pass
+    try:
+        items.append(("tf32_cudnn", bool(torch.backends.cudnn.allow_tf32)))
+    except Exception:
+        pass
+    try:
+        items.append(("float32_matmul_precision", torch.get_float32_matmul_precision()))
+    except Exception:
+        pass
+    return items

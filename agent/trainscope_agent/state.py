@@ -1,20 +1,37 @@
-"""Per-step accumulators and the step boundary.
+"""Per-step accumulators and the step boundary: which event of the user's loop ends a step.
 
-A step ends at the primary optimizer's step (the first optimizer that ever stepped); a loop with
-no optimizer falls back to DataLoader fetches (a step = from one fetch to the next). At each
-boundary one STEP record is queued (channel.send_step batches them) and the accumulators start
-again. end_step runs once per step inside the user's loop: it is kept to plain attribute reads,
-one struct pack_into and no allocation beyond the call; RSS is re-read at most every RSS_EVERY_NS.
+The loop is found from four markers, best first (docs/AGENT.md, "What a step is"):
+  OPTIMIZER  an optimizer's step() returned (one per loop iteration: the primary optimizer's)
+  BACKWARD   torch.autograd.backward returned, outside optimizer.step() (manual SGD)
+  FETCH      a DataLoader fetch starts (a loop over a DataLoader with no backward)
+  FORWARD    the model's top-level forward starts (pre-batched inference)
+The first marker seen starts the count; a better marker seen later takes over and the steps are
+numbered again from 1 (the earlier records keep their own kind and the run layer uses the best
+kind a process reported). While an optimizer exists that has not stepped yet, a weaker marker
+is provisional: it neither stops the program (--steps) nor moves the profiler window, so
+gradient accumulation (K backward before the first optimizer step) cannot stop it early.
+
+Accumulators belong to the loop thread (the thread whose marker events end steps): hooks called
+from other threads (DataParallel replicas, a checkpoint thread, a logging thread) are not the
+loop's time and are skipped, so no accumulator is ever written by two threads. At each boundary
+one STEP record is queued (channel.send_step batches them). end_step runs once per step inside
+the user's loop: plain attribute reads, one struct pack_into; RSS re-read at most every RSS_EVERY_NS.
 """
 import math
 import os
 import time
+from _thread import get_ident
 
 from . import channel as ch
 from .guard import G, check_break, retire
 
 now = time.perf_counter_ns  # CLOCK_MONOTONIC on Linux, the same clock as C++ steady_clock
 RSS_EVERY_NS = 10_000_000  # /proc/self/statm costs ~1 us: read it at most every 10 ms
+
+# Markers, weakest first (the value orders them).
+FORWARD, FETCH, BACKWARD, OPTIMIZER = 1, 2, 3, 4
+SOURCE_NAMES = {FORWARD: "forward", FETCH: "dataloader", BACKWARD: "backward", OPTIMIZER: "optimizer"}
+_FLAGS = {FORWARD: ch.F_FORWARD, FETCH: 0, BACKWARD: ch.F_BACKWARD, OPTIMIZER: ch.F_OPTIMIZER}
 
 
 class State:
@@ -23,15 +40,17 @@ class State:
         "t_start", "data_ns", "fetches", "h2d_ns", "h2d_n", "h2d_bytes", "h2d_pageable",
         "h2d_blocking", "fwd_ns", "bwd_ns", "opt_ns", "io_ns", "io_n", "item_n", "item_ns",
         "samples", "getitem_ns", "collate_ns", "loss", "loss_seen", "nonfinite", "comm_ns", "comm_n",
+        "bwd_n", "opt_n", "started",
         # run-wide
-        "step", "opt_seen", "primary_opt", "channel", "statm_fd", "page", "torch",
-        "cuda_ready", "gpu", "window", "stop_after", "on_step_hooks", "in_fwd", "fwd_t0",
-        "first_fwd_in_step", "stopping", "in_opt", "rss_t", "rss_v")
+        "step", "source", "tid", "opt_waiting", "channel", "statm_fd", "page", "torch",
+        "cuda_ready", "gpu", "window", "stop_after", "on_step_hooks", "fwd_t0",
+        "first_fwd_in_step", "stopping", "stop_pending", "first_kind", "in_opt", "rss_t", "rss_v")
 
     def __init__(self):
         self.step = 0
-        self.opt_seen = False
-        self.primary_opt = None
+        self.source = 0          # the marker that ends steps now (0: none seen yet)
+        self.tid = None          # the loop thread (set by the first marker event)
+        self.opt_waiting = ()    # optimizers built that have not stepped yet (a WeakSet, hooks_model)
         self.channel = None
         self.torch = None
         self.cuda_ready = False
@@ -41,9 +60,10 @@ class State:
         self.on_step_hooks = ()  # add_step_hook / remove_step_hook (a tuple: safe to change mid-loop)
         self.rss_t = 0
         self.rss_v = -1
-        self.in_fwd = 0
         self.fwd_t0 = 0
         self.stopping = False
+        self.stop_pending = False  # --steps reached at an end marker: stop at the loop's next start
+        self.first_kind = 0        # the marker kind of the very first event: how an iteration starts
         self.in_opt = 0
         self.t_start = 0
         try:
@@ -60,10 +80,22 @@ class State:
         self.item_n = self.item_ns = 0
         self.samples = self.getitem_ns = self.collate_ns = 0
         self.comm_ns = self.comm_n = 0  # explicit torch.distributed collectives (hooks_dist)
+        self.bwd_n = self.opt_n = 0     # backward calls outside optimizer.step(), optimizer steps
+        self.started = False            # a start marker (fetch, forward) opened this step
         self.loss = 0.0
         self.loss_seen = False
         self.nonfinite = False
         self.first_fwd_in_step = True
+
+    def mine(self):
+        """True on the loop thread (or before any marker chose one): accumulate here only."""
+        tid = self.tid
+        return tid is None or tid == get_ident()
+
+    def owns(self, level):
+        """mine(), or an event of a marker better than the current one (it takes the loop over)."""
+        tid = self.tid
+        return tid is None or tid == get_ident() or level > self.source
 
     def touch(self):
         """The first thing the agent sees (a fetch, a forward) starts step 1."""
@@ -85,18 +117,65 @@ class State:
         except (OSError, ValueError, IndexError):
             return -1
 
-    def end_step(self, by_optimizer):
+    # ------------------------------------------------------------ markers
+
+    def mark_end(self, level):
+        """An end marker (optimizer step, backward) returned: it ends the step in progress."""
+        source = self.source
+        if level < source:
+            return
+        tid = get_ident()
+        if level > source:
+            self._take_over(level, tid)
+        elif tid != self.tid:
+            return  # the same marker on another thread: not the loop's
+        self.end_step(level)
+
+    def mark_start(self, level):
+        """A start marker (fetch, forward) begins: it ends the step it started last time."""
+        source = self.source
+        if level < source:
+            return
+        tid = get_ident()
+        if level > source:
+            self._take_over(level, tid)
+        elif tid != self.tid:
+            return
+        if self.started:
+            self.end_step(level)
+        else:
+            # The first step, or the first after an epoch ended (the DataLoader ran out): what
+            # happened in between (validation, a checkpoint) is no step's time.
+            self.reset()
+            self.t_start = now()
+        self.started = True
+
+    def close_open_step(self):
+        """At exit: a step a start marker opened (the last forward of an inference loop, a loop
+        that broke out of its DataLoader) ends here. Never stops the program."""
+        if self.started and (self.source == FORWARD or self.source == FETCH) and not self.stopping:
+            self.stop_after = 0
+            self.end_step(self.source)
+
+    def _take_over(self, level, tid):
+        # A better marker than any so far: steps are counted by it from now on, from 1.
+        self.source = level
+        self.tid = tid
+        self.step = 0
+
+    def final(self):
+        """Steps counted now are the loop's for good: no optimizer is waiting to take over."""
+        return self.source == OPTIMIZER or not self.opt_waiting
+
+    def end_step(self, level):
         """Closes the step in progress: queues its record, advances the window, maybe stops."""
         if G.break_hook:
             check_break("step", self.step + 1)
         t = now()
-        if by_optimizer and not self.opt_seen:
-            # The first optimizer step: any fetch-steps before it were warm-up; renumber.
-            self.opt_seen = True
-            self.step = 0
         self.step = step = self.step + 1
-        flags = 1 if by_optimizer else 0  # ch.F_OPTIMIZER
-        win = self.window
+        flags = _FLAGS[level]
+        final = level == OPTIMIZER or not self.opt_waiting
+        win = self.window if final else None
         if win is not None and win.covers(step):
             flags |= ch.F_PROFILED
         if self.loss_seen:
@@ -127,11 +206,12 @@ class State:
             t, step, flags, t, t - t_start, self.data_ns, self.fetches, self.h2d_ns, self.h2d_n,
             self.h2d_bytes, self.h2d_pageable, self.h2d_blocking, self.fwd_ns, self.bwd_ns,
             self.opt_ns, self.io_ns, self.io_n, self.item_n, self.item_ns, alloc, reserved, peak,
-            self.rss_v, self.samples, self.getitem_ns, self.collate_ns, loss, self.comm_ns, self.comm_n)
+            self.rss_v, self.samples, self.getitem_ns, self.collate_ns, loss, self.comm_ns, self.comm_n,
+            self.bwd_n, self.opt_n)
         if self.channel.dead:
             retire()  # trainscope is gone: nobody reads us, so stop costing anything
-            if win is not None:
-                win.finish()  # a running profiler would keep recording into the user's memory
+            if self.window is not None:
+                self.window.finish()  # a running profiler would keep recording into the user's memory
         for hook in self.on_step_hooks:
             hook(step)
         self.reset()
@@ -139,11 +219,30 @@ class State:
             win.step_end(step)
         # The window's start/stop/export is not this step's cost: the next step starts now.
         self.t_start = now()
-        if self.stop_after and step >= self.stop_after and not self.stopping:
+        if final and self.stop_after and step >= self.stop_after and not self.stopping:
             self.stopping = True
             self.channel.flush()
-            from .stop import stop_now
-            stop_now(step)
+            if level == OPTIMIZER or level == BACKWARD:
+                # The step ended inside the iteration (a GAN's first optimizer, a manual update
+                # after backward): let the rest of it run (the user's counter, scheduler, logging)
+                # and stop where the next iteration starts: at the next event of the kind the
+                # loop started with (its fetch, its forward), or at the latest before the next
+                # step's own marker (the hooks call stop_at()).
+                self.stop_pending = True
+            else:
+                self.stop()  # a fetch or forward starts the next iteration: stop before it
+
+    def stop_at(self, kind, marker=False):
+        """Called by a hook at an event of `kind` while a stop is pending; `marker`: this event
+        is the step marker itself (the primary optimizer's step, a backward)."""
+        if kind == self.first_kind or marker:
+            self.stop()
+
+    def stop(self):
+        """--steps: end the program now (SystemExit on the loop thread, stop.py)."""
+        self.stop_pending = False
+        from .stop import stop_now
+        stop_now(self.step)
 
     def see_loss(self, value):
         self.loss = value

@@ -4,7 +4,10 @@ Each step does what the agent hooks (a DataLoader fetch, a forward through a mod
 an optimizer step, a Tensor.to, a .item()) plus a fixed amount of pure-Python work (`--spin K`
 iterations) that sets the step time. `--calibrate MS` prints the K that makes a step take MS ms
 here without the agent; both runs then use the same K, so any difference is the agent's cost.
-Prints one line: BENCH steps=<n> median_ms=<..> mean_ms=<..>
+Prints one line: BENCH steps=<n> median_ms=<..> mean_ms=<..> cpu_us=<..>, where cpu_us is this
+process's CPU time (all its threads, `time.process_time_ns`) per step over the steps after
+warm-up: the training process's own cost, which other work on a shared machine inflates far less
+than it inflates wall time.
 """
 import argparse
 import statistics
@@ -35,7 +38,10 @@ def run(k, steps):
     times = []
     it = iter(loader)
     t_prev = time.perf_counter_ns()
+    cpu0 = 0
     for step in range(steps):
+        if step == 20:
+            cpu0 = time.process_time_ns()
         try:
             x, y = next(it)
         except StopIteration:
@@ -52,7 +58,8 @@ def run(k, steps):
         t = time.perf_counter_ns()
         times.append((t - t_prev) / 1e6)
         t_prev = t
-    return times[20:]  # warm-up out
+    cpu_us = (time.process_time_ns() - cpu0) / 1e3 / max(1, steps - 20)
+    return times[20:], cpu_us  # warm-up out
 
 
 def main():
@@ -62,16 +69,16 @@ def main():
     ap.add_argument("--steps", type=int, default=600)
     a = ap.parse_args()
     if a.calibrate:
-        base = statistics.median(run(0, 200))
+        base = statistics.median(run(0, 200)[0])
         t0 = time.perf_counter()
         spin(200000)
         per_iter_ms = (time.perf_counter() - t0) * 1e3 / 200000
         k = max(0, int((a.calibrate - base) / per_iter_ms))
         print("CALIBRATE spin=%d base_ms=%.4f" % (k, base), flush=True)
         return
-    times = run(a.spin, a.steps)
-    print("BENCH steps=%d median_ms=%.5f mean_ms=%.5f" % (len(times), statistics.median(times),
-                                                          statistics.fmean(times)), flush=True)
+    times, cpu_us = run(a.spin, a.steps)
+    print("BENCH steps=%d median_ms=%.5f mean_ms=%.5f cpu_us=%.3f" % (len(times), statistics.median(times),
+                                                                     statistics.fmean(times), cpu_us), flush=True)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ DevicePeak device_peak(const std::string& n) {
 namespace ts::diagnose {
 
 Mfu model_flops_utilisation(double flops_per_step, double step_ms, const std::string& device_name,
-                            int compute_capability, bool half_precision, bool on_gpu) {
+                            int compute_capability, bool half_precision, bool on_gpu, int tf32) {
   Mfu m;
   if (flops_per_step <= 0 || step_ms <= 0) {
     m.note = "MFU not computed: the model's FLOPs per step are not known";
@@ -28,7 +28,7 @@ Mfu model_flops_utilisation(double flops_per_step, double step_ms, const std::st
     return m;
   }
   DevicePeak p = device_peak(device_name);
-  m.peak_tflops = half_precision ? p.half : (compute_capability >= 80 && p.tf32 > 0 ? p.tf32 : p.fp32);
+  m.peak_tflops = half_precision ? p.half : (compute_capability >= 80 && p.tf32 > 0 && tf32 != 0 ? p.tf32 : p.fp32);
   if (m.peak_tflops <= 0) {
     m.peak_tflops = -1;
     m.note = "MFU not computed: no known peak for " + (device_name.empty() ? std::string("this GPU") : device_name);

@@ -13,13 +13,14 @@ DevicePeak device_peak(const std::string& device_name);
 
 // Model FLOPs utilisation from the agent's FLOPs per step (agent/trainscope_agent/flops.py) and
 // the median step time: achieved = flops / step; MFU = achieved / the device's dense peak for the
-// precision the model runs in (bf16/fp16 under autocast, TF32 on compute capability >= 8.0, else
-// fp32). Unknown numbers are -1; `note` says why MFU is missing when it is.
+// precision the model runs in (bf16/fp16 under autocast, TF32 on compute capability >= 8.0 unless the
+// agent saw it off (`tf32`: 1 on, 0 off, -1 unknown), else fp32). Unknown numbers are -1; `note`
+// says why MFU is missing when it is.
 struct Mfu {
   double achieved_tflops = -1, peak_tflops = -1, mfu_pct = -1;
   std::string note;
 };
 Mfu model_flops_utilisation(double flops_per_step, double step_ms, const std::string& device_name,
-                            int compute_capability, bool half_precision, bool on_gpu);
+                            int compute_capability, bool half_precision, bool on_gpu, int tf32 = -1);
 
 }  // namespace ts::diagnose

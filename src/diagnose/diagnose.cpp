@@ -19,6 +19,7 @@ std::string verdict_for(const Diagnosis& d) {
     return d.scenario == Scenario::Unknown ? "No finding: the evidence shows no bottleneck trainscope checks for."
                                            : std::string("No finding. ") + scenario_title(d.scenario) + ".";
   const Finding& top = d.findings.front();
+  if (top.id == "job-failed") return top.title + ".";  // nothing else was measured
   if (top.severity == Severity::Critical || top.recoverable_fraction >= th::kVerdictMinRecoverable)
     return top.recoverable_fraction > 0 && top.severity != Severity::Critical
                ? fmt::format("{}. Fixing it gives {}.", top.title, gain_text(top.recoverable_fraction))
@@ -53,6 +54,9 @@ std::string gain_text(double f) {
 
 void rank(std::vector<Finding>& fs) {
   std::stable_sort(fs.begin(), fs.end(), [](const Finding& a, const Finding& b) {
+    // A job that never reached its first step: that is the report's first line, whatever else.
+    bool af = a.id == "job-failed", bf = b.id == "job-failed";
+    if (af != bf) return af;
     // Critical findings (wrong device, diverged loss) come first: nothing else matters until fixed.
     bool ac = a.severity == Severity::Critical, bc = b.severity == Severity::Critical;
     if (ac != bc) return ac;

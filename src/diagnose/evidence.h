@@ -109,7 +109,17 @@ struct AgentEvidence {
   std::vector<std::string> agent_errors;  // the agent's own failures, reported once
   // Added by the run layer (docs/AGENT.md): how steps were cut, the other phases, where memory
   // was read, and the main-process share of sample loading (num_workers=0 loads in the loop).
-  std::string step_source;          // "optimizer" | "dataloader" | "" (no steps seen)
+  std::string step_source;          // "optimizer" | "backward" | "dataloader" | "forward" | "" (no steps)
+  // Gradient accumulation: backward calls per optimizer step (median, outside step(closure));
+  // grad_accum_steps = that ratio rounded when it is >= 2, else 1. optimizer_steps_per_step: the
+  // optimizers stepping in one loop iteration (a GAN: 2). -1 unknown (older agents).
+  double backward_per_optimizer_step = -1;
+  int64_t grad_accum_steps = 1;
+  double optimizer_steps_per_step = -1;
+  // TF32 as the program set it (read after step 1): 1 on, 0 off, -1 unknown; and
+  // torch.get_float32_matmul_precision() ("highest" | "high" | "medium" | "").
+  int tf32_matmul = -1, tf32_cudnn = -1;
+  std::string float32_matmul_precision;
   double forward_ms = 0, backward_ms = 0, item_ms = 0;  // medians; item: host time in .item()
   std::string mem_source;           // "cuda" (allocated) | "rss" (process RSS, CPU runs)
   double main_process_loading_ms = 0;  // __getitem__+collate run inside the loop, per step
@@ -170,6 +180,18 @@ struct RanksEvidence {
   std::string source;            // "agent" | "traces"
 };
 
+// How the job ended, from `trainscope run` (the launcher and the stderr it passed through).
+struct JobEvidence {
+  int exit_code = 0;     // when it exited
+  int signal = 0;        // the signal that killed it, 0 if it exited
+  bool stopped_by_steps = false;  // ended by --steps (a clean stop, not a failure)
+  int64_t steps = 0;     // steps the agent saw (any marker)
+  bool agent_loaded = false;
+  std::vector<std::string> stderr_tail;  // its last stderr lines (ANSI escapes removed)
+  bool failed() const { return !stopped_by_steps && (signal != 0 || exit_code != 0); }
+  int status() const { return signal ? 128 + signal : exit_code; }
+};
+
 struct Evidence {
   std::optional<analysis::TraceAnalysis> trace;
   std::optional<SamplesEvidence> samples;
@@ -177,6 +199,7 @@ struct Evidence {
   std::optional<LabEvidence> lab;
   std::optional<LoaderSweepEvidence> loader;
   std::optional<RanksEvidence> ranks;  // multi-process jobs, >= 2 ranks
+  std::optional<JobEvidence> job;      // trainscope run: how the job ended
 };
 
 }  // namespace ts::diagnose

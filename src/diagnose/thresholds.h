@@ -53,6 +53,13 @@ inline constexpr double kFp32MinRecoverable = 0.01;
 // Conservative speed-up of fp32 GEMM/conv time under bf16/fp16 Tensor Cores (peak ratios are
 // 8-16x; real convnets see 2-3x).
 inline constexpr double kAmpGemmSpeedup = 2.0;
+// fp32-gemm from the agent alone (fp32 parameters on a Tensor Core GPU, no autocast seen): no
+// measured GEMM share, so a modest estimate of the step time bf16 would give back...
+inline constexpr double kAgentFp32Recoverable = 0.15;
+// ...and half of it when TF32 matmuls are on (compute capability >= 8.0): fp32 matmuls then already
+// run on Tensor Cores, at half the dense bf16 rate (NVIDIA A100/H100 datasheets: TF32 156 vs bf16
+// 312 TFLOP/s on A100, 495 vs 989 on H100 SXM).
+inline constexpr double kAgentTf32Recoverable = 0.075;
 
 // few-ops-dominate: a few ops dominate the GPU time (the profiler's key_averages() table sorted by
 // cuda_time_total): top 3 kernels >= 50%.

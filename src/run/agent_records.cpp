@@ -15,6 +15,23 @@ T load(const char* p) {
 
 }  // namespace
 
+StepSource step_source(int64_t flags) {
+  if (flags & kStepOptimizer) return StepSource::Optimizer;
+  if (flags & kStepBackward) return StepSource::Backward;
+  if (flags & kStepForward) return StepSource::Forward;
+  return StepSource::Fetch;
+}
+
+const char* step_source_name(StepSource s) {
+  switch (s) {
+    case StepSource::Optimizer: return "optimizer";
+    case StepSource::Backward: return "backward";
+    case StepSource::Forward: return "forward";
+    case StepSource::Fetch: break;
+  }
+  return "dataloader";
+}
+
 std::string TextRecord::get(const std::string& k, const std::string& dflt) const {
   auto it = kv.find(k);
   return it == kv.end() ? dflt : it->second;
@@ -113,6 +130,10 @@ void RecordDecoder::decode_one(std::string_view rec) {
       if (pl.size() >= 28 * 8) {
         s.comm_ns = load<int64_t>(q + 8 * 26);
         s.comm_count = load<int64_t>(q + 8 * 27);
+      }
+      if (pl.size() >= 30 * 8) {
+        s.bwd_count = load<int64_t>(q + 8 * 28);
+        s.opt_count = load<int64_t>(q + 8 * 29);
       }
       out_.steps.push_back(s);
       break;

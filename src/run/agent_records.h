@@ -19,8 +19,16 @@ inline constexpr size_t kMaxRecord = 4096;  // PIPE_BUF: one atomic write
 
 enum class RecordType : uint8_t { Text = 1, Step = 2, Gpu = 3, Fetch = 4 };
 
-// Step flags (channel.py F_*).
-inline constexpr int64_t kStepOptimizer = 1, kStepProfiled = 2, kStepNonFinite = 4, kStepLoss = 8;
+// Step flags (channel.py F_*). What ended the step: optimizer 1, backward 16, forward 32, none of
+// them a DataLoader fetch.
+inline constexpr int64_t kStepOptimizer = 1, kStepProfiled = 2, kStepNonFinite = 4, kStepLoss = 8,
+                         kStepBackward = 16, kStepForward = 32;
+
+// The step markers, weakest first (agent/trainscope_agent/state.py): a process's steps are those
+// of the best marker it reported.
+enum class StepSource { Forward = 1, Fetch = 2, Backward = 3, Optimizer = 4 };
+StepSource step_source(int64_t flags);
+const char* step_source_name(StepSource s);  // forward | dataloader | backward | optimizer
 
 struct StepRecord {
   pid_t pid = 0;
@@ -31,6 +39,8 @@ struct StepRecord {
   int64_t samples = 0, getitem_ns = 0, collate_ns = 0;
   double loss = 0;
   int64_t comm_ns = 0, comm_count = 0;  // explicit torch.distributed collectives (newer agents)
+  // backward() calls outside optimizer.step(), optimizer.step() calls; -1 from older agents
+  int64_t bwd_count = -1, opt_count = -1;
   int64_t gpu_ns = -1;  // joined from the GPU record of the same step, when it arrived
 };
 

@@ -74,12 +74,14 @@ double ms(int64_t ns) { return ns / 1e6; }
 }  // namespace
 
 std::vector<StepRecord> steps_of(const Records& r, pid_t pid) {
-  std::vector<StepRecord> opt, fetch;
-  for (const auto& s : r.steps) {
-    if (s.pid != pid) continue;
-    (s.flags & kStepOptimizer ? opt : fetch).push_back(s);
-  }
-  std::vector<StepRecord> steps = !opt.empty() ? std::move(opt) : std::move(fetch);
+  // The best marker this process reported; the earlier steps of weaker markers were counted
+  // before it appeared (docs/AGENT.md, "What a step is").
+  int best = 0;
+  for (const auto& s : r.steps)
+    if (s.pid == pid) best = std::max(best, static_cast<int>(step_source(s.flags)));
+  std::vector<StepRecord> steps;
+  for (const auto& s : r.steps)
+    if (s.pid == pid && static_cast<int>(step_source(s.flags)) == best) steps.push_back(s);
   std::map<int64_t, int64_t> gpu_by_step;
   for (const auto& g : r.gpu)
     if (g.pid == pid) gpu_by_step[g.step] = g.gpu_ns;
@@ -131,6 +133,9 @@ AgentSummary summarise(const Records& r) {
         ev.torch_threads = static_cast<int>(t.get_int("num_threads", 0));
       }
     } else if (t.kind == "runtime" && mine) {
+      if (t.kv.count("tf32_matmul")) ev.tf32_matmul = t.get_bool("tf32_matmul") ? 1 : 0;
+      if (t.kv.count("tf32_cudnn")) ev.tf32_cudnn = t.get_bool("tf32_cudnn") ? 1 : 0;
+      ev.float32_matmul_precision = t.get("float32_matmul_precision");
       ev.cuda_available = t.get_bool("cuda_available");
       ev.torch_threads = static_cast<int>(t.get_int("num_threads", ev.torch_threads));
       ev.device_name = t.get("device_name");
@@ -196,7 +201,7 @@ AgentSummary summarise(const Records& r) {
 
   // Steps of the main process: optimizer steps when there are any, else DataLoader fetches.
   out.steps = steps_of(r, out.main_pid);
-  ev.step_source = out.steps.empty() ? "" : (out.steps.front().flags & kStepOptimizer ? "optimizer" : "dataloader");
+  ev.step_source = out.steps.empty() ? "" : step_source_name(step_source(out.steps.front().flags));
   ev.steps = static_cast<int64_t>(out.steps.size());
   std::vector<const StepRecord*> kept = steady_steps(out.steps, out.warmup_steps);
 
@@ -241,6 +246,19 @@ AgentSummary summarise(const Records& r) {
     ev.h2d_blocking = std::llround(median(h2dbl));
     ev.h2d_bytes_per_step = std::llround(median(h2db));
     ev.main_process_loading_ms = median(loading);
+    // Gradient accumulation: backward calls per optimizer.step() call, per step (a GAN's
+    // discriminator backward twice and the generator once over 2 optimizer steps: 1.5, not 2).
+    std::vector<double> bwd_per_opt, opts;
+    for (const auto* s : kept)
+      if (s->opt_count > 0 && s->bwd_count >= 0) {
+        bwd_per_opt.push_back(static_cast<double>(s->bwd_count) / static_cast<double>(s->opt_count));
+        opts.push_back(static_cast<double>(s->opt_count));
+      }
+    if (!bwd_per_opt.empty()) {
+      ev.backward_per_optimizer_step = median(bwd_per_opt);
+      ev.optimizer_steps_per_step = median(opts);
+      if (ev.backward_per_optimizer_step >= 2) ev.grad_accum_steps = std::llround(ev.backward_per_optimizer_step);
+    }
     // Shares as ratios of sums: one slow step weighs what it cost.
     if (sum_dur > 0) {
       ev.data_wait_pct = 100.0 * sum_data / sum_dur;

@@ -215,7 +215,7 @@ diagnose::Mfu mfu_of(const diagnose::AgentEvidence* a) {
   bool gpu = a->param_device.rfind("cuda", 0) == 0;
   bool half = !a->autocast_dtype.empty() || a->param_dtype == "torch.bfloat16" || a->param_dtype == "torch.float16";
   return diagnose::model_flops_utilisation(a->model_flops_per_step, a->step_ms, a->device_name, a->device_capability,
-                                           half, gpu);
+                                           half, gpu, a->tf32_matmul);
 }
 
 }  // namespace

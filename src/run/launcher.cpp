@@ -86,6 +86,7 @@ pid_t Launcher::start() {
     close(errpipe[0]);
     for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) signal(s, SIG_DFL);
     sigprocmask(SIG_SETMASK, &old, nullptr);
+    if (stderr_fd_ >= 0 && stderr_fd_ != STDERR_FILENO) dup2(stderr_fd_, STDERR_FILENO);
     execvpe(args[0], args.data(), envp.data());
     int e = errno;
     (void)!write(errpipe[1], &e, sizeof e);

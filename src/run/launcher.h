@@ -27,6 +27,8 @@ class Launcher {
   Launcher(std::vector<std::string> argv, std::map<std::string, std::string> env_set);
   ~Launcher();
 
+  // The child's fd 2 becomes `fd` (StderrTee::child_fd()); -1 (default): trainscope's own stderr.
+  void set_stderr(int fd) { stderr_fd_ = fd; }
   // Starts the child; throws UserError when the command cannot be started (not found, ...).
   pid_t start();
   pid_t pid() const { return pid_; }
@@ -41,6 +43,7 @@ class Launcher {
   std::vector<std::string> argv_;
   std::map<std::string, std::string> env_set_;
   pid_t pid_ = -1;
+  int stderr_fd_ = -1;
 };
 
 }  // namespace ts::run

@@ -21,6 +21,11 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   w.field("pid", static_cast<int64_t>(a.main_pid));
   w.field("step_source", e.step_source);
   w.field("steps", e.steps);
+  w.key("backward_per_optimizer_step");
+  if (e.backward_per_optimizer_step >= 0) w.value(e.backward_per_optimizer_step); else w.null();
+  w.field("grad_accum_steps", e.grad_accum_steps);
+  w.key("optimizer_steps_per_step");
+  if (e.optimizer_steps_per_step >= 0) w.value(e.optimizer_steps_per_step); else w.null();
   w.field("warmup_steps", a.warmup_steps);
   w.field("dropped_records", e.dropped_records);
   w.field("stop_reason", a.stop_reason);
@@ -48,6 +53,11 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   w.field("optimizer_has_foreach", e.optimizer_has_foreach);
   w.field("rank", e.rank);
   w.field("world_size", e.world_size);
+  w.key("tf32_matmul");
+  if (e.tf32_matmul >= 0) w.value(e.tf32_matmul == 1); else w.null();
+  w.key("tf32_cudnn");
+  if (e.tf32_cudnn >= 0) w.value(e.tf32_cudnn == 1); else w.null();
+  w.field("float32_matmul_precision", e.float32_matmul_precision);
   w.key("loaders").begin_array();
   for (const auto& l : e.loaders) {
     w.begin_object();
@@ -129,6 +139,10 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   w.field("code", r.exit.code);
   w.field("signal", r.exit.signal);
   w.field("status", r.exit.shell_code());
+  std::string cause = death_cause(r);
+  w.field("cause", cause);
+  // Only for a failure: a clean run's last stderr lines (warnings, progress bars) say nothing.
+  w.array("stderr_tail", cause.empty() ? std::vector<std::string>{} : r.stderr_tail);
   w.end_object();
   w.field("stopped_by", r.stopped_by_steps ? "steps" : (r.exit.signal ? "signal" : "exit"));
   w.key("options").begin_object();

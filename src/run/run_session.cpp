@@ -18,6 +18,7 @@
 #include "run/live_finding.h"
 #include "run/live_status.h"
 #include "run/samples_evidence.h"
+#include "run/stderr_tee.h"
 #include "run/rank_summary.h"
 #include "run/run_report.h"
 #include "run/run_store.h"
@@ -72,7 +73,10 @@ struct Session {
   const RunOptions& opt;
   RunResult& res;
   AgentChannel channel;
+  // Steps counted by the best marker any process reported so far (a better marker restarts
+  // the count, as the agent does): what --steps' fallback waits for.
   std::atomic<int64_t> steps_seen{0};
+  std::atomic<int> steps_level{0};
   std::unique_ptr<LiveStatusWriter> live;  // for `trainscope serve`; created once the child runs
   std::atomic<LiveStatusWriter*> live_ptr{nullptr};
   std::unique_ptr<JobInspector> inspector;  // the job's libraries and live threads, once warm
@@ -80,6 +84,7 @@ struct Session {
   std::unique_ptr<store::Recorder> recorder;  // declared first: the sampler (its caller) goes first
   std::unique_ptr<sample::Sampler> sampler;
   double sampler_t0 = 0;
+  std::unique_ptr<StderrTee> tee;  // the job's stderr passes through; its last lines are kept
   std::string command_line;  // the command, space-joined (live status, store)
 
   Session(const RunOptions& o, RunResult& r) : opt(o), res(r) {}
@@ -101,7 +106,12 @@ void prepare_output(Session& s) {
 std::map<std::string, std::string> open_agent_channel(Session& s) {
   const std::string agent_dir = locate_agent_dir();
   s.channel.start([&s](const StepRecord& r) {
-    if (r.step > s.steps_seen.load()) s.steps_seen = r.step;
+    int level = static_cast<int>(step_source(r.flags));
+    if (level > s.steps_level.load()) {
+      s.steps_level = level;
+      s.steps_seen = 0;
+    }
+    if (level == s.steps_level.load() && r.step > s.steps_seen.load()) s.steps_seen = r.step;
     if (auto* l = s.live_ptr.load()) l->on_step(r);
     if (auto* j = s.inspector_ptr.load()) j->on_step(r.step);
   }, [&s](const TextRecord& t) {
@@ -118,7 +128,18 @@ std::map<std::string, std::string> open_agent_channel(Session& s) {
   return env;
 }
 
-// Stage 3 (the child runs): live status, the job inspector, the sampler and its recorder. Each
+// Stage 3 (before the fork): the job's stderr passes through untouched; its last lines are kept
+// for the report.
+void attach_stderr_tee(Session& s, Launcher& launcher) {
+  try {
+    s.tee = std::make_unique<StderrTee>();
+    launcher.set_stderr(s.tee->child_fd());
+  } catch (const std::exception& e) {
+    s.res.warnings.push_back(std::string("stderr not captured: ") + e.what());
+  }
+}
+
+// Stage 4 (the child runs): live status, the job inspector, the sampler and its recorder. Each
 // is optional: one we cannot start is a warning, never the end of the run.
 void start_watching(Session& s, pid_t pid) {
   const RunOptions& opt = s.opt;
@@ -169,7 +190,7 @@ void start_watching(Session& s, pid_t pid) {
   }
 }
 
-// Stage 4: waits for the child. Every second the live status is rewritten (with the rules' top
+// Stage 5: waits for the child. Every second the live status is rewritten (with the rules' top
 // finding on what is known so far every few seconds, a few ms of work on this thread; the child
 // never waits for it). --steps: the agent ends the program itself after step N (SystemExit); if
 // the program catches that and keeps going, we ask again with SIGINT, then SIGTERM.
@@ -206,7 +227,7 @@ void wait_for_child(Session& s, Launcher& launcher) {
   });
 }
 
-// Stage 5 (the child is gone): stops the watchers, closes the stored run, and returns every
+// Stage 6 (the child is gone): stops the watchers, closes the stored run, and returns every
 // record the agents sent.
 Records stop_watching(Session& s) {
   RunResult& res = s.res;
@@ -225,13 +246,23 @@ Records stop_watching(Session& s) {
   return s.channel.snapshot();
 }
 
-// Stage 6: the agents' records and the sampler's series -> Evidence.
+// Stage 7: the agents' records, how the job ended and the sampler's series -> Evidence.
 void summarise_evidence(Session& s, const Records& records) {
   RunResult& res = s.res;
   res.agent = summarise(records);
   res.stopped_by_steps = res.agent.stop_reason == "steps";
   res.evidence.agent = res.agent.evidence;
   res.evidence.ranks = summarise_ranks(records);  // torchrun: each rank on its own, the straggler
+  {
+    diagnose::JobEvidence job;
+    job.exit_code = res.exit.code;
+    job.signal = res.exit.signal;
+    job.stopped_by_steps = res.stopped_by_steps;
+    job.agent_loaded = res.agent.agent_loaded;
+    for (const auto& st : records.steps) job.steps = std::max(job.steps, st.step);
+    job.stderr_tail = res.stderr_tail;
+    res.evidence.job = job;
+  }
   if (!s.sampler) return;
   sample::Summary sum = s.sampler->summary();
   auto se = samples_evidence(sum);
@@ -254,7 +285,7 @@ void summarise_evidence(Session& s, const Records& records) {
   res.evidence.samples = se;
 }
 
-// Stage 7: the profiler window's trace (one per rank under torchrun, analysed in parallel; rank
+// Stage 8: the profiler window's trace (one per rank under torchrun, analysed in parallel; rank
 // 0's is the run's trace) through the trace engine.
 void analyse_profiler_traces(Session& s, const Records& records) {
   const RunOptions& opt = s.opt;
@@ -292,7 +323,7 @@ void analyse_profiler_traces(Session& s, const Records& records) {
   }
 }
 
-// Stage 8: report.json (also into the store), report.txt and report.html in the output directory.
+// Stage 9: report.json (also into the store), report.txt and report.html in the output directory.
 void write_reports(Session& s) {
   const RunOptions& opt = s.opt;
   RunResult& res = s.res;
@@ -326,16 +357,27 @@ RunResult run_session(const RunOptions& opt) {
   Session s(opt, res);
   prepare_output(s);
   Launcher launcher(opt.command, open_agent_channel(s));
+  attach_stderr_tee(s, launcher);
   const double t0 = steady_s();
-  start_watching(s, launcher.start());
+  const pid_t pid = launcher.start();
+  if (s.tee) s.tee->parent_after_fork();
+  start_watching(s, pid);
   wait_for_child(s, launcher);
   res.wall_s = steady_s() - t0;
+  if (s.tee) res.stderr_tail = s.tee->finish();
   const Records records = stop_watching(s);
   summarise_evidence(s, records);
   analyse_profiler_traces(s, records);
   res.diagnosis = diagnose::diagnose(res.evidence);
   write_reports(s);
   return res;
+}
+
+std::string death_cause(const RunResult& r) {
+  if (r.stopped_by_steps || (r.exit.signal == 0 && r.exit.code == 0)) return "";
+  std::string why = r.exit.signal ? r.exit.describe() : fmt::format("exit status {}", r.exit.code);
+  if (!r.stderr_tail.empty()) why += ": " + r.stderr_tail.back();
+  return why;
 }
 
 }  // namespace ts::run

@@ -42,11 +42,17 @@ struct RunResult {
   diagnose::Evidence evidence;
   std::optional<diagnose::Diagnosis> diagnosis;
   std::vector<std::string> warnings;  // trace unreadable, store unavailable, ...
+  std::vector<std::string> stderr_tail;  // the job's last stderr lines (passed through as they came)
   std::vector<std::string> rank_traces;  // torchrun: one profiler trace per rank (sorted), else empty
   int64_t run_id = -1;             // in the store, -1 when not stored
 };
 
 RunResult run_session(const RunOptions& opt);
+
+// Why the job ended, in one line: "" for a clean end (exit 0 or --steps); else the exit status
+// or signal and, when the job printed one, its last stderr line (a Python traceback ends with
+// the exception), e.g. "exit status 1: RuntimeError: out of memory".
+std::string death_cause(const RunResult& r);
 
 // The default output directory for a run started now: trainscope-runs/<YYYYmmdd-HHMMSS>[-N].
 std::string default_out_dir();

@@ -52,6 +52,8 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
   const auto& e = r.agent.evidence;
   std::string o;
   std::string how = r.stopped_by_steps ? fmt::format("stopped after {} steps (--steps)", opt.steps) : r.exit.describe();
+  if (std::string cause = death_cause(r); !cause.empty() && e.steps > 0)
+    how = fmt::format("ended after {} steps: {}", e.steps, cause);
   o += fmt::format("\n{}trainscope run{}: {}  [{}, {:.1f} s]\n", bold, reset, join_cmd(opt.command), how, r.wall_s);
 
   if (r.diagnosis) {
@@ -63,13 +65,18 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
 
   if (e.steps > 0) {
     double step = e.step_ms;
+    const char* by = e.step_source == "optimizer" ? "optimizer.step()"
+                     : e.step_source == "backward"  ? "backward() (no optimizer)"
+                     : e.step_source == "forward"   ? "the model's forward (no backward, no DataLoader)"
+                                                    : "DataLoader fetch";
     o += fmt::format("\n{}Steps{} ({} by {}, medians of {} after warm-up and the profiler window):\n", bold, reset,
-                     e.steps, e.step_source == "optimizer" ? "optimizer.step()" : "DataLoader fetch",
-                     std::max<int64_t>(0, e.steps - r.agent.warmup_steps));
+                     e.steps, by, std::max<int64_t>(0, e.steps - r.agent.warmup_steps));
     o += fmt::format("  step {:.2f} ms: data wait {:.2f} ms ({:.0f}%), forward {:.2f}, backward {:.2f}, "
                      "optimizer {:.2f}, H2D {:.2f}, I/O {:.2f} ms ({:.0f}%)\n",
                      step, e.data_wait_ms, e.data_wait_pct, e.forward_ms, e.backward_ms, e.optimizer_ms, e.h2d_ms,
                      e.io_ms, e.io_pct);
+    if (e.grad_accum_steps > 1)
+      o += fmt::format("  gradient accumulation: {} backward() per optimizer step\n", e.grad_accum_steps);
     if (e.gpu_ms >= 0) o += fmt::format("  GPU time per step {:.2f} ms ({} of the step)\n", e.gpu_ms, pct(e.gpu_ms, step));
     if (e.sample_getitem_ms >= 0)
       o += fmt::format("  loading: {:.3f} ms per sample in __getitem__, {:.3f} ms per batch in collate\n",
@@ -83,6 +90,11 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
                        (e.mem_slope_bytes_per_step >= 0 ? "+" : "-") + human_bytes(std::abs(e.mem_slope_bytes_per_step)));
   }
   o += ranks_text(r, bold, reset);
+  if (!death_cause(r).empty() && !r.stderr_tail.empty()) {
+    // A failed job: its last stderr lines as it wrote them (already shown above them, in full).
+    o += fmt::format("\n{}Last lines of the job's stderr{}:\n", bold, reset);
+    for (const auto& l : r.stderr_tail) o += "    " + l + "\n";
+  }
   if (!e.optimizer.empty() || !e.loaders.empty() || !e.torch_version.empty()) {
     o += fmt::format("{}  settings: torch {}", dim, e.torch_version);
     if (!e.param_device.empty()) o += fmt::format(", params {} {}", e.param_device, e.param_dtype);

@@ -253,6 +253,36 @@ TEST(AgentRun, JsonGoesToTheFileItIsGiven) {
   EXPECT_EQ(c.out, "child-output\n" + slurp(out2 + "/report.json"));
 }
 
+// The "never in the way" guards (scripts/agent_guards.py: 15 checks, each with its reason there):
+// Dynamo tracing, CUDA graph capture, Dynamo's collective remap table and a process group are
+// faked (not on 1.13 CPU); weak references, other threads and the user's profiler are real.
+TEST(AgentGuards, NeverInTheWay) {
+  REQUIRE_TORCH();
+  std::string dir = fresh_dir("guards");
+  int st = std::system(("/usr/bin/python3 '" + scripts_dir() + "/agent_guards.py' >'" + dir + "/out' 2>&1").c_str());
+  std::string out = slurp(dir + "/out");
+  EXPECT_EQ(WEXITSTATUS(st), 0) << out;
+  EXPECT_NE(out.find("GUARDS OK 15"), std::string::npos) << out;
+}
+
+// On a terminal the job's stderr is a pseudo-terminal of ours: the job still sees a terminal,
+// its bytes (colour escapes included) reach ours, and the report keeps the line without escapes.
+TEST(AgentRun, StderrOnATerminalStaysATerminal) {
+  REQUIRE_TORCH();
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "needs util-linux script(1)";
+  std::string dir = fresh_dir("tty");
+  std::string cmd = "script -qec \"'" + std::string(TS_CLI) + "' -q run --no-store --no-profile --out '" + dir +
+                    "/run' -- /usr/bin/python3 '" + script("stderr_tty.py") + "'\" /dev/null >'" + dir +
+                    "/out' 2>&1 </dev/null";
+  int st = std::system(cmd.c_str());
+  std::string out = slurp(dir + "/out");
+  EXPECT_EQ(WEXITSTATUS(st), 4) << out;
+  EXPECT_NE(out.find("stderr isatty: True"), std::string::npos) << out;
+  EXPECT_NE(out.find("\x1b[31mstderr_tty: red failure line\x1b[0m"), std::string::npos) << out;
+  std::string rep = slurp(dir + "/run/report.json");
+  EXPECT_NE(rep.find("\"cause\": \"exit status 4: stderr_tty: red failure line\""), std::string::npos) << rep;
+}
+
 TEST(AgentRun, CommandNotFoundIsOneClearLine) {
   auto c = run_cli({"-q", "run", "--no-store", "--out", fresh_dir("nocmd"), "--", "/nonexistent/python9"});
   EXPECT_EQ(c.status, 127);

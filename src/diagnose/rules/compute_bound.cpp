@@ -28,7 +28,8 @@ std::optional<Finding> compute_bound(const Evidence& ev) {
   std::string mfu_text;
   if (ev.agent && ev.agent->model_flops_per_step > 0 && ev.agent->step_ms > 0) {
     Mfu m = model_flops_utilisation(ev.agent->model_flops_per_step, ev.agent->step_ms, device_name(ev),
-                                    compute_capability(ev), !ev.agent->autocast_dtype.empty(), true);
+                                    compute_capability(ev), !ev.agent->autocast_dtype.empty(), true,
+                                    ev.agent->tf32_matmul);
     add(f, "model_flops_per_step", ev.agent->model_flops_per_step, "FLOP");
     add(f, "achieved_tflops", m.achieved_tflops, "TFLOP/s");
     if (m.mfu_pct >= 0) {

@@ -64,10 +64,16 @@ std::optional<Finding> fp32_gemm(const Evidence& ev) {
     f = make("fp32-gemm", Bottleneck::Compute, "agent");
     add(f, "compute_capability", cc / 10.0, "");
     add(f, "autocast", 0, "bool");
+    // TF32 matmuls (allow_tf32, or set_float32_matmul_precision("high"/"medium")) already use the
+    // Tensor Cores on cc >= 8.0: bf16 still doubles their rate, so the estimate is halved.
+    bool tf32 = cc >= 80 && (ev.agent->tf32_matmul == 1 || ev.agent->float32_matmul_precision == "high" ||
+                             ev.agent->float32_matmul_precision == "medium");
+    if (ev.agent->tf32_matmul >= 0) add(f, "tf32_matmul", tf32 ? 1 : 0, "bool");
     // No measurement of the GEMM share: a modest estimate, low confidence.
-    f.recoverable_fraction = 0.15;
+    f.recoverable_fraction = tf32 ? th::kAgentTf32Recoverable : th::kAgentFp32Recoverable;
     f.confidence = 0.5;
-    f.title = "fp32 training on Tensor Core hardware: no autocast seen";
+    f.title = tf32 ? "fp32 training with TF32 matmuls: no autocast seen (bf16 doubles the Tensor Core rate)"
+                   : "fp32 training on Tensor Core hardware: no autocast seen";
   } else {
     return std::nullopt;
   }
@@ -80,15 +86,20 @@ std::optional<Finding> fp32_gemm(const Evidence& ev) {
       "The GPU's Tensor Cores multiply bf16/fp16 (and tf32) matrices at many times the fp32 rate, "
       "but the matrix multiplies and convolutions here run as plain fp32 kernels. Mixed precision "
       "(autocast) runs them in half precision while keeping the weights and the optimizer in fp32.";
+  bool tf32_on = ev.agent && (ev.agent->tf32_matmul == 1 || ev.agent->float32_matmul_precision == "high" ||
+                              ev.agent->float32_matmul_precision == "medium");
   if (bf16) {
     f.explanation += " On this GPU (compute capability >= 8.0) use bfloat16: it has fp32's exponent "
-                     "range, so no GradScaler is needed. Setting TF32 on is a smaller, one-line alternative.";
+                     "range, so no GradScaler is needed.";
+    f.explanation += tf32_on ? " TF32 is already on here (matmuls use the Tensor Cores at half the bf16 rate)."
+                             : " Setting TF32 on is a smaller, one-line alternative (it is off here: PyTorch's "
+                               "default for matmuls since 1.12).";
     f.fix = "Wrap the forward pass and the loss in torch.autocast(\"cuda\", dtype=torch.bfloat16); no GradScaler with bf16.";
     f.fix_code =
         "with torch.autocast(\"cuda\", dtype=torch.bfloat16):\n"
         "    loss = loss_fn(model(xb), yb)\n"
-        "loss.backward()\n"
-        "# smaller step, no code change: torch.backends.cuda.matmul.allow_tf32 = True";
+        "loss.backward()" +
+        std::string(tf32_on ? "" : "\n# smaller step, one line: torch.set_float32_matmul_precision(\"high\")  # TF32");
   } else {
     f.explanation += " This GPU (compute capability 7.x) has fp16 Tensor Cores but no bf16: use "
                      "fp16 autocast with a GradScaler, which keeps small gradients from underflowing.";

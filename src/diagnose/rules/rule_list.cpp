@@ -6,6 +6,7 @@ namespace ts::diagnose::rules {
 
 const std::vector<RuleEntry>& all_rules() {
   static const std::vector<RuleEntry> rules = {
+      {"job-failed", job_failed},
       {"not-on-gpu", not_on_gpu},
       {"dataloader-starvation", dataloader_starvation},
       {"cpu-bound-transforms", cpu_bound_transforms},

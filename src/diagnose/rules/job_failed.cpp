@@ -1,0 +1,35 @@
+// job-failed: the job ended with a failure before its first step (an import error, a bad path, a
+// crash while building the model), so there is nothing to measure: the report says so, with the
+// last lines the job wrote to stderr, instead of a performance verdict on no evidence.
+// Evidence: trainscope run's exit status (not a --steps stop) and the agent's step count of 0.
+#include <fmt/format.h>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/rules/rule.h"
+
+namespace ts::diagnose::rules {
+
+std::optional<Finding> job_failed(const Evidence& ev) {
+  if (!ev.job || !ev.job->failed() || ev.job->steps > 0) return std::nullopt;
+  const auto& j = *ev.job;
+  Finding f = make("job-failed", Bottleneck::Health, "run");
+  add(f, "exit_status", j.status(), "");
+  if (j.signal) add(f, "signal", j.signal, "");
+  f.severity = Severity::Critical;
+  f.confidence = 1.0;
+  f.recoverable_fraction = 0;
+  f.title = j.signal ? fmt::format("The job failed before the first step (killed by signal {}, exit status {})", j.signal,
+                                   j.status())
+                     : fmt::format("The job failed before the first step (exit status {})", j.status());
+  f.gain = "";  // nothing to speed up until it runs
+  // The last line a failing Python prints is its exception; the run report lists the lines before it.
+  f.explanation = j.stderr_tail.empty()
+                      ? std::string("The command ended with a failure before any training step ran, and wrote "
+                                    "nothing to stderr. There is no step to measure.")
+                      : "The command ended with a failure before any training step ran. Its last line on stderr: " +
+                            j.stderr_tail.back();
+  f.fix = "Fix the error the job reported, then run it again under trainscope.";
+  return f;
+}
+
+}  // namespace ts::diagnose::rules

@@ -1,0 +1,44 @@
+#pragma once
+// The job's stderr, passed through to ours byte for byte while its last lines are kept for the
+// report (a job that fails before its first step is reported with the error it printed).
+// When our stderr is a terminal the job writes into a pseudo-terminal of the same size (output
+// processing off), so it still sees a terminal (colours, progress bars, isatty() as without us);
+// otherwise into a pipe. A thread copies everything to our stderr as it arrives. At the end, if
+// processes the job left behind still hold the write end, a small forked copier takes over the
+// read end, so they never get SIGPIPE or EIO because trainscope exited.
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ts::run {
+
+class StderrTee {
+ public:
+  StderrTee();  // throws UserError when neither a pty nor a pipe can be made
+  ~StderrTee();
+  StderrTee(const StderrTee&) = delete;
+  StderrTee& operator=(const StderrTee&) = delete;
+
+  int child_fd() const { return write_fd_; }  // dup2 this onto the child's fd 2
+  void parent_after_fork();                   // closes our copy of the write end, starts copying
+  // After the job exited: waits up to `quiet_ms` for the last bytes, hands the rest to a copier
+  // if writers remain, and returns the last `max_lines` lines (ANSI escapes and \r removed).
+  std::vector<std::string> finish(int quiet_ms = 200, size_t max_lines = 12);
+  bool is_pty() const { return pty_; }
+
+ private:
+  void copy_loop();
+  int read_fd_ = -1, write_fd_ = -1;
+  int wake_[2] = {-1, -1};
+  bool pty_ = false;
+  std::thread thread_;
+  std::string tail_;  // the last kTailBytes bytes
+  std::atomic<bool> eof_{false};
+};
+
+// The last `max_lines` non-empty lines of `bytes`, with ANSI escape sequences and carriage-return
+// overwrites (progress bars) resolved. Pure: tested on crafted input.
+std::vector<std::string> last_lines(const std::string& bytes, size_t max_lines);
+
+}  // namespace ts::run
