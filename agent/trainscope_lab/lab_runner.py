@@ -1,4 +1,4 @@
-"""One configuration of seed 001's three-run lab, in this fresh process.
+"""One configuration of the three-run lab (fp32, bf16, bf16 + torch.compile), in this fresh process.
 
   python -m trainscope_lab.lab_runner --target T --config fp32|bf16|bf16+compile|fp16+scaler|bf16+channels_last
 
@@ -70,7 +70,7 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=5, help="steps run first and not measured")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batch-size", type=int, default=0, help="override the factory's batch size")
-    ap.add_argument("--clip", type=float, default=1.0, help="gradient clipping max norm (seed 001: 1.0); 0 = off")
+    ap.add_argument("--clip", type=float, default=1.0, help="gradient clipping max norm (default 1.0, a common choice); 0 = off")
     a = ap.parse_args(argv)
     fields = {"config": a.config}
     try:

@@ -1,4 +1,4 @@
-"""One point of the DataLoader sweep (seed 000's benchmark_dataloader, done in a fresh process).
+"""One point of the DataLoader sweep (one DataLoader setting timed over a number of batches, in a fresh process).
 
   python -m trainscope_lab.loader_runner --target T --num-workers N [--pin-memory 1] [--prefetch-factor K]
                                          [--persistent 1] [--batches 40] [--epochs 2] [--probe]

@@ -7,7 +7,7 @@ The factory contract (docs/LAB.md) - the factory takes no arguments and returns 
   loader      a torch.utils.data.DataLoader                    (or `dataset` + `batch_size`)
   dataset     a map-style Dataset; batch_size defaults to 32
   collate_fn  optional, used with `dataset`
-  optimizer   optional callable(params) -> torch.optim.Optimizer (default Adam, lr 1e-4, as seed 001)
+  optimizer   optional callable(params) -> torch.optim.Optimizer (default Adam, lr 1e-4)
   forward     optional callable(model, batch) -> loss, for batches that are not (inputs, targets)
 A tuple (model, loader_or_dataset, loss_fn) is accepted too.
 """

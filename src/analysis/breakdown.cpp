@@ -1,4 +1,4 @@
-// Step-time breakdown (the TensorBoard plugin's definition, REFERENCE.md §2; docs/ANALYSES.md).
+// Step-time breakdown (the TensorBoard plugin's definition; docs/ANALYSES.md).
 //
 // Every ns of every step goes to exactly one class, the first of these that covers it:
 //   kernel        GPU kernels other than communication kernels (any device, any stream)

@@ -1,5 +1,5 @@
 // GPU time (Holistic Trace Analysis' temporal and idle-time breakdowns, plus the TensorBoard
-// plugin's utilization estimates; REFERENCE.md §2, docs/ANALYSES.md).
+// plugin's utilization estimates; docs/ANALYSES.md).
 //
 // Over the GPU events (kernel, memcpy, memset) that start inside the analysis window, all
 // devices and streams together:

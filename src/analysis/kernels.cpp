@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "analysis/passes.h"
-#include "analysis/stats.h"
+#include "util/stats.h"
 
 namespace ts::analysis {
 
@@ -35,7 +35,7 @@ KernelStats analyse_kernels(const TraceIndex& idx, StepSummary& steps, int top) 
   }
   out.count = static_cast<int64_t>(ks.size());
   if (!steps.steps.empty()) out.per_step = static_cast<double>(out.count) / steps.steps.size();
-  out.median_ns = median_of(durs);
+  out.median_ns = median_int64(durs);
   if (out.count > 0) out.under_10us_pct = 100.0 * short_count / out.count;
 
   std::vector<KernelRow> rows;
@@ -45,7 +45,7 @@ KernelStats analyse_kernels(const TraceIndex& idx, StepSummary& steps, int top) 
     row.name = std::string(s.strings.view(name));
     row.count = static_cast<int64_t>(ds.size());
     for (int64_t d : ds) row.total_ns += d;
-    row.median_ns = median_of(std::move(ds));
+    row.median_ns = median_int64(std::move(ds));
     row.share_pct = out.total_ns > 0 ? 100.0 * row.total_ns / out.total_ns : 0;
     rows.push_back(std::move(row));
   }

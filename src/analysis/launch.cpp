@@ -1,4 +1,4 @@
-// Kernel launch statistics (Holistic Trace Analysis' definitions, REFERENCE.md §2). For each
+// Kernel launch statistics (Holistic Trace Analysis' definitions; docs/ANALYSES.md). For each
 // kernel starting inside the analysis window whose launching runtime call is known (by
 // correlation id):
 //   launch delay        kernel start - runtime call end, clipped at 0 (time in the GPU queue);
@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "analysis/passes.h"
-#include "analysis/stats.h"
+#include "util/stats.h"
 
 namespace ts::analysis {
 
@@ -31,8 +31,8 @@ LaunchStats analyse_launch(const TraceIndex& idx) {
     if (rdur > 50'000) ++out.runtime_outliers;
     if (delay > 100'000) ++out.launch_delay_outliers;
   }
-  out.median_launch_delay_ns = median_of(std::move(delays));
-  out.median_runtime_ns = median_of(std::move(runtimes));
+  out.median_launch_delay_ns = median_int64(std::move(delays));
+  out.median_runtime_ns = median_int64(std::move(runtimes));
   return out;
 }
 

@@ -1,4 +1,4 @@
-// Steps (the TensorBoard plugin's definition, REFERENCE.md §2; docs/ANALYSES.md).
+// Steps (the TensorBoard plugin's definition; docs/ANALYSES.md).
 //
 // - A step is a host-side `ProfilerStep#N` complete event (cat cpu_op or user_annotation; in
 //   bare-array traces, which have no cat, any host event). Its `gpu_user_annotation` copy on the
@@ -22,7 +22,7 @@
 #include <unordered_set>
 
 #include "analysis/passes.h"
-#include "analysis/stats.h"
+#include "util/stats.h"
 
 namespace ts::analysis {
 
@@ -168,8 +168,8 @@ StepSummary analyse_steps(TraceIndex& idx, const AnalyseOptions& opt) {
     out.total_ns += st.duration();
   }
   out.mean_step_ns = out.total_ns / static_cast<int64_t>(durations.size());
-  out.median_step_ns = median_of(durations);
-  out.p90_step_ns = percentile_of(durations, 0.9);
+  out.median_step_ns = median_int64(durations);
+  out.p90_step_ns = percentile_nearest_rank(durations, 0.9);
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "analysis/trace_analysis.h"
 #include "cli/commands.h"
+#include "cli/option_values.h"
 #include "diagnose/diagnose.h"
 #include "report/report.h"
 #include "run/rank_summary.h"
@@ -22,25 +23,6 @@ namespace ts::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// "12", "3-8", "3-", "-8" -> inclusive [first, last], -1 open.
-void parse_steps(const std::string& s, analysis::AnalyseOptions& opt) {
-  auto bad = [&] { return UserError(fmt::format("--steps: expected N, A-B, A- or -B (step numbers), got '{}'", s)); };
-  auto num = [&](const std::string& x) -> int64_t {
-    if (x.empty() || x.find_first_not_of("0123456789") != std::string::npos || x.size() > 15) throw bad();
-    return std::stoll(x);
-  };
-  size_t dash = s.find('-');
-  if (dash == std::string::npos) {
-    opt.first_step = opt.last_step = num(s);
-    return;
-  }
-  std::string a = s.substr(0, dash), b = s.substr(dash + 1);
-  if (a.empty() && b.empty()) throw bad();
-  opt.first_step = a.empty() ? -1 : num(a);
-  opt.last_step = b.empty() ? -1 : num(b);
-  if (opt.first_step >= 0 && opt.last_step >= 0 && opt.first_step > opt.last_step) throw bad();
-}
 
 // A progress line on stderr, shown only once the work has taken more than a second.
 class Progress {
@@ -129,7 +111,8 @@ void register_analyze(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print the JSON report (schema trainscope.report/2) instead of the text report");
   cmd->add_option("--md", o->md, "Also write a Markdown report to FILE");
   cmd->add_option("--html", o->html, "Also write a self-contained HTML report with charts to FILE");
-  cmd->add_option("--steps", o->steps, "Only these steps: N, A-B, A- or -B (ProfilerStep numbers, inclusive)");
+  cmd->add_option("--steps", o->steps, "Only these steps: N, A-B, A- or -B (ProfilerStep numbers, inclusive)")
+      ->check(step_range());
   cmd->add_option("--top", o->top, "Rows in the top-kernel tables")->check(CLI::Range(1, 1000))->capture_default_str();
   cmd->add_option("--read-threads", o->read_threads,
                   "Threads that parse one trace (default 0: one per core; 1: serially)")
@@ -138,7 +121,10 @@ void register_analyze(CLI::App& app) {
   cmd->callback([o] {
     analysis::AnalyseOptions opt;
     opt.top = o->top;
-    if (!o->steps.empty()) parse_steps(o->steps, opt);
+    if (!o->steps.empty()) {
+      const StepRange r = step_range_value(o->steps);
+      opt.first_step = r.first, opt.last_step = r.last;
+    }
     Progress progress(!globals().quiet);
     analysis::MultiTraceAnalysis m = analyse_all(o->paths, opt, o->threads, o->read_threads, progress);
     progress.finish(fmt::format("analyze: {} trace{} analysed", m.traces.size(), m.traces.size() == 1 ? "" : "s"));

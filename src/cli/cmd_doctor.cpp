@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "doctor/checks/checks.h"
 #include "doctor/doctor.h"
+#include "doctor/render.h"
 #include "util/error.h"
 
 namespace ts::cli {

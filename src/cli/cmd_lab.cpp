@@ -1,4 +1,4 @@
-// trainscope lab TARGET: seed 001's three-run lab (fp32, bf16, bf16 + compile), each in a fresh process.
+// trainscope lab TARGET: the three-run lab (fp32, bf16, bf16 + compile), each in a fresh process.
 #include <cstdio>
 #include <fmt/format.h>
 
@@ -21,7 +21,8 @@ void register_lab(CLI::App& app) {
       "TARGET is path/to/file.py:factory or package.module:factory; the factory returns the model, the data and\n"
       "the loss (docs/LAB.md). Each configuration trains --steps steps after --warmup unmeasured ones on the same\n"
       "fixed slice of the data, with clip_grad_norm_(1.0), and reports samples/s (median and spread), peak memory\n"
-      "and the speed-up ratios, read with seed 001's rules (fp32 -> bf16 under 20%: look at the data).\n"
+      "and the speed-up ratios, read plainly (fp32 -> bf16 under 1.20x: the math is not what holds the step back;\n"
+      "look at the data pipeline).\n"
       "Configurations this PyTorch or device cannot run (torch.compile on 1.13, bf16 before sm_80) are skipped.");
   cmd->add_option("target", o->lab.target, "path/to/file.py:factory or package.module:factory")->required();
   cmd->add_option("--configs", o->configs,

@@ -1,4 +1,4 @@
-// trainscope loader TARGET: seed 000's DataLoader sweep, each setting in a fresh process.
+// trainscope loader TARGET: the DataLoader sweep, each setting in a fresh process.
 #include <cstdio>
 #include <fmt/format.h>
 
@@ -23,8 +23,8 @@ void register_loader(CLI::App& app) {
       "TARGET is path/to/file.py:factory or package.module:factory (docs/LAB.md). Sweeps num_workers 0, 1, 2, 4 ...\n"
       "up to the usable cores, then pin_memory (with CUDA), prefetch_factor and persistent_workers at the best worker\n"
       "count. Recommends the cheapest setting within 5% of the best; with --gpu-step-ms, the cheapest that keeps\n"
-      "up with the GPU, and predicts the GPU idle share of each (seed 000: 20 ms of compute fed every 45 ms\n"
-      "idles 55%). Warns when /dev/shm is too small for the recommended workers.");
+      "up with the GPU, and predicts the GPU idle share of each (idle = 1 - GPU step time / batch\n"
+      "interval: 20 ms of compute fed every 45 ms idles 55%). Warns when /dev/shm is too small for the recommended workers.");
   cmd->add_option("target", o->loader.target, "path/to/file.py:factory or package.module:factory")->required();
   cmd->add_option("--workers", o->loader.workers, "Worker counts to try (default: 0 1 2 4 ... cores)")->delimiter(',');
   cmd->add_option("--prefetch", o->loader.prefetch, "prefetch_factor values to try besides the default 2")->delimiter(',')->capture_default_str();

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/option_values.h"
 #include "serve/exposition.h"
 #include "serve/http_server.h"
 #include "serve/metrics.h"
@@ -31,7 +32,7 @@ bool loopback(const std::string& host) {
 void register_serve(CLI::App& app) {
   struct Opts {
     std::string listen = "127.0.0.1:9400";
-    int interval_ms = 500;
+    std::string interval = "500ms";
     std::string live_dir;
     bool once = false;
     double duration = 0;
@@ -45,8 +46,8 @@ void register_serve(CLI::App& app) {
       "appear too (read from the live-status directory). Loopback only unless --listen names another address.\n"
       "docs/PROMETHEUS.md lists every metric and a scrape config; deploy/ has a Grafana dashboard.");
   cmd->add_option("--listen", o->listen, "HOST:PORT to listen on (port 0: any free port)")->capture_default_str();
-  cmd->add_option("--interval-ms", o->interval_ms, "Sampling interval in milliseconds")
-      ->capture_default_str()->check(CLI::Range(50, 60000));
+  cmd->add_option("--interval", o->interval, "Sampling interval, 50ms to 60s")
+      ->capture_default_str()->check(duration_between(std::chrono::milliseconds(50), std::chrono::seconds(60)));
   cmd->add_option("--live-dir", o->live_dir, "Directory of live-status files written by trainscope run (default: "
                                              "$XDG_RUNTIME_DIR/trainscope/live or /tmp/trainscope-UID/live)");
   cmd->add_flag("--once", o->once, "Print one exposition to stdout after one sampling interval and exit (no server)");
@@ -54,13 +55,13 @@ void register_serve(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->callback([o] {
     serve::MetricsOptions mo;
-    mo.interval = std::chrono::milliseconds(o->interval_ms);
+    mo.interval = duration_value(o->interval);
     mo.live_dir = o->live_dir;
     if (o->once) {
       serve::MetricsCollector collector(mo);
       collector.start();
       // Two ticks, so CPU busy and throttle time cover one interval.
-      std::this_thread::sleep_for(std::chrono::milliseconds(o->interval_ms * 2 + 50));
+      std::this_thread::sleep_for(mo.interval * 2 + std::chrono::milliseconds(50));
       std::string text = collector.scrape();
       collector.stop();
       fmt::print("{}", text);

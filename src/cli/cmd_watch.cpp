@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/option_values.h"
 #include "cli/watch_screen.h"
 #include "sample/readings_format.h"
 #include "sample/sampler.h"
@@ -24,22 +25,6 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop = true; }
-
-// "100ms", "0.5s", "2s", "250" (milliseconds).
-std::chrono::milliseconds parse_interval(const std::string& s) {
-  double v = 0;
-  size_t used = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (...) {
-    throw UserError(fmt::format("--interval {}: not a duration (try 100ms, 0.5s)", s));
-  }
-  std::string unit = s.substr(used);
-  double ms = unit == "" || unit == "ms" ? v : unit == "s" ? v * 1000 : -1;
-  if (ms < 0) throw UserError(fmt::format("--interval {}: unknown unit '{}' (ms or s)", s, unit));
-  if (ms < 10 || ms > 60000) throw UserError(fmt::format("--interval {}: must be between 10ms and 60s", s));
-  return std::chrono::milliseconds(static_cast<int64_t>(ms));
-}
 
 }  // namespace
 
@@ -59,9 +44,10 @@ void register_watch(CLI::App& app) {
       "interval on stdout.\n"
       "Recording: into the SQLite store by default ($TRAINSCOPE_HOME/trainscope.db, else\n"
       "~/.local/share/trainscope/trainscope.db); --record FILE.db picks another, --no-record turns it off.\n"
-      "A crash loses at most the last second. --csv also writes seed 000's CSV columns first, then the rest.\n"
+      "A crash loses at most the last second. --csv also writes the samples as CSV (docs/SAMPLER.md).\n"
       "docs/SAMPLER.md lists every metric, unit and column.");
-  cmd->add_option("--interval", o->interval, "Sampling interval: 100ms, 0.5s, ... (10ms to 60s)")->capture_default_str();
+  cmd->add_option("--interval", o->interval, "Sampling interval, 10ms to 60s")
+      ->capture_default_str()->check(duration_between(std::chrono::milliseconds(10), std::chrono::seconds(60)));
   cmd->add_option("--pid", o->pid, "Follow this process and its descendants (DataLoader workers, ranks)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--record", o->record, "Record into this SQLite file (default: the trainscope store)");
@@ -74,7 +60,7 @@ void register_watch(CLI::App& app) {
   cmd->get_option("--no-record")->excludes("--record");
   cmd->callback([o] {
     sample::SamplerConfig c;
-    c.interval = parse_interval(o->interval);
+    c.interval = duration_value(o->interval);
     c.slow_interval = std::max(c.interval, std::chrono::milliseconds(500));
     c.root_pid = o->pid;
     if (o->pid > 0 && kill(o->pid, 0) != 0 && errno == ESRCH)

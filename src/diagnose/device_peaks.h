@@ -1,5 +1,5 @@
 #pragma once
-// Dense peak TFLOP/s per GPU model (no sparsity), for MFU. REFERENCE.md section 6 for A100,
+// Dense peak TFLOP/s per GPU model (no sparsity), for MFU. NVIDIA's datasheets for A100,
 // H100 and H200; V100 from NVIDIA's V100 datasheet (SXM2: fp32 15.7, fp16 Tensor Core 125).
 #include <string>
 

@@ -1,6 +1,6 @@
 #pragma once
 // The findings engine: runs every rule on the evidence, ranks what they find by the step time
-// it could give back, classifies the run into seed 003's scenarios and writes the verdict line.
+// it could give back, classifies the run into scenarios (docs/FINDINGS.md) and writes the verdict line.
 #include <string>
 #include <vector>
 

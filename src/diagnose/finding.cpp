@@ -17,6 +17,7 @@ const char* scenario_id(Scenario s) {
   switch (s) {
     case Scenario::Unknown: return "unknown";
     case Scenario::NotOnGpu: return "not-on-gpu";
+    case Scenario::CpuOnly: return "cpu-only";
     case Scenario::SmallModelSimpleData: return "small-model-simple-data";
     case Scenario::SmallModelComplexData: return "small-model-complex-data";
     case Scenario::LargeModelSimpleData: return "large-model-simple-data";
@@ -28,7 +29,8 @@ const char* scenario_id(Scenario s) {
 const char* scenario_title(Scenario s) {
   switch (s) {
     case Scenario::Unknown: return "Unknown: not enough evidence to classify the run";
-    case Scenario::NotOnGpu: return "Not on the GPU: the work runs on the CPU";
+    case Scenario::NotOnGpu: return "Not on the GPU: a GPU is available but the work runs on the CPU";
+    case Scenario::CpuOnly: return "CPU-only machine: no GPU in use here, the CPU is the device";
     case Scenario::SmallModelSimpleData:
       return "Scenario 1, small model / simple data: GPU low but steady, little to gain";
     case Scenario::SmallModelComplexData:

@@ -10,10 +10,12 @@ namespace ts::diagnose {
 enum class Severity { Info = 0, Low = 1, Medium = 2, High = 3, Critical = 4 };
 const char* severity_name(Severity s);
 
-// Seed 003's table, plus "not on the GPU" and "unknown".
+// The four classic small/large model x simple/complex data situations, plus "not on the GPU"
+// (a fault: a GPU is there and idle), "CPU-only" (no GPU to use: not a fault) and "unknown".
 enum class Scenario {
   Unknown,
   NotOnGpu,                 // CUDA available, work on the CPU
+  CpuOnly,                  // no CUDA device (or none the evidence names): the CPU is the device
   SmallModelSimpleData,     // 1: low CPU, low steady GPU
   SmallModelComplexData,    // 2: CPU busy loading, GPU short peaks and long idle
   LargeModelSimpleData,     // 3: GPU high and stable: compute-bound

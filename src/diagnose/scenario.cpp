@@ -1,5 +1,6 @@
 // Classification (docs/FINDINGS.md "Scenarios"):
-//   not-on-gpu finding (confidence >= 0.7) or no GPU activity -> NotOnGpu
+//   not-on-gpu finding (confidence >= 0.7) -> NotOnGpu (a GPU is there and idle: a fault)
+//   no CUDA in the process, or a trace with no GPU activity -> CpuOnly (nothing to move)
 //   "complex data" = data wait >= 5% of the step, or CPU saturated, or sawtooth GPU samples
 //   simple data:  GPU >= 50% -> 3 large model (GPU-bound; healthy from 80%), else 1 small model
 //   complex data: GPU <  50% -> 2 small model (CPU preprocessing bound), else 4 both stressed
@@ -15,9 +16,9 @@ ScenarioResult classify(const Evidence& ev, const std::vector<Finding>& findings
   for (const auto& f : findings)
     if (f.id == "not-on-gpu" && f.confidence >= 0.7) return {Scenario::NotOnGpu, f.title};
   if (rules::agent_without_cuda(ev) && ev.agent->steps > 0)
-    return {Scenario::NotOnGpu, "no CUDA device in this process: a CPU-only run, nothing to move to a GPU here"};
+    return {Scenario::CpuOnly, "no CUDA device in this process: a CPU-only run, nothing to move to a GPU here"};
   if (ev.trace && !ev.trace->gpu.present && ev.trace->steps.total_ns > 0)
-    return {Scenario::NotOnGpu, "the trace has no GPU activity: every operation ran on the CPU"};
+    return {Scenario::CpuOnly, "the trace has no GPU activity: every operation ran on the CPU"};
   rules::Util u = rules::gpu_util(ev);
   if (u.pct < 0) return {Scenario::Unknown, "no GPU utilisation in the evidence (no GPU events, no GPU samples)"};
   double wait = rules::data_wait_pct(ev);

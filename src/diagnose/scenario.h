@@ -1,5 +1,6 @@
 #pragma once
-// Seed 003's four scenarios (small/large model x simple/complex data) plus "not on the GPU":
+// The four scenarios (small/large model x simple/complex data) plus "not on the GPU" and
+// "CPU-only" (docs/FINDINGS.md, "Scenarios"):
 // which one a run is, from GPU utilisation, its fluctuation, CPU load and the data wait.
 #include <string>
 #include <vector>

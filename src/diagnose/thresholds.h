@@ -1,14 +1,15 @@
 #pragma once
-// Every threshold a rule uses, with where it comes from: a seed (/work/shared/seeds, quoted in
-// docs/FINDINGS.md), an anchor tool (REFERENCE.md section 2) or tuning on the real traces in
-// tests/data. docs/FINDINGS.md lists the same numbers; change both together.
+// Every threshold a rule uses, with its reason: a public tool's own rule (the TensorBoard
+// PyTorch Profiler plugin's recommendations, HTA, Nsight Systems' expert rules), PyTorch's or
+// NVIDIA's documentation, or tuning on the real traces in tests/data (said so where it is).
+// docs/FINDINGS.md lists the same numbers; change both together.
 #include <cstdint>
 
 namespace ts::diagnose::th {
 
 // dataloader-starvation: TensorBoard plugin recommends more workers when DataLoader > 5% of step.
 inline constexpr double kDataloaderPct = 5.0;
-// Agent-measured data wait: same 5% (anchor), as a share of the step.
+// Agent-measured data wait: the same 5% of the step as the TensorBoard plugin's rule.
 inline constexpr double kDataWaitPct = 5.0;
 // Sizing num_workers (loader_model.h). Loading "waits" when its CPU time is under half its wall
 // time (storage, network, sleep): then the workers mostly sleep and more of them than the cores
@@ -35,14 +36,20 @@ inline constexpr double kLoaderNoGainMargin = 0.10;
 inline constexpr int64_t kVerifyWarmupSteps = 10;
 inline constexpr int64_t kVerifyProfileSteps = 5;
 inline constexpr int64_t kVerifyMinMeasuredSteps = 20;
-// CPU saturated (seed 003 step 2: "~100% * core_count"): mean host CPU or the job's processes at
-// >= 85% of the usable cores. Below it cores are idle and more workers help.
+// CPU saturated: mean host CPU or the job's processes at >= 85% of the usable cores (top shows
+// about 100% x cores when every core is busy; 85% leaves room for sampling jitter). Below it
+// cores are idle and more DataLoader workers help.
 inline constexpr double kCpuSaturatedPct = 85.0;
-// Samples alone: sawtooth GPU utilisation (seeds 000, 002) with GPU mean below 80% (seed 000).
+// Samples alone: sawtooth GPU utilisation (busy bursts between idle gaps, the shape a GPU waiting
+// for batches draws in nvidia-smi) with a GPU mean below 80% (kComputeBoundUtilPct's bar).
 inline constexpr double kSawtoothGpuMeanPct = 80.0;
 
-// not-on-gpu: seed 003 step 0 "~0% utilization"; 5% leaves room for a display or a stray kernel.
+// not-on-gpu: a GPU the job does not use reads ~0% in nvidia-smi; 5% leaves room for a display
+// or a stray kernel.
 inline constexpr double kNotOnGpuUtilPct = 5.0;
+// ...while the job's processes keep at least half a core busy on average (50% of one core): they
+// are computing, just not on the GPU.
+inline constexpr double kNotOnGpuBusyCpuPct = 50.0;
 
 // host-sync: syncs each step costing >= 1% of step time (nsys lists them by time, no threshold;
 // tuned so that the ResNet-50 traces' occasional syncs stay silent).
@@ -53,7 +60,8 @@ inline constexpr double kSyncPctOfStep = 1.0;
 // >= 0.5% of trace time or happens every step.
 inline constexpr double kPageablePctOfStep = 0.5;
 
-// launch-bound: seed 001 "hundreds of tiny kernels per batch"; HTA short kernel / launch stats.
+// launch-bound: hundreds of tiny kernels per step, each paying a launch of a few µs (PyTorch
+// tuning guide: fuse pointwise ops, CUDA graphs); HTA's kernel launch statistics.
 inline constexpr double kLaunchKernelsPerStep = 100;   // "hundreds"
 inline constexpr double kLaunchTinyKernelPct = 50;     // >= half the kernels under 10 µs
 // Step time with the GPU idle while the host launches (runtime) or runs framework code
@@ -62,7 +70,8 @@ inline constexpr double kLaunchTinyKernelPct = 50;     // >= half the kernels un
 inline constexpr double kLaunchHostOverheadPct = 30;
 
 // fp32-gemm: TB plugin: cc >= 7.0, no Tensor Core kernels -> AMP. Ours: >= 50% of GEMM time
-// in fp32 and GEMMs >= 10% of GPU kernel time. Seed 001: AMP < 20% faster = not precision.
+// in fp32 and GEMMs >= 10% of GPU kernel time. The lab: bf16 under 1.20x faster than fp32 means
+// precision is not what limits the step.
 inline constexpr double kFp32ShareOfGemmPct = 50;
 inline constexpr double kGemmShareOfKernelPct = 10;
 inline constexpr double kLabAmpGain = 0.20;
@@ -79,43 +88,56 @@ inline constexpr double kAgentFp32Recoverable = 0.15;
 // 312 TFLOP/s on A100, 495 vs 989 on H100 SXM).
 inline constexpr double kAgentTf32Recoverable = 0.075;
 
-// few-ops-dominate: seed 001 "a few ops dominate cuda_time_total": top 3 kernels >= 50%.
+// few-ops-dominate: a few ops dominate the GPU time (the profiler's key_averages() table sorted by
+// cuda_time_total): top 3 kernels >= 50%.
 inline constexpr double kFewOpsTop3Pct = 50;
 // ...among more than 3 distinct kernels and >= 1 ms of kernel time (else it is trivially true).
 inline constexpr int kFewOpsMinDistinct = 4;
 inline constexpr double kFewOpsMinKernelMs = 1.0;
 
-// memory-growth: seeds 000/001; slope x steps >= 5% of peak allocated and >= 1 MiB per step.
+// memory-growth: allocated memory that climbs every step is a leak (tensors kept across steps,
+// e.g. an accumulated loss with its graph: PyTorch FAQ "My model reports cuda runtime error(2):
+// out of memory"); slope x steps >= 5% of peak allocated and >= 1 MiB per step.
 inline constexpr double kGrowthShareOfPeak = 0.05;
 inline constexpr double kGrowthMinBytesPerStep = 1024.0 * 1024;
 inline constexpr int kGrowthMinSteps = 3;
 // memory-near-limit: TB plugin, peak memory > 90% of device memory.
 inline constexpr double kNearLimitPct = 90;
-// reserved-much-larger: seed 001 "reserved much larger than peak allocated": > 1.5x and >= 1 GiB.
+// reserved-much-larger: the caching allocator holds much more than the tensors need
+// (torch.cuda.memory_reserved vs max_memory_allocated; PyTorch CUDA semantics, "Memory
+// management"): fragmentation. > 1.5x and >= 1 GiB.
 inline constexpr double kReservedRatio = 1.5;
 inline constexpr double kReservedMinExtraBytes = 1024.0 * 1024 * 1024;
-// batch-too-small: TB plugin "GPU utilization < 50% -> larger batch"; seed 002 memory not full:
+// batch-too-small: TB plugin "GPU utilization < 50% -> larger batch", when memory leaves room:
 // peak below 50% of device memory.
 inline constexpr double kBatchGpuUtilPct = 50;
 inline constexpr double kBatchMemPct = 50;
 
-// in-loop-io: seed 003 "avoid in-iteration overhead"; >= 5% of the step like the data anchor.
+// in-loop-io: file I/O inside the training loop (checkpoints, logging) costs its time on every
+// step; >= 5% of the step, the same bar as the data wait.
 inline constexpr double kIoPct = 5.0;
 
-// throttling: seed 000 "above 83 °C most GPUs throttle"; reasons seen in >= 5% of samples.
+// throttling: around 83 °C many NVIDIA GPUs start slowing their clocks (nvidia-smi -q shows the
+// GPU's own "GPU Slowdown Temp"); clock-event reasons (NVML nvmlDeviceGetCurrentClocksEventReasons)
+// seen in >= 5% of samples.
 inline constexpr double kThrottleTempC = 83;
 inline constexpr double kThrottledPct = 5;
 
-// thread-oversubscription: seed 003; threads > 2x usable cores with >= 100 involuntary
-// context switches per second per core (REFERENCE.md 4: high nonvoluntary rate).
+// thread-oversubscription: more runnable threads than cores (each PyTorch process starts one
+// intra-op thread per core: PyTorch "CPU threading and TorchScript inference" notes; torchrun sets
+// OMP_NUM_THREADS=1 only for nproc > 1): threads > 2x usable cores with >= 100 involuntary
+// context switches per second per core (/proc/PID/status nonvoluntary_ctxt_switches).
 inline constexpr double kThreadsPerCore = 2.0;
 inline constexpr double kNonvolPerCorePerS = 100;
+// The live /proc measure decides alone from this many 50 ms samples (~0.25 s of the job); fewer
+// (the job ended right after the look) say too little to overrule the other evidence.
+inline constexpr int kOversubLiveMinSamples = 5;
 
 // communication-bound: TB plugin, communication > 10% of step.
 inline constexpr double kCommPct = 10;
 
-// compute-bound: seed 000 "below 80% you're leaving performance on the table", seed 003 ">90%
-// sustained": healthy from 80%.
+// compute-bound: a GPU busy >= 80% of the time with the input pipeline keeping up is the healthy
+// state (below it, idle gaps leave speed on the table): healthy from 80%.
 inline constexpr double kComputeBoundUtilPct = 80;
 
 // launch-bound needs a shallow queue: HTA counts launch delays over 100 µs as outliers; when the

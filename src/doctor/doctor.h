@@ -1,6 +1,6 @@
 #pragma once
-// `trainscope doctor`: gather the facts (probe, /proc, cgroup, NVML, kernel log), run every
-// check, and render the checklist for a terminal or as JSON.
+// `trainscope doctor`: gather the facts (probe, /proc, cgroup, NVML, kernel log) for the checks
+// (checks/). The checklist's formats (text, JSON) live apart, in render.h.
 #include <functional>
 #include <string>
 #include <vector>
@@ -30,13 +30,5 @@ struct TorchFromMaps {
 TorchFromMaps torch_from_maps(const std::vector<std::string>& libraries);
 // Parses torch/version.py text: __version__ and cuda.
 TorchFromMaps parse_torch_version_py(const std::string& text);
-
-struct Counts {
-  int pass = 0, warn = 0, fail = 0, skip = 0;
-};
-Counts count(const std::vector<Check>& checks);
-
-std::string render_text(const DoctorFacts& f, const std::vector<Check>& checks, bool color, bool verbose);
-std::string render_json(const DoctorFacts& f, const std::vector<Check>& checks);
 
 }  // namespace ts::doctor

@@ -8,19 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "sample/cpu_budget.h"
 #include "sample/oversubscription.h"
 #include "sample/runtime_libraries.h"
 
 namespace ts::doctor {
 
-struct CpuBudget {
-  int online = -1;          // sysconf(_SC_NPROCESSORS_ONLN)
-  int affinity = -1;        // sched_getaffinity of the inspected process
-  double cgroup_cpus = -1;  // cpu.max quota / period; -1 = no limit found
-  std::string cgroup_file;  // where the quota came from
-  // The cores a process can really use: min(affinity, ceil(quota)).
-  int effective() const;
-};
+// The cores a process may really use (affinity, cgroup quota): the one reading in sample.
+using CpuBudget = sample::CpuBudget;
 
 struct HostFacts {
   std::string hostname;
@@ -94,7 +89,7 @@ struct GpuFacts {
   int pcie_gen = -1, pcie_gen_max = -1, pcie_width = -1, pcie_width_max = -1;
   double util_ratio = -1;          // 0-1
   uint64_t memory_used_bytes = 0, memory_total_bytes = 0;
-  int64_t throttle_reasons = -1;   // clock-event reason bits (REFERENCE.md section 3)
+  int64_t throttle_reasons = -1;   // clock-event reason bits (nvml.h nvmlClocksEventReasons)
   std::vector<GpuProcess> processes;
   bool processes_known = false;
   int64_t ecc_uncorrected_volatile = -1, ecc_corrected_volatile = -1;

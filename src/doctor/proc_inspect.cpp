@@ -26,13 +26,6 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool to_double(std::string_view s, double& v) {
-  s = trim(s);
-  if (s.empty()) return false;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
-
 std::vector<int> list_pids() {
   std::vector<int> pids;
   DIR* d = opendir("/proc");
@@ -76,15 +69,6 @@ bool read_small_file(const std::string& path, std::string& out) {
   return !f.bad();
 }
 
-int CpuBudget::effective() const {
-  int n = affinity > 0 ? affinity : online;
-  if (cgroup_cpus > 0) {
-    int q = static_cast<int>(std::ceil(cgroup_cpus - 1e-9));
-    n = n > 0 ? std::min(n, std::max(q, 1)) : std::max(q, 1);
-  }
-  return n;
-}
-
 std::map<std::string, std::string> parse_environ(std::string_view environ,
                                                  const std::vector<std::string>& keys) {
   std::map<std::string, std::string> out;
@@ -99,23 +83,6 @@ std::map<std::string, std::string> parse_environ(std::string_view environ,
     out[key] = std::string(kv.substr(eq + 1));
   }
   return out;
-}
-
-double parse_cpu_max(std::string_view text) {
-  text = trim(text);
-  auto sp = text.find(' ');
-  if (sp == std::string_view::npos) return -1;
-  std::string_view quota = text.substr(0, sp);
-  if (quota == "max") return -1;
-  double q = 0, p = 0;
-  if (!to_double(quota, q) || !to_double(text.substr(sp + 1), p) || p <= 0 || q <= 0) return -1;
-  return q / p;
-}
-
-double parse_cfs_quota(std::string_view quota, std::string_view period) {
-  double q = 0, p = 0;
-  if (!to_double(quota, q) || !to_double(period, p) || q <= 0 || p <= 0) return -1;
-  return q / p;
 }
 
 const std::vector<std::string>& interesting_env_keys() {
@@ -184,64 +151,13 @@ ProcessFacts inspect_process(int pid) {
   return f;
 }
 
-CpuBudget read_cpu_budget(int pid) {
-  CpuBudget b;
-  b.online = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(pid, sizeof(set), &set) == 0) b.affinity = CPU_COUNT(&set);
-
-  std::string cgroup;
-  if (!read_small_file("/proc/" + std::to_string(pid) + "/cgroup", cgroup)) return b;
-  std::istringstream lines(cgroup);
-  std::string line;
-  while (std::getline(lines, line)) {
-    // v2: "0::/path". v1: "N:cpu,cpuacct:/path".
-    auto c1 = line.find(':');
-    auto c2 = line.find(':', c1 + 1);
-    if (c1 == std::string::npos || c2 == std::string::npos) continue;
-    std::string controllers = line.substr(c1 + 1, c2 - c1 - 1);
-    std::string path = line.substr(c2 + 1);
-    if (controllers.empty()) {
-      // Walk from the process's cgroup up to the root; the tightest cpu.max wins.
-      for (std::string p = path;; p = p.substr(0, p.rfind('/'))) {
-        std::string text;
-        std::string file = "/sys/fs/cgroup" + (p == "/" ? std::string() : p) + "/cpu.max";
-        if (read_small_file(file, text)) {
-          double cpus = parse_cpu_max(text);
-          if (cpus > 0 && (b.cgroup_cpus < 0 || cpus < b.cgroup_cpus)) {
-            b.cgroup_cpus = cpus;
-            b.cgroup_file = file;
-          }
-        }
-        if (p.empty() || p == "/") break;
-      }
-    } else if (controllers.find("cpu") != std::string::npos &&
-               controllers.find("cpuset") == std::string::npos) {
-      for (std::string dir : {"/sys/fs/cgroup/" + controllers + path, "/sys/fs/cgroup/cpu" + path,
-                              "/sys/fs/cgroup/cpu,cpuacct" + path, std::string("/sys/fs/cgroup/cpu")}) {
-        std::string q, per;
-        if (read_small_file(dir + "/cpu.cfs_quota_us", q) && read_small_file(dir + "/cpu.cfs_period_us", per)) {
-          double cpus = parse_cfs_quota(q, per);
-          if (cpus > 0) {
-            b.cgroup_cpus = cpus;
-            b.cgroup_file = dir + "/cpu.cfs_quota_us";
-          }
-          break;
-        }
-      }
-    }
-  }
-  return b;
-}
-
 HostFacts read_host(int pid) {
   HostFacts h;
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) == 0) h.hostname = name;
   std::string cpuinfo;
   if (read_small_file("/proc/cpuinfo", cpuinfo)) std::tie(h.cpu_vendor, h.cpu_model) = sample::parse_cpuinfo(cpuinfo);
-  h.budget = read_cpu_budget(pid);
+  h.budget = sample::read_cpu_budget(pid);
   struct statvfs sv;
   if (statvfs("/dev/shm", &sv) == 0) {
     h.shm_total_bytes = static_cast<int64_t>(sv.f_blocks) * static_cast<int64_t>(sv.f_frsize);

@@ -1,7 +1,7 @@
 #pragma once
 // Reading another process from the outside through /proc: the libraries it mapped, the
-// environment it started with, its threads and its descendants; and the CPU budget it lives
-// under (affinity and cgroup cpu.max). maps and environ need the same uid or CAP_SYS_PTRACE.
+// environment it started with, its threads and its descendants (its CPU budget:
+// sample::read_cpu_budget). maps and environ need the same uid or CAP_SYS_PTRACE.
 // The parse_* functions take file contents so tests can feed crafted text.
 #include <map>
 #include <string>
@@ -15,10 +15,6 @@ namespace ts::doctor {
 // NUL-separated KEY=VALUE text; keeps only `keys` (all when `keys` is empty).
 std::map<std::string, std::string> parse_environ(std::string_view environ,
                                                  const std::vector<std::string>& keys = {});
-// cgroup v2 "cpu.max" ("max 100000" or "200000 100000"): CPUs, or -1 when unlimited/unparsable.
-double parse_cpu_max(std::string_view text);
-// cgroup v1 quota/period pair: CPUs, or -1 when unlimited (quota -1).
-double parse_cfs_quota(std::string_view quota, std::string_view period);
 // (/proc/PID/maps and /proc/cpuinfo parsing and the library classifier: sample/runtime_libraries.h.)
 
 // Reads a whole small /proc or /sys file; false if it cannot be opened.
@@ -31,8 +27,6 @@ const std::vector<std::string>& interesting_env_keys();
 ProcessFacts inspect_process(int pid);
 // All descendants of `pid` (children first, breadth-first) from every /proc/*/stat's ppid.
 std::vector<ChildProcess> process_descendants(int pid);
-// Affinity of `pid` and the tightest cpu.max on its cgroup path (v2), or the v1 cfs quota.
-CpuBudget read_cpu_budget(int pid);
 // CPU vendor/model, hostname, budget of `pid`, /dev/shm size.
 HostFacts read_host(int pid);
 

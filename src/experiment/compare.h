@@ -1,7 +1,7 @@
 #pragma once
 // Before/after: two traces, or two runs (output folders / report.json files / store ids), side by
 // side. Step time change, per-class (TensorBoard breakdown) and per-kernel deltas per step, and the
-// findings resolved, new and still there. Seed 001: "comparing traces is a ten-minute exercise";
+// findings resolved, new and still there. Comparing two traces by hand takes a while;
 // here it is one command.
 #include <cstdint>
 #include <map>

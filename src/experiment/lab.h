@@ -1,5 +1,5 @@
 #pragma once
-// Seed 001's three-run lab: fp32, bf16 autocast, bf16 + torch.compile (optionally fp16 + GradScaler
+// The three-run lab: fp32, bf16 autocast, bf16 + torch.compile (optionally fp16 + GradScaler
 // and bf16 + channels_last), each in a fresh Python process, same seed, same fixed data slice,
 // warm-up excluded, clip_grad_norm_(1.0). Samples/s per step (median, p10, p90, spread), peak memory,
 // speed-up ratios, and the seed's reading of them.
@@ -42,7 +42,7 @@ struct LabConfigResult {
   bool ok() const { return status == "ok"; }
 };
 
-// One sentence of seed 001's reading, with the ratio it rests on.
+// One sentence of the lab's reading, with the ratio it rests on.
 struct LabReading {
   std::string id;  // precision-not-bottleneck | bf16-helps | kernels-already-fused | compile-helps | take-both |
                    // compile-untested | bf16-untested | cpu-bf16-emulated
@@ -61,7 +61,7 @@ struct LabResult {
   const LabConfigResult* find(const std::string& name) const;
 };
 
-// A jump below this ratio is "small" in seed 001's sense (fp32 -> bf16 under 20%).
+// A jump below this ratio is "small" (fp32 -> bf16 under 20%: precision is not the bottleneck).
 inline constexpr double kLabSmallJump = 1.20;
 
 std::vector<std::string> lab_configs(const LabOptions& opt);

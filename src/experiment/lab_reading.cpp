@@ -1,4 +1,4 @@
-// Seed 001's reading of the three-run lab: "if fp32 -> bfloat16 is a small jump (less than 20%), the
+// The reading of the three-run lab: "if fp32 -> bfloat16 is a small jump (less than 20%), the
 // bottleneck is not precision - the GPU is waiting on something else, usually the DataLoader. If
 // bfloat16 -> compile is a small jump, the kernels are already well-fused for your model shape. If
 // both transitions are large, you had room in both and you should take it."

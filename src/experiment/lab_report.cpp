@@ -30,7 +30,7 @@ std::string lab_text(const LabResult& r) {
   out += "\n";
   if (r.bf16_speedup > 0) out += fmt::format("  fp32 -> bf16:            {:.2f}x\n", r.bf16_speedup);
   if (r.compile_speedup > 0) out += fmt::format("  bf16 -> bf16 + compile:  {:.2f}x\n", r.compile_speedup);
-  if (!r.readings.empty()) out += "\nReading (seed 001):\n";
+  if (!r.readings.empty()) out += "\nReading:\n";
   for (auto& rd : r.readings) out += fmt::format("  - {}\n", rd.text);
   out += findings_text(r.findings);
   return out;

@@ -1,5 +1,5 @@
 #pragma once
-// Seed 000's DataLoader sweep, done properly: num_workers 0, 1, 2, 4 ... up to the usable cores,
+// The DataLoader sweep, done properly: num_workers 0, 1, 2, 4 ... up to the usable cores,
 // then pin_memory (when CUDA is there), prefetch_factor and persistent_workers at the best worker
 // count; each point in a fresh process. Reports batches/s, time to first batch, per-sample
 // __getitem__ and per-batch collate cost; recommends the cheapest setting within 5% of the best
@@ -57,8 +57,7 @@ struct LoaderResult {
 };
 
 // Pure parts (tested directly).
-// Seed 000: "if your GPU processes a batch in 20ms but the dataloader takes 45ms to deliver one,
-// the GPU idles 55%": idle = 1 - gpu / max(gpu, delivery period), in percent.
+// A GPU that processes a batch in 20 ms fed one every 45 ms idles 1 - 20/45 = 55%: idle = 1 - gpu / max(gpu, delivery period), in percent.
 double predicted_gpu_idle_pct(double gpu_step_ms, double batch_period_ms);
 // true when a is a cheaper setting than b: fewer workers, then no pinning, smaller prefetch, not persistent.
 bool cheaper(const LoaderPoint& a, const LoaderPoint& b);

@@ -9,6 +9,7 @@
 #include "experiment/progress.h"
 #include "experiment/subprocess.h"
 #include "util/error.h"
+#include "run/agent_locator.h"
 
 namespace fs = std::filesystem;
 
@@ -142,7 +143,7 @@ static bool has_torch(const std::string& python) {
 
 PythonEnv find_python(const std::string& requested) {
   PythonEnv env;
-  env.agent_dir = find_agent_dir();
+  env.agent_dir = run::locate_agent_dir();
   std::vector<std::string> tried;
   std::vector<std::string> candidates;
   if (!requested.empty()) {
@@ -162,24 +163,6 @@ PythonEnv find_python(const std::string& requested) {
   std::string list;
   for (auto& t : tried) list += (list.empty() ? "" : ", ") + t;
   throw UserError(fmt::format("no Python with torch found (tried {}); pass --python or set TRAINSCOPE_PYTHON", list));
-}
-
-std::string find_agent_dir() {
-  auto ok = [](const fs::path& d) { return fs::exists(d / "trainscope_lab" / "__init__.py"); };
-  if (const char* e = std::getenv("TRAINSCOPE_AGENT_DIR"); e && *e) {
-    if (ok(e)) return e;
-    throw UserError(fmt::format("TRAINSCOPE_AGENT_DIR={}: no trainscope_lab/ there", e));
-  }
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path d = exe.parent_path().parent_path() / "share" / "trainscope" / "agent";
-    if (ok(d)) return d.string();
-  }
-#ifdef TS_AGENT_SOURCE_DIR
-  if (ok(TS_AGENT_SOURCE_DIR)) return TS_AGENT_SOURCE_DIR;
-#endif
-  throw UserError("cannot find the trainscope_lab runners (set TRAINSCOPE_AGENT_DIR to the agent/ folder)");
 }
 
 }  // namespace ts::experiment

@@ -19,9 +19,6 @@ struct PythonEnv {
 
 // Throws ts::UserError naming what was tried when no interpreter imports torch.
 PythonEnv find_python(const std::string& requested = "");
-// The folder holding trainscope_lab/: $TRAINSCOPE_AGENT_DIR, next to the executable
-// (../share/trainscope/agent), or the source tree's agent/ (a build that was not installed).
-std::string find_agent_dir();
 
 struct RunnerResult {
   std::string status;  // ok | skipped | error (error also when the process died or timed out)

@@ -4,17 +4,6 @@
 
 namespace ts::experiment {
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double pos = (double(v.size()) - 1) * std::clamp(q, 0.0, 1.0);
-  size_t lo = size_t(pos);
-  size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
-}
-
-double median(std::vector<double> v) { return percentile(std::move(v), 0.5); }
-
 double spread_pct(const std::vector<double>& v) {
   if (v.size() < 2) return 0;
   double m = median(v);

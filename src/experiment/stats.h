@@ -2,11 +2,10 @@
 // Small statistics for experiment results: every number reported is computed here, once.
 #include <vector>
 
+#include "util/stats.h"  // median, percentile
+
 namespace ts::experiment {
 
-double median(std::vector<double> v);
-// Linear interpolation between closest ranks (numpy's default); q in [0, 1].
-double percentile(std::vector<double> v, double q);
 // Spread of per-step times: (p90 - p10) / median, in percent. 0 with fewer than 2 values.
 double spread_pct(const std::vector<double>& v);
 

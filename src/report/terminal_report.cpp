@@ -172,8 +172,12 @@ void trace_tables(Out& o, const analysis::TraceAnalysis& t, int top, bool severa
                        g.utilization_pct), 2);
     o.para(fmt::format("idle: host wait {} · kernel wait {} · other {}", ts::human_ns(g.idle_host_wait_ns),
                        ts::human_ns(g.idle_kernel_wait_ns), ts::human_ns(g.idle_other_ns)), 2);
-    if (g.est_sm_efficiency_pct >= 0 || g.est_occupancy_pct >= 0)
-      o.line(fmt::format("  est. SM efficiency {:.1f}% · est. occupancy {:.1f}%", g.est_sm_efficiency_pct, g.est_occupancy_pct));
+    // Kineto's estimates, each only when the trace has it (-1 = absent, never printed).
+    std::string est;
+    if (g.est_sm_efficiency_pct >= 0) est = fmt::format("est. SM efficiency {:.1f}%", g.est_sm_efficiency_pct);
+    if (g.est_occupancy_pct >= 0)
+      est += fmt::format("{}est. occupancy {:.1f}%", est.empty() ? "" : " · ", g.est_occupancy_pct);
+    if (!est.empty()) o.line("  " + est);
   }
 
   bound_table(o, t);

@@ -6,7 +6,8 @@
 
 namespace ts::run {
 
-// The directory holding sitecustomize.py and trainscope_agent/; throws UserError if none.
+// The directory holding sitecustomize.py, trainscope_agent/ and trainscope_lab/ (the lab
+// runners): the one locator for `run` and the experiments; throws UserError if none.
 std::string locate_agent_dir();
 
 }  // namespace ts::run

@@ -1,21 +1,13 @@
 #include "run/agent_summary.h"
 
+#include "util/stats.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
 namespace ts::run {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  size_t m = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(m), v.end());
-  double hi = v[m];
-  if (v.size() % 2) return hi;
-  double lo = *std::max_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(m));
-  return (lo + hi) / 2;
-}
 
 double slope(const std::vector<double>& y) {
   size_t n = y.size();

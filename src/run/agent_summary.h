@@ -31,8 +31,6 @@ std::vector<StepRecord> steps_of(const Records& r, pid_t pid);
 // and outside the profiler window (unless nothing else is left).
 std::vector<const StepRecord*> steady_steps(const std::vector<StepRecord>& steps, int64_t& warmup);
 
-// Median of a non-empty vector (copy); 0 for an empty one.
-double median(std::vector<double> v);
 // Least-squares slope of y over x = 0, 1, 2, ...
 double slope(const std::vector<double>& y);
 // Theil-Sen slope (median of the pairwise slopes): a one-off jump (the profiler window's

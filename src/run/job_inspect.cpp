@@ -167,7 +167,7 @@ void JobInspector::run() {
     if (alive(p.pid)) pids.push_back(p.pid);
   if (!pids.empty()) {
     int budget = cfg_.cpu_budget;
-    if (budget <= 0) budget = static_cast<int>(std::ceil(sample::read_cpu_budget(root_).budget_cores - 1e-9));
+    if (budget <= 0) budget = sample::read_cpu_budget(root_).whole_cores();
     // The measure ends early by itself once every process has exited.
     j.oversubscription = sample::measure_oversubscription(pids, cfg_.window_s, budget);
   }

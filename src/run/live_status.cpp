@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,13 +19,6 @@ namespace {
 constexpr double kBounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 constexpr double kWindowS = 10;
 }  // namespace
-
-std::string live_dir() {
-  const char* x = std::getenv("XDG_RUNTIME_DIR");
-  std::error_code ec;
-  if (x && *x && fs::is_directory(x, ec)) return std::string(x) + "/trainscope/live";
-  return fmt::format("/tmp/trainscope-{}/live", getuid());
-}
 
 std::string live_dir_trusted_base(const std::string& dir) {
   // The folders we create (trainscope/live, trainscope-<uid>/live) sit below a base someone else
@@ -95,56 +89,41 @@ void LiveStatusWriter::on_step(const StepRecord& s) {
 }
 
 std::string LiveStatusWriter::json_locked(pid_t pid, const Stream& st, const Identity* id, double now_unix) const {
-  JsonWriter w(false);
-  w.begin_object();
-  w.field("schema", "trainscope.live/1");
-  w.field("pid", static_cast<int64_t>(getpid()));
+  sample::LiveStatus s;
+  s.pid = static_cast<int>(getpid());
   // The training process: the rank's own process under torchrun, else the command we started.
-  w.field("child_pid", static_cast<int64_t>(id ? pid : child_));
-  if (!run_id_.empty()) w.field("run_id", run_id_);
-  w.field("command", command_);
-  if (id) {
-    w.field("rank", id->rank);
-    if (id->local_rank >= 0) w.field("local_rank", id->local_rank);
-    w.field("world_size", id->world_size);
-  }
-  // Whole seconds: the JSON writer keeps 6 significant digits, too few for a Unix time.
-  w.field("started_unix", static_cast<int64_t>(started_unix_));
-  w.field("updated_unix", static_cast<int64_t>(now_unix));
-  w.field("steps_total", st.steps);
-  if (st.samples > 0) w.field("samples_total", st.samples);
-  w.field("data_wait_seconds_total", st.data_wait_s);
-  w.key("step_time_seconds").begin_object();
-  w.key("buckets").begin_array();
+  s.child_pid = static_cast<int>(id ? pid : child_);
+  s.run_id = run_id_;
+  s.command = command_;
+  if (id) s.rank = id->rank, s.local_rank = id->local_rank, s.world_size = id->world_size;
+  s.started_unix = started_unix_;
+  s.updated_unix = now_unix;
+  s.steps_total = st.steps;
+  if (st.samples > 0) s.samples_total = st.samples;
+  s.data_wait_seconds_total = st.data_wait_s;
   for (size_t i = 0; i < std::size(kBounds); ++i)
-    w.begin_array().value(kBounds[i]).value(i < st.buckets.size() ? st.buckets[i] : int64_t{0}).end_array();
-  w.begin_array().value("+Inf").value(st.steps).end_array();
-  w.end_array();
-  w.field("sum", st.step_sum_s);
-  w.field("count", st.steps);
-  w.end_object();
+    s.step_buckets.emplace_back(kBounds[i], i < st.buckets.size() ? static_cast<double>(st.buckets[i]) : 0.0);
+  s.step_buckets.emplace_back(INFINITY, static_cast<double>(st.steps));
+  s.step_seconds_sum = st.step_sum_s;
+  s.step_count = st.steps;
   if (!st.recent.empty()) {
     double dur = 0, wait = 0;
     int64_t samples = 0;
     for (const auto& r : st.recent) dur += r.dur_s, wait += r.wait_s, samples += r.samples;
-    w.key("window").begin_object();
-    w.field("seconds", kWindowS);
-    w.field("steps", static_cast<int64_t>(st.recent.size()));
-    w.field("step_time_mean_s", dur / static_cast<double>(st.recent.size()));
-    w.field("data_wait_ratio", dur > 0 ? wait / dur : 0.0);
-    if (samples > 0 && dur > 0) w.field("samples_per_second", static_cast<double>(samples) / dur);
-    w.end_object();
+    s.window_seconds = kWindowS;
+    s.window_steps = static_cast<int64_t>(st.recent.size());
+    s.step_time_mean_s = dur / static_cast<double>(st.recent.size());
+    s.data_wait_ratio = dur > 0 ? wait / dur : 0.0;
+    if (samples > 0 && dur > 0) s.samples_per_second = static_cast<double>(samples) / dur;
   }
   if (finding_) {
-    w.key("top_finding").begin_object();
-    w.field("id", finding_->id);
-    w.field("severity", finding_->severity);
-    w.field("title", finding_->title);
-    if (finding_->gain_ratio >= 0) w.field("gain_ratio", finding_->gain_ratio);
-    w.end_object();
+    s.has_finding = true;
+    s.finding_id = finding_->id;
+    s.finding_severity = finding_->severity;
+    s.finding_title = finding_->title;
+    s.finding_gain_ratio = finding_->gain_ratio;
   }
-  w.end_object();
-  return w.take();
+  return sample::live_status_json(s);
 }
 
 std::vector<std::pair<std::string, std::string>> LiveStatusWriter::files(double now_unix) const {

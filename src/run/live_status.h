@@ -1,5 +1,5 @@
 #pragma once
-// The live-status hand-off to `trainscope serve` (docs/PROMETHEUS.md, "trainscope.live/1"):
+// The live-status hand-off to `trainscope serve` (schema: sample/live_status.h, docs/PROMETHEUS.md):
 // while a run runs, about once a second, one small JSON file per training process with its step
 // counters, a step-time histogram and the last 10 s window, replaced atomically (write a dot-tmp
 // file, rename) and removed at the end. Serve ignores them once our pid is gone or they are stale.
@@ -16,11 +16,9 @@
 #include <vector>
 
 #include "run/agent_records.h"
+#include "sample/live_status.h"
 
 namespace ts::run {
-
-// $XDG_RUNTIME_DIR/trainscope/live when that is a directory, else /tmp/trainscope-<uid>/live.
-std::string live_dir();
 
 // Where the private folders of `dir` start: $XDG_RUNTIME_DIR, /tmp, or else dir's parent.
 std::string live_dir_trusted_base(const std::string& dir);

@@ -1,5 +1,7 @@
 #include "run/rank_summary.h"
 
+#include "util/stats.h"
+
 #include <algorithm>
 
 #include "run/agent_summary.h"

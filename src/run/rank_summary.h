@@ -2,7 +2,7 @@
 // Multi-process jobs (torchrun, one agent per rank): which process is which rank (from the
 // agents' hello records), each rank's steps summarised on its own (ranks are never merged into one
 // median), and the straggler: the rank with the most time per step NOT spent waiting for the others
-// in collectives (diagnose::RanksEvidence documents the formula; /work/notes/multirank.md the why).
+// in collectives (diagnose::RanksEvidence documents the formula and why).
 // The same table can come from one profiler trace per rank (`trainscope analyze DIR`).
 #include <sys/types.h>
 

@@ -65,145 +65,165 @@ std::string default_out_dir() {
   return dir;
 }
 
-RunResult run_session(const RunOptions& opt) {
-  RunResult res;
-  if (opt.command.empty()) throw UserError("run: no command given (usage: trainscope run [options] -- COMMAND ...)");
-  res.out_dir = opt.out_dir.empty() ? default_out_dir() : opt.out_dir;
-  std::error_code ec;
-  fs::create_directories(res.out_dir, ec);
-  if (ec || !fs::is_directory(res.out_dir))
-    throw UserError(res.out_dir + ": cannot create the output directory: " + ec.message());
-  res.out_dir = fs::absolute(res.out_dir).lexically_normal().string();
-  res.started_utc = utc_now("%Y-%m-%dT%H:%M:%SZ");
-  std::string agent_dir = locate_agent_dir();
+namespace {
 
+// The run's moving parts while the child runs, shared by the stages below. The channel's reader
+// thread calls back into `live` and `inspector` through the atomics, so stages may create and
+// drop them while it runs.
+struct Session {
+  const RunOptions& opt;
+  RunResult& res;
   AgentChannel channel;
   // Steps counted by the best marker any process reported so far (a better marker restarts
-  // the count, as the agent does): what --steps' fallback below waits for.
+  // the count, as the agent does): what --steps' fallback waits for.
   std::atomic<int64_t> steps_seen{0};
   std::atomic<int> steps_level{0};
   std::unique_ptr<LiveStatusWriter> live;  // for `trainscope serve`; created once the child runs
   std::atomic<LiveStatusWriter*> live_ptr{nullptr};
   std::unique_ptr<JobInspector> inspector;  // the job's libraries and live threads, once warm
   std::atomic<JobInspector*> inspector_ptr{nullptr};
-  channel.start([&](const StepRecord& s) {
-    int level = static_cast<int>(step_source(s.flags));
-    if (level > steps_level.load()) {
-      steps_level = level;
-      steps_seen = 0;
-    }
-    if (level == steps_level.load() && s.step > steps_seen.load()) steps_seen = s.step;
-    if (auto* l = live_ptr.load()) l->on_step(s);
-    if (auto* j = inspector_ptr.load()) j->on_step(s.step);
-  }, [&](const TextRecord& t) {
-    if (auto* l = live_ptr.load()) l->on_text(t);
-  });
+  std::unique_ptr<store::Recorder> recorder;  // declared first: the sampler (its caller) goes first
+  std::unique_ptr<sample::Sampler> sampler;
+  double sampler_t0 = 0;
+  std::unique_ptr<StderrTee> tee;  // the job's stderr passes through; its last lines are kept
+  std::string command_line;  // the command, space-joined (live status, store)
 
+  Session(const RunOptions& o, RunResult& r) : opt(o), res(r) {}
+};
+
+// Stage 1: the output directory (created, made absolute) and the start time.
+void prepare_output(Session& s) {
+  RunResult& res = s.res;
+  res.out_dir = s.opt.out_dir.empty() ? default_out_dir() : s.opt.out_dir;
+  std::error_code ec;
+  fs::create_directories(res.out_dir, ec);
+  if (ec || !fs::is_directory(res.out_dir))
+    throw UserError(res.out_dir + ": cannot create the output directory: " + ec.message());
+  res.out_dir = fs::absolute(res.out_dir).lexically_normal().string();
+  res.started_utc = utc_now("%Y-%m-%dT%H:%M:%SZ");
+}
+
+// Stage 2: the agent channel's reader, and the environment that loads the agent into the child.
+std::map<std::string, std::string> open_agent_channel(Session& s) {
+  const std::string agent_dir = locate_agent_dir();
+  s.channel.start([&s](const StepRecord& r) {
+    int level = static_cast<int>(step_source(r.flags));
+    if (level > s.steps_level.load()) {
+      s.steps_level = level;
+      s.steps_seen = 0;
+    }
+    if (level == s.steps_level.load() && r.step > s.steps_seen.load()) s.steps_seen = r.step;
+    if (auto* l = s.live_ptr.load()) l->on_step(r);
+    if (auto* j = s.inspector_ptr.load()) j->on_step(r.step);
+  }, [&s](const TextRecord& t) {
+    if (auto* l = s.live_ptr.load()) l->on_text(t);
+  });
   std::map<std::string, std::string> env;
   const char* pp = std::getenv("PYTHONPATH");
   env["PYTHONPATH"] = agent_dir + (pp && *pp ? ":" + std::string(pp) : "");
-  env["TRAINSCOPE_AGENT_FIFO"] = channel.path();
-  env["TRAINSCOPE_OUT"] = res.out_dir;
+  env["TRAINSCOPE_AGENT_FIFO"] = s.channel.path();
+  env["TRAINSCOPE_OUT"] = s.res.out_dir;
   env["TRAINSCOPE_PROFILE_STEPS"] =
-      opt.profile ? fmt::format("{}-{}", opt.profile_first, opt.profile_last) : "off";
-  if (opt.steps > 0) env["TRAINSCOPE_STOP_AFTER"] = std::to_string(opt.steps);
-  if (!opt.overrides.empty()) env["TRAINSCOPE_SET"] = overrides_env(opt.overrides);
+      s.opt.profile ? fmt::format("{}-{}", s.opt.profile_first, s.opt.profile_last) : "off";
+  if (s.opt.steps > 0) env["TRAINSCOPE_STOP_AFTER"] = std::to_string(s.opt.steps);
+  if (!s.opt.overrides.empty()) env["TRAINSCOPE_SET"] = overrides_env(s.opt.overrides);
+  return env;
+}
 
-  Launcher launcher(opt.command, env);
-  // The job's stderr passes through untouched; its last lines are kept for the report.
-  std::unique_ptr<StderrTee> tee;
+// Stage 3 (before the fork): the job's stderr passes through untouched; its last lines are kept
+// for the report.
+void attach_stderr_tee(Session& s, Launcher& launcher) {
   try {
-    tee = std::make_unique<StderrTee>();
-    launcher.set_stderr(tee->child_fd());
+    s.tee = std::make_unique<StderrTee>();
+    launcher.set_stderr(s.tee->child_fd());
   } catch (const std::exception& e) {
-    res.warnings.push_back(std::string("stderr not captured: ") + e.what());
+    s.res.warnings.push_back(std::string("stderr not captured: ") + e.what());
   }
-  launcher.stdout_to_stderr(opt.child_stdout_to_stderr);
-  double t0 = steady_s();
-  pid_t pid = launcher.start();
-  if (tee) tee->parent_after_fork();
+}
+
+// Stage 4 (the child runs): live status, the job inspector, the sampler and its recorder. Each
+// is optional: one we cannot start is a warning, never the end of the run.
+void start_watching(Session& s, pid_t pid) {
+  const RunOptions& opt = s.opt;
+  RunResult& res = s.res;
   res.command_shown = redact_argv(opt.command);
-  std::string joined;  // for the store and the live files: redacted like every other copy
-  for (const auto& a : res.command_shown) joined += (joined.empty() ? "" : " ") + a;
+  // For the store and the live files: redacted like every other copy.
+  for (const auto& a : res.command_shown) s.command_line += (s.command_line.empty() ? "" : " ") + a;
   if (opt.live) {
-    live = std::make_unique<LiveStatusWriter>(opt.live_dir.empty() ? live_dir() : opt.live_dir, pid, joined,
-                                              static_cast<double>(std::time(nullptr)));
-    if (live->problem().empty()) {
-      live_ptr = live.get();
+    s.live = std::make_unique<LiveStatusWriter>(opt.live_dir.empty() ? sample::live_dir() : opt.live_dir, pid,
+                                                s.command_line, static_cast<double>(std::time(nullptr)));
+    if (s.live->problem().empty()) {
+      s.live_ptr = s.live.get();
     } else {  // the run goes on; only serve's view of it is off
-      std::string line = "live status for `trainscope serve` off: " + live->problem();
+      std::string line = "live status for `trainscope serve` off: " + s.live->problem();
       progress(opt, line);
       res.warnings.push_back(line);
+      s.live.reset();
     }
   }
-
-  if (opt.sample) {
-    try {  // the job already runs: a look we cannot take is a warning, never the end of the run
-      inspector = std::make_unique<JobInspector>(pid, [&channel] { return channel.snapshot(); });
-      inspector_ptr = inspector.get();
-      inspector->on_step(steps_seen.load());
-    } catch (const std::exception& e) {
-      res.warnings.push_back(std::string("job not inspected: ") + e.what());
-    }
+  if (!opt.sample) return;
+  try {
+    s.inspector = std::make_unique<JobInspector>(pid, [&s] { return s.channel.snapshot(); });
+    s.inspector_ptr = s.inspector.get();
+    s.inspector->on_step(s.steps_seen.load());
+  } catch (const std::exception& e) {
+    res.warnings.push_back(std::string("job not inspected: ") + e.what());
   }
-
   sample::SamplerConfig scfg;
   scfg.interval = opt.interval;
   scfg.root_pid = pid;
-  std::unique_ptr<sample::Sampler> sampler;
-  std::unique_ptr<store::Recorder> recorder;
-  double sampler_t0 = 0;
-  if (opt.sample) {
+  try {
+    s.sampler = std::make_unique<sample::Sampler>(scfg);
+    res.samples_path = res.out_dir + "/samples.csv";
+    // The store records the run and its samples; samples.csv is written alongside.
+    store::RecorderConfig rc;
+    rc.kind = "run";
+    rc.command = s.command_line;
+    rc.csv_path = res.samples_path;
+    rc.db_path = opt.store ? (opt.store_path.empty() ? store::Store::default_path() : opt.store_path) : "";
     try {
-      sampler = std::make_unique<sample::Sampler>(scfg);
-      res.samples_path = res.out_dir + "/samples.csv";
-      // The store records the run and its samples; samples.csv is written alongside.
-      store::RecorderConfig rc;
-      rc.kind = "run";
-      rc.command = joined;
-      rc.csv_path = res.samples_path;
-      rc.db_path = opt.store ? (opt.store_path.empty() ? store::Store::default_path() : opt.store_path) : "";
-      try {
-        recorder = std::make_unique<store::Recorder>(rc, *sampler);
-      } catch (const std::exception& e) {
-        if (rc.db_path.empty()) throw;
-        res.warnings.push_back(std::string("run not stored: ") + e.what());
-        rc.db_path.clear();
-        recorder = std::make_unique<store::Recorder>(rc, *sampler);
-      }
-      sampler_t0 = steady_s();
-      if (live && recorder->store()) live->set_run_id(std::to_string(recorder->run_id()));
-      sampler->start([&recorder](const sample::Tick& t) { recorder->on_tick(t); });
+      s.recorder = std::make_unique<store::Recorder>(rc, *s.sampler);
     } catch (const std::exception& e) {
-      res.warnings.push_back(std::string("hardware sampler unavailable: ") + e.what());
-      if (sampler && sampler->running()) sampler->stop();
-      recorder.reset();
-      sampler.reset();
-      res.samples_path.clear();
+      if (rc.db_path.empty()) throw;
+      res.warnings.push_back(std::string("run not stored: ") + e.what());
+      rc.db_path.clear();
+      s.recorder = std::make_unique<store::Recorder>(rc, *s.sampler);
     }
+    s.sampler_t0 = steady_s();
+    if (s.live && s.recorder->store()) s.live->set_run_id(std::to_string(s.recorder->run_id()));
+    s.sampler->start([&s](const sample::Tick& t) { s.recorder->on_tick(t); });
+  } catch (const std::exception& e) {
+    res.warnings.push_back(std::string("hardware sampler unavailable: ") + e.what());
+    if (s.sampler && s.sampler->running()) s.sampler->stop();
+    s.recorder.reset();
+    s.sampler.reset();
+    res.samples_path.clear();
   }
+}
 
-  // --steps: the agent ends the program itself after step N (SystemExit). If the program
-  // catches that and keeps going, we ask again with SIGINT, then SIGTERM.
+// Stage 5: waits for the child. Every second the live status is rewritten (with the rules' top
+// finding on what is known so far every few seconds, a few ms of work on this thread; the child
+// never waits for it). --steps: the agent ends the program itself after step N (SystemExit); if
+// the program catches that and keeps going, we ask again with SIGINT, then SIGTERM.
+void wait_for_child(Session& s, Launcher& launcher) {
+  const RunOptions& opt = s.opt;
   double steps_reached_at = 0, live_written = 0, live_diagnosed = 0;
   int escalation = 0;
-  res.exit = launcher.wait(std::chrono::milliseconds(20), [&] {
-    if (live && steady_s() - live_written >= 1.0) {
+  s.res.exit = launcher.wait(std::chrono::milliseconds(20), [&] {
+    if (s.live && steady_s() - live_written >= 1.0) {
       live_written = steady_s();
-      // The rules on what is known so far, every few seconds once past warm-up (a few ms of
-      // work on this thread; the child never waits for it).
-      if (steps_seen.load() >= kLiveDiagnoseAfterSteps && live_written - live_diagnosed >= kLiveDiagnoseEveryS) {
+      if (s.steps_seen.load() >= kLiveDiagnoseAfterSteps && live_written - live_diagnosed >= kLiveDiagnoseEveryS) {
         live_diagnosed = live_written;
         try {
-          auto f = live_top_finding(channel.snapshot(), sampler.get());
-          live->set_top_finding(f ? std::optional<LiveFinding>(to_live(*f)) : std::nullopt);
+          auto f = live_top_finding(s.channel.snapshot(), s.sampler.get());
+          s.live->set_top_finding(f ? std::optional<LiveFinding>(to_live(*f)) : std::nullopt);
         } catch (const std::exception&) {
           // best effort: the final report diagnoses everything anyway
         }
       }
-      live->write(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+      s.live->write(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
     }
-    if (opt.steps <= 0 || steps_seen.load() < opt.steps) return;
+    if (opt.steps <= 0 || s.steps_seen.load() < opt.steps) return;
     double now = steady_s();
     if (steps_reached_at == 0) steps_reached_at = now;
     if (escalation == 0 && now - steps_reached_at > 30) {
@@ -216,27 +236,35 @@ RunResult run_session(const RunOptions& opt) {
       escalation = 2;
     }
   });
-  res.wall_s = steady_s() - t0;
-  if (tee) res.stderr_tail = tee->finish();
-  if (inspector) {
-    inspector_ptr = nullptr;
-    res.job = inspector->finish();
-  }
-  if (sampler) sampler->stop();
-  channel.stop();
-  live_ptr = nullptr;
-  live.reset();  // removes the live file: the job is over
-  if (recorder) {
-    recorder->finish(res.exit.shell_code());
-    if (recorder->store()) res.run_id = recorder->run_id();
-  }
+}
 
-  Records records = channel.snapshot();
+// Stage 6 (the child is gone): stops the watchers, closes the stored run, and returns every
+// record the agents sent.
+Records stop_watching(Session& s) {
+  RunResult& res = s.res;
+  if (s.inspector) {
+    s.inspector_ptr = nullptr;
+    res.job = s.inspector->finish();
+  }
+  if (s.sampler) s.sampler->stop();
+  s.channel.stop();
+  s.live_ptr = nullptr;
+  s.live.reset();  // removes the live file: the job is over
+  if (s.recorder) {
+    s.recorder->finish(res.exit.shell_code());
+    if (s.recorder->store()) res.run_id = s.recorder->run_id();
+  }
+  return s.channel.snapshot();
+}
+
+// Stage 7: the agents' records, how the job ended and the sampler's series -> Evidence.
+void summarise_evidence(Session& s, const Records& records) {
+  RunResult& res = s.res;
   res.agent = summarise(records);
   res.stopped_by_steps = res.agent.stop_reason == "steps";
   res.evidence.agent = res.agent.evidence;
-  if (!opt.overrides.empty())
-    res.overrides = override_outcomes(opt.overrides, records,
+  if (!s.opt.overrides.empty())
+    res.overrides = override_outcomes(s.opt.overrides, records,
                                       !res.agent.agent_loaded ? "the agent did not reach a Python process"
                                       : res.agent.evidence.torch_version.empty() ? "the script never imported torch"
                                                                                  : "the agent gave no answer (switched off?)");
@@ -247,35 +275,38 @@ RunResult run_session(const RunOptions& opt) {
     job.signal = res.exit.signal;
     job.stopped_by_steps = res.stopped_by_steps;
     job.agent_loaded = res.agent.agent_loaded;
-    for (const auto& s : records.steps) job.steps = std::max(job.steps, s.step);
+    for (const auto& st : records.steps) job.steps = std::max(job.steps, st.step);
     for (const auto& [key, t] : records.step_totals) job.steps = std::max(job.steps, t.last_step);  // past the sample
     job.stderr_tail = res.stderr_tail;
     res.evidence.job = job;
   }
-
-  if (sampler) {
-    sample::Summary sum = sampler->summary();
-    auto se = samples_evidence(sum);
-    // The series for charts, and where each step started on the sampler's clock.
-    auto host = sampler->host_history();
-    auto gpus = sampler->gpu_history();
-    for (size_t i = 0; i < host.cpu_busy.size(); ++i) {
-      se.series.t_s.push_back(host.cpu_busy[i].t_s);
-      se.series.cpu_util_pct.push_back(host.cpu_busy[i].v);
-    }
-    if (!gpus.empty() && sum.primary_gpu >= 0 && static_cast<size_t>(sum.primary_gpu) < gpus.size()) {
-      const auto& g = gpus[static_cast<size_t>(sum.primary_gpu)];
-      for (size_t i = 0; i < g.util.size() && i < se.series.t_s.size(); ++i) se.series.gpu_util_pct.push_back(g.util[i].v);
-      for (size_t i = 0; i < g.mem_used.size() && i < se.series.t_s.size(); ++i)
-        se.series.gpu_mem_used_bytes.push_back(g.mem_used[i].v);
-    }
-    for (const auto& s : res.agent.steps)
-      se.step_start_s.push_back((s.t_end_ns - s.dur_ns) / 1e9 - sampler_t0);
-    fill_evidence(res.job, se);
-    res.evidence.samples = se;
+  if (!s.sampler) return;
+  sample::Summary sum = s.sampler->summary();
+  auto se = samples_evidence(sum);
+  // The series for charts, and where each step started on the sampler's clock.
+  auto host = s.sampler->host_history();
+  auto gpus = s.sampler->gpu_history();
+  for (size_t i = 0; i < host.cpu_busy.size(); ++i) {
+    se.series.t_s.push_back(host.cpu_busy[i].t_s);
+    se.series.cpu_util_pct.push_back(host.cpu_busy[i].v);
   }
+  if (!gpus.empty() && sum.primary_gpu >= 0 && static_cast<size_t>(sum.primary_gpu) < gpus.size()) {
+    const auto& g = gpus[static_cast<size_t>(sum.primary_gpu)];
+    for (size_t i = 0; i < g.util.size() && i < se.series.t_s.size(); ++i) se.series.gpu_util_pct.push_back(g.util[i].v);
+    for (size_t i = 0; i < g.mem_used.size() && i < se.series.t_s.size(); ++i)
+      se.series.gpu_mem_used_bytes.push_back(g.mem_used[i].v);
+  }
+  for (const auto& st : res.agent.steps)
+    se.step_start_s.push_back((st.t_end_ns - st.dur_ns) / 1e9 - s.sampler_t0);
+  fill_evidence(res.job, se);
+  res.evidence.samples = se;
+}
 
-  // One profiler trace per rank (torchrun): analysed in parallel; rank 0's is the run's trace.
+// Stage 8: the profiler window's trace (one per rank under torchrun, analysed in parallel; rank
+// 0's is the run's trace) through the trace engine.
+void analyse_profiler_traces(Session& s, const Records& records) {
+  const RunOptions& opt = s.opt;
+  RunResult& res = s.res;
   for (const auto& t : records.texts)
     if (t.kind == "trace" && !t.get("rank").empty() && fs::exists(t.get("path")) &&
         std::find(res.rank_traces.begin(), res.rank_traces.end(), t.get("path")) == res.rank_traces.end())
@@ -293,10 +324,8 @@ RunResult run_session(const RunOptions& opt) {
       res.warnings.push_back(std::string("per-rank profiler traces not analysed: ") + e.what());
     }
   }
-  // The profiler window's trace, through the trace engine.
-  if (res.evidence.trace) {
-    // already analysed with the other ranks' traces
-  } else if (!res.agent.trace_path.empty() && fs::exists(res.agent.trace_path)) {
+  if (res.evidence.trace) return;  // already analysed with the other ranks' traces
+  if (!res.agent.trace_path.empty() && fs::exists(res.agent.trace_path)) {
     res.trace_path = res.agent.trace_path;
     try {
       progress(opt, "analysing the profiler window " + res.trace_path);
@@ -309,15 +338,18 @@ RunResult run_session(const RunOptions& opt) {
     res.warnings.push_back(fmt::format("no profiler window: the run ended after {} steps, before step {}",
                                        res.agent.evidence.steps, opt.profile_first));
   }
+}
 
-  res.diagnosis = diagnose::diagnose(res.evidence);
-
+// Stage 9: report.json (also into the store), report.txt and report.html in the output directory.
+void write_reports(Session& s) {
+  const RunOptions& opt = s.opt;
+  RunResult& res = s.res;
   res.report_path = res.out_dir + "/report.json";
   std::string json = write_report_json(res, opt);
-  if (recorder && recorder->store()) {
+  if (s.recorder && s.recorder->store()) {
     try {
-      recorder->store()->put_report(res.run_id, json);
-      recorder->store()->flush();
+      s.recorder->store()->put_report(res.run_id, json);
+      s.recorder->store()->flush();
     } catch (const std::exception& e) {
       res.warnings.push_back(std::string("report not stored: ") + e.what());
     }
@@ -332,6 +364,30 @@ RunResult run_session(const RunOptions& opt) {
   } catch (const std::exception& e) {
     res.warnings.push_back(std::string("report.html not written: ") + e.what());
   }
+}
+
+}  // namespace
+
+RunResult run_session(const RunOptions& opt) {
+  if (opt.command.empty()) throw UserError("run: no command given (usage: trainscope run [options] -- COMMAND ...)");
+  RunResult res;
+  Session s(opt, res);
+  prepare_output(s);
+  Launcher launcher(opt.command, open_agent_channel(s));
+  attach_stderr_tee(s, launcher);
+  launcher.stdout_to_stderr(opt.child_stdout_to_stderr);
+  const double t0 = steady_s();
+  const pid_t pid = launcher.start();
+  if (s.tee) s.tee->parent_after_fork();
+  start_watching(s, pid);
+  wait_for_child(s, launcher);
+  res.wall_s = steady_s() - t0;
+  if (s.tee) res.stderr_tail = s.tee->finish();
+  const Records records = stop_watching(s);
+  summarise_evidence(s, records);
+  analyse_profiler_traces(s, records);
+  res.diagnosis = diagnose::diagnose(res.evidence);
+  write_reports(s);
   return res;
 }
 

@@ -29,7 +29,7 @@ struct RunOptions {
   std::string store_path;          // "" = the store's default
   bool quiet = false;              // no progress on stderr
   bool live = true;                // live-status file for `trainscope serve` while it runs
-  std::string live_dir;            // "" = live_dir() (XDG_RUNTIME_DIR or /tmp/trainscope-<uid>)
+  std::string live_dir;            // "" = sample::live_dir() (XDG_RUNTIME_DIR or /tmp/trainscope-<uid>)
   std::vector<Override> overrides;  // --set KEY=VALUE, applied by the agent (overrides.h)
   bool child_stdout_to_stderr = false;  // verify --json: the command's prints must not reach stdout
 };

@@ -1,5 +1,5 @@
 #pragma once
-// NVML types and constants declared by us (REFERENCE.md section 3), so that nothing from
+// NVML types and constants declared by us (NVIDIA's NVML API reference), so that nothing from
 // NVIDIA is needed at build time: the library is loaded with dlopen at run time.
 // Layouts follow nvml.h; only what trainscope reads is declared.
 #include <cstdint>

@@ -70,7 +70,7 @@ Oversubscription measure_oversubscription(const std::vector<int>& pids, double w
     o.cpu_budget = cpu_budget;
   } else if (!pids.empty()) {
     // 1.5 cores of quota keep two threads partly busy: round up.
-    o.cpu_budget = static_cast<int>(std::ceil(read_cpu_budget(pids.front()).budget_cores - 1e-9));
+    o.cpu_budget = read_cpu_budget(pids.front()).whole_cores();
   }
   if (pids.empty()) {
     o.summary = "no processes to measure";

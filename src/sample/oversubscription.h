@@ -1,6 +1,6 @@
 #pragma once
 // Thread oversubscription across the processes of one job (torchrun ranks, experiments
-// sharing a host), measured live from /proc: seed 003's multi-card trap, where N processes
+// sharing a host), measured live from /proc: the multi-GPU trap, where N processes
 // each start one intra-op thread per core and the cores spend their time switching.
 //
 // Measure: over a short window, sample every thread's state in /proc/PID/task/TID/stat;

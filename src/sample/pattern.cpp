@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sample/window_stats.h"
+#include "util/stats.h"
 
 namespace ts::sample {
 
@@ -17,7 +18,7 @@ Pattern detect_pattern(std::span<const Point> pts) {
   for (const auto& x : pts) v.push_back(x.v);
   WindowStats w = window_stats(v);
   p.mean_pct = w.mean;
-  const double lo = percentile(v, 5), hi = percentile(v, 95), range = hi - lo;
+  const double lo = percentile(v, 0.05), hi = percentile(v, 0.95), range = hi - lo;
   auto share_below = [&](double thr) {
     size_t n = 0;
     for (double x : v) n += x < thr;
@@ -52,13 +53,13 @@ Pattern detect_pattern(std::span<const Point> pts) {
   if (rises.size() < 3) return p;
   std::vector<double> periods;
   for (size_t i = 1; i < rises.size(); ++i) periods.push_back(rises[i] - rises[i - 1]);
-  const double med = percentile(periods, 50);
+  const double med = median(periods);
   std::vector<double> dev;
   for (double x : periods) dev.push_back(std::fabs(x - med));
-  const double mad = 1.4826 * percentile(dev, 50);  // ~ standard deviation for normal jitter
+  const double mad = 1.4826 * median(dev);  // ~ standard deviation for normal jitter
   std::vector<double> dts;
   for (size_t i = 1; i < pts.size(); ++i) dts.push_back(pts[i].t_s - pts[i - 1].t_s);
-  const double dt = percentile(dts, 50);
+  const double dt = median(dts);
   p.cycles = static_cast<int>(periods.size());
   // Regular (spread < 30% of the period) and resolved by at least 3 samples per period.
   if (med <= 0 || mad / med >= 0.3 || med < 3 * dt) return p;

@@ -3,7 +3,7 @@
 //   idle:        mean < 5% and p90 < 10%: nothing runs on the GPU.
 //   sawtooth:    busy/idle alternation with a regular period (>= 3 rising edges, period
 //                spread 1.4826*MAD/median < 30%, >= 3 samples per period): the classic
-//                data-starvation signature of seed 000.
+//                data-starvation signature (a GPU fed batches too slowly).
 //   steady-high: no alternation, mean >= 70%.
 //   steady-low:  no alternation, mean < 70% (the GPU is never fed enough work).
 //   irregular:   large swings without a regular period.

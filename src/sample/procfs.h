@@ -1,5 +1,5 @@
 #pragma once
-// Parsers for the /proc and cgroup files the host sampler reads (REFERENCE.md section 4).
+// Parsers for the /proc and cgroup files the host sampler reads (proc(5), cgroup v1/v2).
 // Each parser takes the file's text, so tests can feed crafted contents; read_text() reads
 // a file in one go and tells a missing file (a process that exited) from an empty one.
 #include <sys/types.h>

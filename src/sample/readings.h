@@ -10,7 +10,7 @@
 
 namespace ts::sample {
 
-// NVML clock-event ("throttle") reason bits, as nvml.h defines them (REFERENCE.md section 3).
+// NVML clock-event ("throttle") reason bits, as nvml.h defines them (nvmlClocksEventReasons).
 enum ClockEventReason : uint64_t {
   kReasonGpuIdle = 0x1,
   kReasonAppClocks = 0x2,

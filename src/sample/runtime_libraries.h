@@ -2,7 +2,7 @@
 // The BLAS and OpenMP runtimes a process really runs on, read from its /proc/PID/maps, and the
 // CPU they run on (/proc/cpuinfo vendor_id). Used by `trainscope doctor` (a probe process or
 // --pid) and by `trainscope run` (the job's training processes, live) — /proc only.
-// Libraries are recognised by basename (threadpoolctl's prefixes, REFERENCE.md section 4),
+// Libraries are recognised by basename (threadpoolctl's prefixes),
 // plus Debian's alternatives layout (/usr/lib/<triplet>/blas/libblas.so.3 is the unoptimised
 // reference BLAS, .../openblas-pthread/libblas.so.3 is OpenBLAS behind the same name).
 #include <string>

@@ -7,6 +7,7 @@
 #include "sample/host_sampler.h"
 #include "sample/nvml_sampler.h"
 #include "sample/window_stats.h"
+#include "util/stats.h"
 
 namespace ts::sample {
 
@@ -214,7 +215,7 @@ Summary Sampler::summary() const {
     if (ag.power_n) g.power_mean_w = ag.power_sum / ag.power_n;
     g.clock_reasons_seen = ag.reasons;
     if (ag.slow_n) g.throttled_pct = 100.0 * ag.throttled_n / ag.slow_n;
-    if (!ag.driver_dt_ms.empty()) g.driver_sample_period_ms = percentile(ag.driver_dt_ms, 50);
+    if (!ag.driver_dt_ms.empty()) g.driver_sample_period_ms = median(ag.driver_dt_ms);
     g.pattern = gpu_pattern(gpu_hist_[i]);
     s.per_gpu.push_back(std::move(g));
   }

@@ -1,24 +1,10 @@
 #include "sample/window_stats.h"
+#include "util/stats.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace ts::sample {
-
-namespace {
-double sorted_percentile(const std::vector<double>& s, double pct) {
-  if (s.empty()) return -1;
-  double rank = pct / 100.0 * static_cast<double>(s.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(rank));
-  size_t hi = std::min(lo + 1, s.size() - 1);
-  return s[lo] + (s[hi] - s[lo]) * (rank - static_cast<double>(lo));
-}
-}  // namespace
-
-double percentile(std::vector<double> values, double pct) {
-  std::sort(values.begin(), values.end());
-  return sorted_percentile(values, pct);
-}
 
 WindowStats window_stats(std::span<const double> values) {
   WindowStats w;
@@ -31,9 +17,9 @@ WindowStats window_stats(std::span<const double> values) {
   w.mean = sum / static_cast<double>(s.size());
   w.min = s.front();
   w.max = s.back();
-  w.p10 = sorted_percentile(s, 10);
-  w.p50 = sorted_percentile(s, 50);
-  w.p90 = sorted_percentile(s, 90);
+  w.p10 = percentile_sorted(s, 0.10);
+  w.p50 = percentile_sorted(s, 0.50);
+  w.p90 = percentile_sorted(s, 0.90);
   return w;
 }
 

@@ -12,9 +12,8 @@ struct WindowStats {
   double p10 = -1, p50 = -1, p90 = -1;
 };
 
-// Percentiles by linear interpolation between closest ranks (numpy's default).
+// Percentiles by linear interpolation between closest ranks (numpy's default, util/stats.h).
 WindowStats window_stats(std::span<const double> values);
-double percentile(std::vector<double> values, double pct);
 
 // Percentiles over a whole run without keeping every sample: integer bins 0..100 for
 // percentages (NVML utilisation is an integer percent).

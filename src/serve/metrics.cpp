@@ -206,7 +206,7 @@ std::string render_metrics(const ScrapeInput& in) {
 }
 
 MetricsCollector::MetricsCollector(MetricsOptions opt) : opt_(std::move(opt)) {
-  if (opt_.live_dir.empty()) opt_.live_dir = default_live_dir();
+  if (opt_.live_dir.empty()) opt_.live_dir = sample::live_dir();
   if (opt_.hostname.empty()) opt_.hostname = host_name();
   sample::SamplerConfig cfg;
   cfg.interval = opt_.interval;

@@ -21,12 +21,12 @@ namespace ts::serve {
 
 struct MetricsOptions {
   std::chrono::milliseconds interval{500};  // background sampling (throttle-time integration)
-  std::string live_dir;                     // "" = default_live_dir()
+  std::string live_dir;                     // "" = sample::live_dir()
   std::string nvml_library;                 // "" = the sampler's default lookup
   std::string hostname;                     // "" = gethostname()
 };
 
-// Clock-event reason bits and their label values, in bit order (REFERENCE.md section 3).
+// Clock-event reason bits and their label values, in bit order (nvml.h nvmlClocksEventReasons).
 inline constexpr std::array<const char*, 9> kReasonNames = {
     "gpu_idle",   "applications_clocks", "sw_power_cap", "hw_slowdown",   "sync_boost",
     "sw_thermal", "hw_thermal",          "hw_power_brake", "display_clocks"};

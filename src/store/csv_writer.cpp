@@ -22,12 +22,12 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 const std::vector<std::string>& CsvWriter::columns() {
   static const std::vector<std::string> c = {
-      "timestamp", "gpu_idx", "util_pct", "mem_used_mb", "mem_total_mb", "temp_c", "power_w",
+      "timestamp", "gpu_idx", "util_pct", "mem_used_mib", "mem_total_mib", "temp_c", "power_w",
       "mem_util_pct", "sm_active_pct", "sm_occupancy_pct", "tensor_active_pct", "dram_bw_pct",
       "sm_clock_mhz", "mem_clock_mhz", "clock_reasons", "pcie_gen", "pcie_width",
-      "pcie_tx_mb_s", "pcie_rx_mb_s", "energy_j", "gpu_lost", "host_cpu_pct", "host_mem_available_mb",
-      "cpu_pressure_avg10", "tree_processes", "tree_cpu_pct", "tree_rss_mb", "tree_threads",
-      "shm_used_mb"};
+      "pcie_tx_mib_s", "pcie_rx_mib_s", "energy_j", "gpu_lost", "host_cpu_pct", "host_mem_available_mib",
+      "cpu_pressure_avg10", "tree_processes", "tree_cpu_pct", "tree_rss_mib", "tree_threads",
+      "shm_used_mib"};
   return c;
 }
 

@@ -1,9 +1,10 @@
 #pragma once
-// CSV of the samples. The first columns are seed 000's GPUMonitor columns, so its readers
-// keep working: timestamp,gpu_idx,util_pct,mem_used_mb,mem_total_mb,temp_c,power_w
-// then everything else (docs/SAMPLER.md lists them). One row per GPU per tick; a machine
-// without GPUs gets one host row per tick with the GPU columns empty. Empty = not available.
-// mb is MiB (as nvidia-smi's "MiB"); timestamp is ISO 8601 UTC with milliseconds.
+// CSV of the samples: timestamp,gpu_idx,util_pct,mem_used_mib,mem_total_mib,temp_c,power_w
+// first (the columns of a minimal nvidia-smi-style GPU log), then everything else
+// (docs/SAMPLER.md lists them). One row per GPU per tick; a machine without GPUs gets one host
+// row per tick with the GPU columns empty. Empty = not available. Each column names its unit:
+// _mib is MiB (2^20 bytes, nvidia-smi's "MiB"), _mib_s MiB per second; timestamp is ISO 8601
+// UTC with milliseconds.
 #include <cstdio>
 #include <string>
 #include <vector>

@@ -12,13 +12,17 @@ std::string reference_json(const TraceAnalysis& a) {
   w.field("dropped", st.dropped_tail_steps);
   w.field("synthetic", st.synthetic);
   w.field("total_ns", st.total_ns);
-  for (size_t i = 0; i < st.steps.size(); ++i)
+  for (size_t i = 0; i < st.steps.size(); ++i) {
+    w.field("step_numbers." + std::to_string(i), st.steps[i].number);
     w.field("step_durations_ns." + std::to_string(i), st.steps[i].duration());
+  }
   const Breakdown& b = st.total;
   const int64_t vals[] = {b.kernel, b.memcpy, b.memset, b.communication,
                           b.runtime, b.dataloader, b.cpu_exec, b.other};
   for (int i = 0; i < 8; ++i) w.field(std::string("breakdown_ns.") + kBreakdownClasses[i], vals[i]);
+  for (int i = 0; i < 8; ++i) w.field(std::string("breakdown_pct.") + kBreakdownClasses[i], st.pct(vals[i]));
   w.field("dataloader_host_ns", st.dataloader_host_ns);
+  w.field("gpu.present", a.gpu.present);
   if (a.gpu.present) {
     w.field("gpu.span_ns", a.gpu.span_ns);
     w.field("gpu.busy_ns", a.gpu.busy_ns);
@@ -31,6 +35,7 @@ std::string reference_json(const TraceAnalysis& a) {
   }
   const KernelStats& k = a.kernels;
   w.field("kernels.count", k.count);
+  w.field("kernels.per_step", k.per_step);
   w.field("kernels.total_ns", k.total_ns);
   w.field("kernels.median_ns", k.median_ns);
   w.field("kernels.under_10us_pct", k.under_10us_pct);
@@ -53,12 +58,15 @@ std::string reference_json(const TraceAnalysis& a) {
   w.field("syncs.count", a.syncs.count);
   w.field("syncs.time_ns", a.syncs.time_ns);
   w.field("syncs.item_calls", a.syncs.item_calls);
+  w.field("syncs.pct_of_step", a.syncs.pct_of_step);
   for (const SyncRow& r : a.syncs.rows) {
     w.field("syncs.rows." + r.kind + ".count", r.count);
     w.field("syncs.rows." + r.kind + ".time_ns", r.time_ns);
   }
+  w.field("memory.present", a.memory.present);
   if (a.memory.present) {
     w.field("memory.relative", a.memory.relative);
+    w.field("memory.device", a.memory.device);
     w.field("memory.peak_allocated", a.memory.peak_allocated);
     w.field("memory.peak_reserved", a.memory.peak_reserved);
     w.field("memory.slope", a.memory.slope_bytes_per_step);

@@ -483,7 +483,7 @@ def analyse(path):
         "total_ns": step_total,
         "breakdown_ns": dict(tot),
         "dataloader_host_ns": dataloader_host(ev, steps),
-        "breakdown_pct": {k: round(100.0 * v / step_total, 4) for k, v in tot.items()},
+        "breakdown_pct": {k: 100.0 * v / step_total for k, v in tot.items()},
         "gpu": gpu_time(ev, steps, lo, hi),
         "kernels": kernel_stats(ev, len(steps), lo, hi),
         "copies": copy_stats(ev, lo, hi),
@@ -525,20 +525,28 @@ def flatten(d, prefix=""):
 
 
 def check(cpp_json_path, trace_path):
-    """Compares every key of the C++ output with this script's value. Exit 1 on a mismatch."""
+    """Compares the C++ output with this script's values, walking both sides: a key either side
+    has and the other lacks is a mismatch (apart from a zero, a row the other side leaves out
+    when there is nothing to count, e.g. no copies at all). Exit 1 on any mismatch."""
     with open(cpp_json_path) as f:
         cpp = json.load(f)
     ref = flatten(analyse(trace_path))
-    ref["gpu.idle_ns"] = ref.get("gpu.idle_ns")
+    ref.pop("path", None)  # the file name, not a measurement
+
+    def is_zero(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0
+
     bad = 0
-    for k, v in cpp.items():
-        if k not in ref:
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0:
-                continue  # a zero the script has no row for (e.g. no copies at all)
-            print(f"{trace_path}: {k}: C++ {v}, reference has no value")
+    for k in sorted(set(cpp) | set(ref)):
+        if k not in ref or k not in cpp:
+            v = cpp.get(k, ref.get(k))
+            if is_zero(v) or v is None:
+                continue
+            side = "reference" if k not in ref else "C++"
+            print(f"{trace_path}: {k}: {v} on one side, {side} has no value")
             bad += 1
             continue
-        r = ref[k]
+        v, r = cpp[k], ref[k]
         if isinstance(v, bool) or isinstance(r, bool):
             ok = bool(v) == bool(r)
         elif isinstance(v, float) or isinstance(r, float):
@@ -548,12 +556,19 @@ def check(cpp_json_path, trace_path):
         if not ok:
             print(f"{trace_path}: {k}: C++ {v} != reference {r}")
             bad += 1
-    print(f"{trace_path}: {len(cpp)} values compared, {bad} mismatches")
+    both = len(set(cpp) & set(ref))
+    print(f"{trace_path}: {both} values compared ({len(cpp)} C++, {len(ref)} reference), {bad} mismatches")
     return 1 if bad else 0
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--check":
         sys.exit(check(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 3 and sys.argv[1] == "--flat":
+        # One "key<TAB>value" line per value (the keys reference_json.cpp uses), for tests that
+        # take their expected numbers from this independent implementation.
+        for k, v in flatten(analyse(sys.argv[2])).items():
+            print(f"{k}\t{json.dumps(v, default=str)}")
+        sys.exit(0)
     for p in sys.argv[1:]:
         print(json.dumps(analyse(p), indent=1, default=str))

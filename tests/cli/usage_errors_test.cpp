@@ -60,6 +60,22 @@ TEST(UsageErrors, RangeAndValidationErrorsAreOneLine) {
   expect_usage_error("verify --steps 5 -- true", "verify: --steps: ");
 }
 
+// Values that parse as strings but mean nothing: the same one line and exit 2 as a bad number.
+TEST(UsageErrors, BadValuesOfEveryKind) {
+  expect_usage_error("analyze --steps 5-2 x.json", "analyze: --steps: 5-2 is not N, A-B, A- or -B with A <= B");
+  expect_usage_error("analyze --steps x x.json", "analyze: --steps: x is not N, A-B");
+  expect_usage_error("run --interval 5 -- true", "run: --interval: 5 is not a duration (a number with ms or s");
+  expect_usage_error("run --interval 5ms -- true", "run: --interval: 5ms is not between 10ms and 60s");
+  expect_usage_error("run --profile-steps 1-3 -- true", "run: --profile-steps: 1-3: FIRST must be >= 2");
+  expect_usage_error("run --profile-steps 9- -- true", "run: --profile-steps: 9- is not FIRST-LAST");
+  expect_usage_error("run --steps 0 -- true", "run: --steps: 0 is not a positive number");
+  expect_usage_error("run", "run: command is required");
+  expect_usage_error("serve --interval 10ms --once", "serve: --interval: 10ms is not between 50ms and 60s");
+  expect_usage_error("serve --interval 2 --once", "serve: --interval: 2 is not a duration");
+  expect_usage_error("watch --interval 1m", "watch: --interval: 1m is not a duration");
+  expect_usage_error("snapshot --window 20ms", "snapshot: --window: 20ms is not between 100ms and 10s");
+}
+
 TEST(UsageErrors, MissingAndUnexpectedArguments) {
   expect_usage_error("analyze", "analyze: PATH is required");
   expect_usage_error("report", "report: run is required");

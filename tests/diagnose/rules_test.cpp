@@ -273,6 +273,9 @@ TEST(NotOnGpu, CpuOnlyTraceWithoutCudaIsSilent) {
   a.param_device = "cpu";
   ev.agent = a;
   EXPECT_EQ(find(diagnose(ev), "not-on-gpu"), nullptr);
+  // No GPU to use is a kind of machine, not a fault: "CPU-only machine", never "Not on the GPU".
+  EXPECT_EQ(diagnose(ev).scenario, Scenario::CpuOnly);
+  EXPECT_EQ(std::string(scenario_title(Scenario::CpuOnly)).rfind("CPU-only machine", 0), 0u);
   ev.agent->cuda_available = true;  // CUDA was there: the CPU-only trace is a finding
   EXPECT_NE(find(diagnose(ev), "not-on-gpu"), nullptr);
 }

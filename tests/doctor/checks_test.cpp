@@ -16,7 +16,8 @@ DoctorFacts cpu_box() {
   f.host.hostname = "box";
   f.host.cpu_vendor = "AuthenticAMD";
   f.host.budget.online = 16;
-  f.host.budget.affinity = 16;
+  f.host.budget.cores_usable = 16;
+  f.host.budget.budget_cores = 16;
   f.host.shm_total_bytes = 8LL << 30;
   f.host.shm_free_bytes = 8LL << 30;
   f.python.ran = true;
@@ -91,7 +92,8 @@ TEST(Checks, NoDriverIsAWarnAndGpuChecksSkip) {
 TEST(Checks, HealthyH100BoxPassesEverything) {
   DoctorFacts f = gpu_box(8);
   f.python.num_threads = 2;
-  f.host.budget.online = f.host.budget.affinity = 64;
+  f.host.budget.online = f.host.budget.cores_usable = 64;
+  f.host.budget.budget_cores = 64;
   for (const auto& c : run_checks(f)) {
     if (c.id == "cpu-blas" || c.id == "openmp-runtimes") continue;  // no runtimes listed
     EXPECT_EQ(c.status, Status::pass) << c.id << ": " << c.summary;
@@ -180,7 +182,8 @@ TEST(Checks, TwoOpenMpRuntimes) {
 TEST(Checks, MultiCardThreadTrap) {
   // Seed 003: 8 GPUs, 32 cores, every process starts 32 threads.
   DoctorFacts f = gpu_box(8);
-  f.host.budget.online = f.host.budget.affinity = 32;
+  f.host.budget.online = f.host.budget.cores_usable = 32;
+  f.host.budget.budget_cores = 32;
   f.python.num_threads = 32;
   auto c = check_thread_budget(f);
   EXPECT_EQ(c.status, Status::warn);
@@ -192,9 +195,9 @@ TEST(Checks, MultiCardThreadTrap) {
 
 TEST(Checks, ContainerQuotaBelowVisibleCores) {
   DoctorFacts f = cpu_box();
-  f.host.budget.online = f.host.budget.affinity = 64;
-  f.host.budget.cgroup_cpus = 4;
-  f.host.budget.cgroup_file = "/sys/fs/cgroup/cpu.max";
+  f.host.budget.online = f.host.budget.cores_usable = 64;
+  f.host.budget.quota_cores = f.host.budget.budget_cores = 4;  // min(64 cores, a 4-CPU quota)
+  f.host.budget.quota_file = "/sys/fs/cgroup/cpu.max";
   f.python.num_threads = 64;
   auto c = check_thread_budget(f);
   EXPECT_EQ(c.status, Status::warn);

@@ -154,13 +154,13 @@ TEST(ProcLive, SelfAndChildren) {
 }
 
 TEST(ProcLive, CpuBudgetMatchesTheKernel) {
-  CpuBudget b = read_cpu_budget(getpid());
+  CpuBudget b = ts::sample::read_cpu_budget(getpid());
   cpu_set_t set;
   ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
-  EXPECT_EQ(b.affinity, CPU_COUNT(&set));
+  EXPECT_EQ(b.cores_usable, CPU_COUNT(&set));
   EXPECT_EQ(b.online, sysconf(_SC_NPROCESSORS_ONLN));
-  EXPECT_GE(b.effective(), 1);
-  EXPECT_LE(b.effective(), b.affinity);
+  EXPECT_GE(b.whole_cores(), 1);
+  EXPECT_LE(b.whole_cores(), b.cores_usable);
 }
 
 TEST(Oversubscription, SixSpinningThreadsOnTwoCores) {

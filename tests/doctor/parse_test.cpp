@@ -66,19 +66,13 @@ TEST(ProcParse, EnvironFiltersKeys) {
   EXPECT_EQ(some["MKL_NUM_THREADS"], "");
 }
 
-TEST(ProcParse, CgroupQuotas) {
-  EXPECT_DOUBLE_EQ(parse_cpu_max("max 100000\n"), -1);
-  EXPECT_DOUBLE_EQ(parse_cpu_max("200000 100000\n"), 2.0);
-  EXPECT_DOUBLE_EQ(parse_cpu_max("150000 100000"), 1.5);
-  EXPECT_DOUBLE_EQ(parse_cpu_max(""), -1);
-  EXPECT_DOUBLE_EQ(parse_cpu_max("garbage"), -1);
-  EXPECT_DOUBLE_EQ(parse_cfs_quota("-1\n", "100000\n"), -1);
-  EXPECT_DOUBLE_EQ(parse_cfs_quota("400000\n", "100000\n"), 4.0);
+TEST(ProcParse, WholeCoresOfABudget) {
+  // The quota parsers themselves: tests/sample/procfs_test.cpp (doctor uses sample's reading).
   CpuBudget b;
-  b.online = 64, b.affinity = 64, b.cgroup_cpus = 1.5;
-  EXPECT_EQ(b.effective(), 2);  // 1.5 CPUs of quota keep two threads partly busy
-  b.cgroup_cpus = -1, b.affinity = 8;
-  EXPECT_EQ(b.effective(), 8);
+  b.budget_cores = 1.5;
+  EXPECT_EQ(b.whole_cores(), 2);  // 1.5 CPUs of quota keep two threads partly busy
+  b.budget_cores = 8;
+  EXPECT_EQ(b.whole_cores(), 8);
 }
 
 TEST(ProcParse, CpuinfoVendorAndModel) {

@@ -18,10 +18,21 @@ using namespace ts::experiment;
 
 static const std::string kTarget = std::string(TS_SOURCE_DIR) + "/examples/lab/tiny_convnet.py:factory";
 
+// The statistics recomputed here from the raw per-step times, written out independently of
+// src/util/stats.cpp: the median of 8 sorted values is the mean of the 4th and 5th; numpy's
+// linear percentile at q sits at position q * (n - 1) between the two neighbouring values
+// (8 values: p10 at 0.7, between the 1st and 2nd; p90 at 6.3, between the 7th and 8th).
 static double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+static double linear_percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * double(v.size() - 1);
+  const size_t lo = size_t(pos);
+  const double frac = pos - double(lo);
+  return lo + 1 < v.size() ? v[lo] * (1 - frac) + v[lo + 1] * frac : v[lo];
 }
 
 TEST(LabRun, ThreeConfigurationsOnCpu) {
@@ -50,9 +61,15 @@ TEST(LabRun, ThreeConfigurationsOnCpu) {
     EXPECT_EQ(c->batch_size, 32);
     // samples/s is the batch over the median step time, recomputed here from the raw step times.
     EXPECT_NEAR(c->samples_per_s, 32 * 1000.0 / median_of(c->step_ms), 1e-6 * c->samples_per_s);
+    // The rate's p10 is the batch over the p90 step time (slow steps: the low end), and back.
+    const double p10_ms = linear_percentile(c->step_ms, 0.1), p90_ms = linear_percentile(c->step_ms, 0.9);
+    EXPECT_NEAR(c->samples_per_s_p10, 32 * 1000.0 / p90_ms, 1e-9 * c->samples_per_s);
+    EXPECT_NEAR(c->samples_per_s_p90, 32 * 1000.0 / p10_ms, 1e-9 * c->samples_per_s);
     EXPECT_LE(c->samples_per_s_p10, c->samples_per_s);
     EXPECT_GE(c->samples_per_s_p90, c->samples_per_s);
-    EXPECT_GE(c->spread_pct, 0);
+    // Spread: (p90 - p10) / median of the step times, in percent.
+    EXPECT_NEAR(c->spread_pct, 100.0 * (p90_ms - p10_ms) / median_of(c->step_ms), 1e-9);
+    EXPECT_NEAR(c->step_ms_median, median_of(c->step_ms), 1e-12);
     // The seed's number (samples over wall time) measures the same steps a second way.
     EXPECT_GT(c->samples_per_s_overall, 0.3 * c->samples_per_s);
     EXPECT_LT(c->samples_per_s_overall, 3.0 * c->samples_per_s);

@@ -10,6 +10,8 @@
 #include "util/error.h"
 
 using namespace ts::experiment;
+using ts::median;      // util/stats.h: the one median/percentile helper
+using ts::percentile;
 
 TEST(Stats, MedianPercentileSpread) {
   EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);

@@ -85,7 +85,7 @@ class DdpRun : public ::testing::Test {
       if (r == pid) break;
       for (const auto& n : list_json(live_dir_)) live_names_.insert(n);
       if (serve_text_.empty() && live_names_.size() >= 2) {
-        std::string text = run_cmd(std::string(TS_CLI) + " serve --once --interval-ms 50 --live-dir " + live_dir_ +
+        std::string text = run_cmd(std::string(TS_CLI) + " serve --once --interval 50ms --live-dir " + live_dir_ +
                                    " 2>/dev/null");
         if (text.find("trainscope_training_steps_total{") != std::string::npos &&
             text.find("rank=\"1\"") != std::string::npos && text.find("rank=\"0\"") != std::string::npos)
@@ -153,7 +153,8 @@ TEST_F(DdpRun, BothRanksTrainAndRankZeroIsReportedWithItsOwnNumbers) {
   ASSERT_EQ(own_.size(), 2u);
   for (const auto& o : own_) {
     EXPECT_EQ(o.steps, 20) << "rank " << o.rank;
-    // torchrun's default for nproc_per_node > 1 reached every rank (REFERENCE.md section 4).
+    // torchrun's default for nproc_per_node > 1 reached every rank (torch.distributed.run sets
+    // OMP_NUM_THREADS=1 when it is unset and more than one process runs per node).
     EXPECT_EQ(o.omp_num_threads, "1");
   }
   EXPECT_NE(own_[0].pid, own_[1].pid);
@@ -179,7 +180,9 @@ TEST_F(DdpRun, BothRanksTrainAndRankZeroIsReportedWithItsOwnNumbers) {
   EXPECT_NEAR(step_ms, r0->median_step_ms, 0.15 * r0->median_step_ms) << "agent " << step_ms << " own " << r0->median_step_ms;
   // Rank 0 does not wait for data; it waits for rank 1 inside backward (DDP's all-reduce), so
   // backward dominates its step.
-  EXPECT_LT(double(agent["summary"]["data_wait_ms"]), 5.0 + r0->median_wait_ms * 2);
+  // (Against the straggler's 60 ms collate sleep, not a fixed number of milliseconds.)
+  ASSERT_NE(own(1), nullptr);
+  EXPECT_LT(double(agent["summary"]["data_wait_ms"]), own(1)->median_wait_ms / 5);
   EXPECT_GT(double(agent["summary"]["backward_ms"]), double(agent["summary"]["forward_ms"]));
 }
 

@@ -77,7 +77,7 @@ for x, y in DataLoader(D(), batch_size=16):
       if (!kids.empty()) child = std::stoi(kids);
     }
     if (child <= 0) continue;
-    std::string text = run_cmd(std::string(TS_CLI) + " serve --once --interval-ms 50 2>/dev/null");
+    std::string text = run_cmd(std::string(TS_CLI) + " serve --once --interval 50ms 2>/dev/null");
     v = training_values(text, child);
     std::smatch m;
     std::regex info("trainscope_training_top_finding_info\\{[^}]*pid=\"" + std::to_string(child) +

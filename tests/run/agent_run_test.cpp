@@ -32,13 +32,17 @@ TEST(AgentRun, DataStarvedLoopWaitsMostOfTheStep) {
   EXPECT_EQ(r.exit.shell_code(), 0);
   EXPECT_EQ(e.step_source, "optimizer");
   EXPECT_EQ(e.steps, 24);
+  // Only lower bounds in milliseconds (a sleep never ends early); everything else is a ratio of
+  // two measurements of the same run, so a loaded machine (ctest -j) stretches both sides alike.
   EXPECT_GT(e.data_wait_pct, 50.0);
-  EXPECT_GE(e.data_wait_ms, 4 * 2.0);        // the sleeps alone
-  EXPECT_LT(e.data_wait_ms, 4 * 2.0 + 6.0);  // plus overhead, not the compute
+  EXPECT_GE(e.data_wait_ms, 4 * 2.0);          // the four 2 ms sleeps alone
   EXPECT_GE(e.step_ms, e.data_wait_ms + 5.0);  // the 5 ms compute sleep is outside the wait
   EXPECT_GE(e.sample_getitem_ms, 2.0);
-  EXPECT_LT(e.sample_getitem_ms, 4.0);
-  EXPECT_NEAR(e.main_process_loading_ms, e.data_wait_ms, 1.5);  // loading runs inside the wait
+  // Per sample, not per batch: one of the four samples fetched inside each wait.
+  EXPECT_LT(e.sample_getitem_ms, e.data_wait_ms / 2);
+  // Loading runs inside the wait: at least the sleeps, at most the wait.
+  EXPECT_GE(e.main_process_loading_ms, 4 * 2.0);
+  EXPECT_LE(e.main_process_loading_ms, e.data_wait_ms * 1.0001);
   ASSERT_EQ(e.loaders.size(), 1u);
   EXPECT_EQ(e.loaders[0].num_workers, 0);
   EXPECT_EQ(e.loaders[0].batch_size, 4);
@@ -62,10 +66,10 @@ TEST(AgentRun, TwoWorkersCutTheDataWait) {
   ASSERT_EQ(e2.loaders.size(), 1u);
   EXPECT_EQ(e2.loaders[0].num_workers, 2);
   EXPECT_LT(e2.data_wait_ms, 0.5 * e0.data_wait_ms);
-  EXPECT_LT(e2.data_wait_ms, 3.0);
+  EXPECT_LT(e2.data_wait_ms, 0.5 * e2.step_ms);  // no longer most of the step
   EXPECT_EQ(e2.main_process_loading_ms, 0.0);  // nothing loaded in the training process
   EXPECT_GE(e2.sample_getitem_ms, 2.0);        // from the workers' records
-  EXPECT_LT(e2.sample_getitem_ms, 4.0);
+  EXPECT_LT(e2.sample_getitem_ms, e0.data_wait_ms / 2);  // per sample, not per batch of 4
 }
 
 TEST(AgentRun, SaveEveryStepIsMeasuredAsIo) {
@@ -89,7 +93,8 @@ TEST(AgentRun, NoOptimizerFallsBackToDataLoaderFetches) {
   EXPECT_EQ(e.step_source, "dataloader");
   EXPECT_EQ(e.steps, 64);  // 64 batches: each fetch after the first closes a step
   EXPECT_GE(e.step_ms, 3.0);  // the 3 ms sleep per batch
-  EXPECT_LT(e.data_wait_ms, 1.0);
+  // A TensorDataset fetch is microseconds next to the 3 ms sleep outside it.
+  EXPECT_LT(e.data_wait_ms, e.step_ms / 3);
   EXPECT_TRUE(e.optimizer.empty());
 }
 
@@ -133,10 +138,10 @@ TEST(AgentRun, ProfilerWindowWritesATrace) {
   int profiled = 0;
   for (const auto& s : r.agent.steps) profiled += (s.flags & kStepProfiled) ? 1 : 0;
   EXPECT_EQ(profiled, 4);  // 4, 5, 6 and 7 (the export lands in step 7)
-#ifdef TS_HAVE_ANALYSIS
+  // The window's trace was analysed: its three ProfilerStep# spans are the analysis' steps.
   ASSERT_TRUE(r.evidence.trace.has_value());
   EXPECT_EQ(r.evidence.trace->steps.steps.size(), 3u);
-#endif
+  ASSERT_TRUE(r.diagnosis.has_value());
 }
 
 TEST(AgentRun, ScriptsOwnSitecustomizeStillRuns) {
@@ -211,16 +216,41 @@ TEST(AgentRun, BrokenHookIsReportedOnceAndTrainingCompletes) {
 }
 
 TEST(AgentRun, PythonWithoutTorchStillRuns) {
-  // The `python3` first on PATH here has no torch; elsewhere this may not hold.
-  if (std::system("python3 -c 'import torch' >/dev/null 2>&1") == 0 ||
-      std::system("python3 -c 'pass' >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "needs a python3 on PATH without torch";
+  // A Python that certainly has no torch: a venv of the system interpreter without its
+  // site-packages (where Debian's python3-torch lives), made fresh for the test.
+  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3 (scripts/bootstrap installs it)";
+  std::string venv = fresh_dir("notorch-venv");
+  const std::string make = "/usr/bin/python3 -m venv --without-pip '" + venv + "' >/dev/null 2>&1";
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  const std::string py = venv + "/bin/python3";
+  ASSERT_NE(std::system(("'" + py + "' -c 'import torch' >/dev/null 2>&1").c_str()), 0) << py << " imports torch";
   std::string out = fresh_dir("notorch");
-  auto c = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", out, "--", "python3", script("no_torch.py")});
+  auto c = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", out, "--", py, script("no_torch.py")});
   EXPECT_EQ(c.status, 3);
   EXPECT_NE(c.out.find("no_torch: python"), std::string::npos);
   std::string rep = slurp(out + "/report.json");
   EXPECT_NE(rep.find("torch is not installed for"), std::string::npos) << rep;
+}
+
+// --json FILE: the JSON goes to the file, never into stdout, which the program writes too;
+// only `--json -` puts it on stdout (instead of the text report).
+TEST(AgentRun, JsonGoesToTheFileItIsGiven) {
+  std::string out = fresh_dir("json-file");
+  auto c = run_cli({"-q", "run", "--no-store", "--no-profile", "--no-sample", "--out", out, "--json", out + "/copy.json",
+                    "--", "/bin/sh", "-c", "echo child-output"});
+  EXPECT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("child-output"), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("\"schema\""), std::string::npos) << c.out;  // no JSON among the program's output
+  const std::string copy = slurp(out + "/copy.json");
+  EXPECT_NE(copy.find("\"schema\": \"trainscope.report/2\""), std::string::npos) << copy.substr(0, 300);
+  EXPECT_EQ(copy, slurp(out + "/report.json"));
+
+  std::string out2 = fresh_dir("json-stdout");
+  c = run_cli({"-q", "run", "--no-store", "--no-profile", "--no-sample", "--out", out2, "--json", "-", "--",
+               "/bin/sh", "-c", "echo child-output"});
+  EXPECT_EQ(c.status, 0) << c.err;
+  // Asked for: the program's line, then report.json exactly, and no text report.
+  EXPECT_EQ(c.out, "child-output\n" + slurp(out2 + "/report.json"));
 }
 
 // The "never in the way" guards (scripts/agent_guards.py: 15 checks, each with its reason there):

@@ -7,6 +7,7 @@
 #include "run/agent_records.h"
 #include "run/record_bytes.h"
 #include "run/agent_summary.h"
+#include "util/stats.h"
 
 namespace ts::run {
 namespace {

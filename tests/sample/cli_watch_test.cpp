@@ -96,7 +96,7 @@ TEST(CliWatch, PlainLinesWithoutTerminalRecordedByDefault) {
   EXPECT_EQ(runs[0].gpu_samples, 2 * runs[0].host_samples);
   EXPECT_EQ(s.devices(runs[0].id).size(), 2u);
   std::string csv = slurp(e.dir / "w.csv");
-  EXPECT_EQ(csv.rfind("timestamp,gpu_idx,util_pct,mem_used_mb,mem_total_mb,temp_c,power_w,", 0), 0u);
+  EXPECT_EQ(csv.rfind("timestamp,gpu_idx,util_pct,mem_used_mib,mem_total_mib,temp_c,power_w,", 0), 0u);
   EXPECT_EQ(count_lines(csv), 1 + 2 * runs[0].host_samples);
 }
 
@@ -128,11 +128,13 @@ TEST(CliWatch, JsonLines) {
 
 TEST(CliWatch, BadArgumentsAreOneLine) {
   Env e;
+  // Bad values are usage errors: exit 2, one line ending "(see --help)".
   Result r = e.run("", "watch --interval 5ms --duration 1");
-  EXPECT_NE(r.rc, 0);
-  EXPECT_EQ(r.err, "trainscope: --interval 5ms: must be between 10ms and 60s\n");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "trainscope: watch: --interval: 5ms is not between 10ms and 60s (see --help)\n");
   r = e.run("", "watch --interval fast");
-  EXPECT_EQ(r.err, "trainscope: --interval fast: not a duration (try 100ms, 0.5s)\n");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "trainscope: watch: --interval: fast is not a duration (a number with ms or s: 500ms, 0.5s) (see --help)\n");
   r = e.run("", "watch --pid 99999999 --duration 1");
   EXPECT_NE(r.rc, 0);
   EXPECT_EQ(r.err, "trainscope: --pid 99999999: no such process\n");

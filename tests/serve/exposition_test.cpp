@@ -200,6 +200,53 @@ TEST(LiveStatus, ParsesTheDocumentedExample) {
   EXPECT_FALSE(parse_live_status("not json", s, err));
 }
 
+// The writer (trainscope run) and the reader (serve) share one schema: what one writes, the
+// other reads back field for field.
+TEST(LiveStatus, WriterAndReaderShareOneSchema) {
+  LiveStatus w;
+  w.pid = 4242, w.child_pid = 4243, w.run_id = "17", w.command = "torchrun train.py";
+  w.rank = 1, w.local_rank = 1, w.world_size = 2;
+  w.started_unix = 1795000000, w.updated_unix = 1795000120;
+  w.steps_total = 240, w.samples_total = 7680, w.data_wait_seconds_total = 31.5;
+  w.step_buckets = {{0.05, 12}, {0.1, 150}, {INFINITY, 240}};
+  w.step_seconds_sum = 26.4, w.step_count = 240;
+  w.window_seconds = 10, w.window_steps = 91, w.step_time_mean_s = 0.11, w.data_wait_ratio = 0.42;
+  w.samples_per_second = 291.2;
+  w.has_finding = true, w.finding_id = "dataloader-starvation", w.finding_severity = "high";
+  w.finding_title = "The GPU waits for data", w.finding_gain_ratio = 0.38;
+  LiveStatus r;
+  std::string err;
+  ASSERT_TRUE(parse_live_status(ts::sample::live_status_json(w), r, err)) << err;
+  EXPECT_EQ(r.pid, w.pid);
+  EXPECT_EQ(r.child_pid, w.child_pid);
+  EXPECT_EQ(r.run_id, w.run_id);
+  EXPECT_EQ(r.command, w.command);
+  EXPECT_EQ(r.rank, 1);
+  EXPECT_EQ(r.local_rank, 1);
+  EXPECT_EQ(r.world_size, 2);
+  EXPECT_EQ(r.started_unix, w.started_unix);
+  EXPECT_EQ(r.updated_unix, w.updated_unix);
+  EXPECT_EQ(r.steps_total, 240);
+  EXPECT_EQ(r.samples_total, 7680);
+  EXPECT_DOUBLE_EQ(r.data_wait_seconds_total, 31.5);
+  ASSERT_EQ(r.step_buckets.size(), 3u);
+  EXPECT_TRUE(std::isinf(r.step_buckets.back().first));
+  EXPECT_DOUBLE_EQ(r.step_buckets[1].first, 0.1);
+  EXPECT_DOUBLE_EQ(r.step_buckets[1].second, 150);
+  EXPECT_DOUBLE_EQ(r.step_seconds_sum, 26.4);
+  EXPECT_EQ(r.step_count, 240);
+  EXPECT_DOUBLE_EQ(r.window_seconds, 10);
+  EXPECT_EQ(r.window_steps, 91);
+  EXPECT_DOUBLE_EQ(r.step_time_mean_s, 0.11);
+  EXPECT_DOUBLE_EQ(r.data_wait_ratio, 0.42);
+  EXPECT_DOUBLE_EQ(r.samples_per_second, 291.2);
+  EXPECT_TRUE(r.has_finding);
+  EXPECT_EQ(r.finding_id, w.finding_id);
+  EXPECT_EQ(r.finding_severity, w.finding_severity);
+  EXPECT_EQ(r.finding_title, w.finding_title);
+  EXPECT_DOUBLE_EQ(r.finding_gain_ratio, 0.38);
+}
+
 TEST(LiveStatus, DirectoryDropsDeadStaleAndBroken) {
   char tmpl[] = "/tmp/ts_live_XXXXXX";
   std::string dir = mkdtemp(tmpl);
@@ -257,9 +304,9 @@ TEST(LiveStatus, DefaultDirectory) {
   const char* old = getenv("XDG_RUNTIME_DIR");
   std::string saved = old ? old : "";
   setenv("XDG_RUNTIME_DIR", "/tmp", 1);
-  EXPECT_EQ(default_live_dir(), "/tmp/trainscope/live");
+  EXPECT_EQ(ts::sample::live_dir(), "/tmp/trainscope/live");
   setenv("XDG_RUNTIME_DIR", "/nonexistent-dir", 1);
-  EXPECT_EQ(default_live_dir(), "/tmp/trainscope-" + std::to_string(getuid()) + "/live");
+  EXPECT_EQ(ts::sample::live_dir(), "/tmp/trainscope-" + std::to_string(getuid()) + "/live");
   if (old) setenv("XDG_RUNTIME_DIR", saved.c_str(), 1);
   else unsetenv("XDG_RUNTIME_DIR");
 }

@@ -153,7 +153,7 @@ TEST(Serve, ScrapedByRealPrometheus) {
       << "\"window\":{\"data_wait_ratio\":0.35,\"samples_per_second\":640},"
       << "\"top_finding\":{\"id\":\"dataloader-starvation\",\"severity\":\"high\",\"title\":\"GPU waits for data\"}}";
 
-  Child serve({TS_CLI, "serve", "--listen", "127.0.0.1:0", "--interval-ms", "200", "--live-dir", live, "--duration", "120"},
+  Child serve({TS_CLI, "serve", "--listen", "127.0.0.1:0", "--interval", "200ms", "--live-dir", live, "--duration", "120"},
               {"TRAINSCOPE_NVML_LIBRARY=" TS_NVML_INJECT, "NVML_INJECT_SCRIPT=" + script});
   std::string port_text = serve.wait_for(std::regex(R"(listening on http://127\.0\.0\.1:(\d+)/metrics)"), 20);
   ASSERT_FALSE(port_text.empty()) << serve.err();
@@ -243,7 +243,7 @@ TEST(Serve, BadListenAddress) {
 }
 
 TEST(Serve, OncePrintsALintCleanExposition) {
-  auto r = run_cmd(std::string(TS_CLI) + " serve --once --interval-ms 100 --live-dir /nonexistent 2>/dev/null");
+  auto r = run_cmd(std::string(TS_CLI) + " serve --once --interval 100ms --live-dir /nonexistent 2>/dev/null");
   ASSERT_EQ(r.status, 0);
   EXPECT_TRUE(has(r.out, "# TYPE trainscope_host_cpu_seconds_total counter"));
   EXPECT_TRUE(has(r.out, "trainscope_training_runs{"));

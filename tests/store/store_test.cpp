@@ -215,7 +215,7 @@ TEST(Csv, RoundTripSeedColumnsFirst) {
   const auto& cols = CsvWriter::columns();
   ASSERT_EQ(rows[0], cols);
   EXPECT_EQ((std::vector<std::string>(cols.begin(), cols.begin() + 7)),
-            (std::vector<std::string>{"timestamp", "gpu_idx", "util_pct", "mem_used_mb", "mem_total_mb",
+            (std::vector<std::string>{"timestamp", "gpu_idx", "util_pct", "mem_used_mib", "mem_total_mib",
                                       "temp_c", "power_w"}));
   for (size_t r = 1; r < rows.size(); ++r) EXPECT_EQ(rows[r].size(), cols.size()) << r;
   auto at = [&](size_t r, const char* name) {
@@ -226,20 +226,20 @@ TEST(Csv, RoundTripSeedColumnsFirst) {
   EXPECT_EQ(at(1, "timestamp"), "2023-11-14T22:13:21.250Z");
   EXPECT_EQ(at(2, "gpu_idx"), "1");
   EXPECT_EQ(at(2, "util_pct"), "31");
-  EXPECT_EQ(at(1, "mem_used_mb"), "1003");
-  EXPECT_EQ(at(1, "mem_total_mb"), "81559");
+  EXPECT_EQ(at(1, "mem_used_mib"), "1003");
+  EXPECT_EQ(at(1, "mem_total_mib"), "81559");
   EXPECT_EQ(at(1, "temp_c"), "63");
   EXPECT_EQ(at(1, "power_w"), "312.50");
   EXPECT_EQ(at(1, "sm_active_pct"), "42.50");
   EXPECT_EQ(at(2, "sm_active_pct"), "");  // not available
   EXPECT_EQ(at(1, "clock_reasons"), "0x44");
-  EXPECT_EQ(at(1, "pcie_tx_mb_s"), "2");
+  EXPECT_EQ(at(1, "pcie_tx_mib_s"), "2");
   EXPECT_EQ(at(1, "tree_processes"), "2");
   EXPECT_EQ(at(1, "tree_cpu_pct"), "95.5");
   EXPECT_EQ(at(1, "tree_threads"), "34");
   EXPECT_EQ(at(3, "gpu_idx"), "");
   EXPECT_EQ(at(3, "util_pct"), "");
   EXPECT_EQ(at(3, "host_cpu_pct"), "37.5");
-  EXPECT_EQ(at(3, "shm_used_mb"), "3");
+  EXPECT_EQ(at(3, "shm_used_mib"), "3");
   EXPECT_THROW(CsvWriter("/nonexistent/dir/x.csv"), ts::UserError);
 }

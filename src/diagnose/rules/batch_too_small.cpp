@@ -1,6 +1,6 @@
 // batch-too-small: the GPU is mostly idle yet its memory is mostly free, and the data pipeline is
 // not the cause: each step has too little work (TB plugin: GPU utilization < 50% -> larger batch;
-// seed 002 section 4: memory not fully used -> larger batch, scale the learning rate).
+// memory not fully used -> larger batch, scale the learning rate linearly).
 // Evidence: GPU utilisation < 50% (trace or samples), peak memory < 50% of the device (trace,
 // agent or samples), data wait < 5% of the step when it is known.
 #include <algorithm>

@@ -1,7 +1,7 @@
-// compute-bound: the healthy verdict. The GPU is busy >= 80% of step time (seed 000: below 80%
-// performance is left on the table; seed 003: sustained > 90% means the GPU is the bottleneck)
+// compute-bound: the healthy verdict. The GPU is busy >= 80% of step time (below 80%
+// idle gaps leave speed on the table; sustained near 100% means the GPU sets the pace)
 // and the data pipeline is not waiting (data wait < 5% when known, CPU not saturated). What is
-// left (seed 003): a faster GPU, more GPUs, or doing less work per sample; MFU when the agent
+// left: a faster GPU, more GPUs, or doing less work per sample; MFU when the agent
 // knows the model's FLOPs and the device's peak is known.
 #include <algorithm>
 #include <fmt/format.h>
@@ -47,7 +47,7 @@ std::optional<Finding> compute_bound(const Evidence& ev) {
   f.gain = "the GPU is the bottleneck: the rest of the pipeline keeps up";
   f.explanation =
       "The GPU runs kernels nearly all the time and the input pipeline keeps up: this is the healthy "
-      "state (seed 003, scenario 3). \"Busy\" still only means a kernel was running; the findings "
+      "state (a large model on simple data: the GPU sets the pace). \"Busy\" still only means a kernel was running; the findings "
       "below say whether those kernels use the hardware well (precision, shapes, fusion)." + mfu_text;
   f.fix = "To go faster: make each kernel cheaper (bf16 autocast, torch.compile, fused attention), "
           "or add hardware: a faster GPU, or more GPUs with DistributedDataParallel.";

@@ -1,6 +1,6 @@
 // cpu-bound-transforms: the GPU waits for data and every usable CPU core is already busy, so
-// more DataLoader workers cannot help: the preprocessing itself is too expensive (seed 003
-// step 2 "High CPU usage (~100% * core_count): your CPU is the bottleneck"; seed 002 section 2).
+// more DataLoader workers cannot help: the preprocessing itself is too expensive (every
+// core busy, ~100% x cores in top: the CPU is the bottleneck).
 // Evidence: sampled CPU >= 85% of the usable cores, plus a data wait (agent or trace) >= 5% of
 // the step or a GPU mean below 80%.
 #include <algorithm>

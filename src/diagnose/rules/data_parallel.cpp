@@ -1,6 +1,6 @@
 // data-parallel: torch.nn.DataParallel (one process, one Python thread driving every GPU, the
 // model re-replicated every step) instead of DistributedDataParallel (TB plugin:
-// DataParallel.forward on > 1 device -> DDP; seed 003 "Prefer DDP over DP").
+// DataParallel.forward on > 1 device -> DDP; PyTorch's DataParallel docs recommend DDP).
 // Evidence: the trace's DataParallel ops or the agent's module type.
 #include <algorithm>
 #include <fmt/format.h>

@@ -151,11 +151,11 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
       ? "The training loop spends this share of every step waiting for the DataLoader to hand over the "
         "next batch, and the model's computation waits with it. The CPU is not saturated, so the "
         "loading can run in parallel worker processes that prepare the next batches while the main "
-        "process computes the current one (seeds 000, 002, 003)."
+        "process computes the current one (PyTorch torch.utils.data docs, \"Multi-process data loading\")."
       : "The training loop spends this share of every step waiting for the DataLoader to hand over the "
         "next batch, and the GPU has nothing to do meanwhile. The CPU is not saturated, so the "
         "loading can run in parallel worker processes that prepare the next batches while the GPU "
-        "computes the current one (seeds 000, 002, 003).";
+        "computes the current one (PyTorch torch.utils.data docs, \"Multi-process data loading\").";
   if (!workers_how.empty()) f.explanation += " Sizing: " + workers_how + ".";
   std::string n = workers > 0 ? std::to_string(workers) : "8";
   // Pinned memory and non_blocking copies only matter when batches go to a GPU.

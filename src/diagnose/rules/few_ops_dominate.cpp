@@ -1,5 +1,5 @@
-// few-ops-dominate: a handful of kernels take most of the GPU time (seed 001 "a few ops
-// dominate cuda_time_total ... check the tensor shapes going into those layers").
+// few-ops-dominate: a handful of kernels take most of the GPU time (the profiler's
+// key_averages() sorted by cuda_time_total; check the tensor shapes going into those layers).
 // Evidence: the trace's top-3 kernels >= 50% of all kernel time. Informational: it says where
 // to look, not how much a change gives back.
 #include <fmt/format.h>

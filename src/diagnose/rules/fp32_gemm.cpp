@@ -1,8 +1,8 @@
-// fp32-gemm: matrix multiplies and convolutions in fp32 on a GPU with Tensor Cores (seed 001
-// "running in fp32 on hardware with Tensor Cores sitting idle"; TB plugin: cc >= 7.0 and no
+// fp32-gemm: matrix multiplies and convolutions in fp32 on a GPU with Tensor Cores (Tensor Cores
+// sit idle; TB plugin: cc >= 7.0 and no
 // Tensor Core kernels -> AMP; PyTorch's pattern matcher: fp32 matmul on sm80+ with TF32 off).
 // Evidence, any of: the trace's GEMM/conv kernels >= 50% fp32 by time and >= 10% of kernel
-// time on cc >= 7.0; the lab's bf16 run >= 20% faster than fp32 (seed 001); the agent seeing fp32
+// time on cc >= 7.0; the lab's bf16 run >= 20% faster than fp32; the agent seeing fp32
 // parameters on a CUDA device with no autocast.
 #include <algorithm>
 #include <fmt/format.h>
@@ -35,7 +35,7 @@ std::optional<Finding> fp32_gemm(const Evidence& ev) {
   const auto* t = trace_with_steps(ev);
   if (lab_says) {
     double gain = lab_bf16 / lab_fp32 - 1;
-    // Seed 001: below 20% the bottleneck is not precision.
+    // Below 20% the bottleneck is not precision.
     if (gain < th::kLabAmpGain) return std::nullopt;
     f = make("fp32-gemm", Bottleneck::Compute, "lab");
     add(f, "fp32_samples_per_s", lab_fp32, "samples/s");

@@ -1,5 +1,5 @@
-// gpu-throttling: the GPU slowed its clocks for heat or power (seed 000 "if GPU temp exceeds
-// 83 °C, most GPUs throttle clock speeds"). Evidence: NVML clock-event reasons (thermal or power
+// gpu-throttling: the GPU slowed its clocks for heat or power (around 83 °C many
+// NVIDIA GPUs slow their clocks; nvidia-smi -q shows the GPU's own slowdown temperature). Evidence: NVML clock-event reasons (thermal or power
 // bits) in >= 5% of the samples, or a temperature >= 83 °C.
 #include <algorithm>
 #include <fmt/format.h>
@@ -12,7 +12,7 @@ namespace ts::diagnose::rules {
 std::optional<Finding> gpu_throttling(const Evidence& ev) {
   if (!ev.samples || !ev.samples->nvml) return std::nullopt;
   const auto& s = *ev.samples;
-  // NVML clock event reason bits (REFERENCE.md section 3).
+  // NVML clock event reason bits (nvml.h nvmlClocksEventReasons).
   constexpr uint64_t kPower = 0x4 | 0x80, kThermal = 0x20 | 0x40, kHw = 0x8;
   bool reasons = s.throttled_pct >= th::kThrottledPct && (s.throttle_reasons_seen & (kPower | kThermal | kHw));
   bool hot = s.temp_max_c >= th::kThrottleTempC;

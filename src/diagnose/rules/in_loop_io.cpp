@@ -1,5 +1,5 @@
 // in-loop-io: checkpoints, image dumps or heavy logging written every step block the loop
-// (seed 003 step 3: "Avoid in-iteration overhead ... Frequent checkpointing").
+// (frequent checkpointing or logging inside the loop).
 // Evidence: the agent's measured I/O time (torch.save, file writes) >= 5% of the step.
 #include <algorithm>
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 // launch-bound: hundreds of tiny kernels per step; the GPU finishes each one faster than the
-// CPU can launch the next, so it idles between them (seed 001 "hundreds of tiny short-duration
-// kernels"; HTA launch statistics and idle "host wait").
+// CPU can launch the next, so it idles between them (the PyTorch tuning guide's
+// advice to fuse pointwise ops; HTA launch statistics and idle "host wait").
 // Evidence: trace with >= 100 kernels per step and >= 30% of step time with the GPU idle while
 // the host launches or runs framework code (breakdown classes runtime + cpu_exec; the
 // DataLoader's share is not counted); >= 50% of kernels under 10 µs makes it "launch-bound" proper

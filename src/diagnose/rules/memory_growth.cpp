@@ -1,5 +1,5 @@
 // memory-growth: allocated memory rises step over step: something keeps each step's tensors
-// (usually a loss accumulated without .item(), which keeps the whole graph alive) (seeds 000, 001).
+// (usually a loss accumulated without .item(), which keeps the whole graph alive).
 // Evidence: allocated memory at each step end (trace [memory] events, or the agent's per-step
 // record) over >= 3 steps, growing >= 1 MiB per step and >= 5% of the peak over the window.
 #include <algorithm>

@@ -1,5 +1,5 @@
-// nonfinite-loss: the loss became NaN or Inf (seed 001 "NaNs or gradient explosions ... wrap the
-// backward pass temporarily with detect_anomaly"). Evidence: the agent's count of non-finite losses.
+// nonfinite-loss: the loss became NaN or Inf (torch.autograd.detect_anomaly
+// finds the operation that produced it). Evidence: the agent's count of non-finite losses.
 #include <fmt/format.h>
 
 #include "diagnose/diagnose.h"

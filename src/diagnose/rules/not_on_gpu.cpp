@@ -1,5 +1,5 @@
-// not-on-gpu: CUDA is there but the work runs on the CPU (seed 003 step 0: "~0% utilization ...
-// your code isn't actually using the GPU"). Evidence, any of: the agent saw CUDA available and
+// not-on-gpu: CUDA is there but the work runs on the CPU (nvidia-smi shows ~0%
+// utilisation: the code is not using the GPU). Evidence, any of: the agent saw CUDA available and
 // the model's parameters on the CPU; the samples show a GPU below 5% while the job's CPU is
 // busy; the trace has no GPU activity at all (confident only when it lists a CUDA device).
 #include <fmt/format.h>
@@ -19,7 +19,7 @@ std::optional<Finding> not_on_gpu(const Evidence& ev) {
     f.title = fmt::format("Not using the GPU: CUDA is available ({}) but the model is on the CPU",
                           ev.agent->device_name.empty() ? "a CUDA device" : ev.agent->device_name);
   } else if (ev.samples && ev.samples->nvml && ev.samples->gpus > 0 && ev.samples->gpu_util_mean_pct >= 0 &&
-             ev.samples->gpu_util_mean_pct < th::kNotOnGpuUtilPct && ev.samples->process_tree_cpu_mean_pct >= 50 &&
+             ev.samples->gpu_util_mean_pct < th::kNotOnGpuUtilPct && ev.samples->process_tree_cpu_mean_pct >= th::kNotOnGpuBusyCpuPct &&
              !(ev.trace && ev.trace->gpu.present)) {
     f = make("not-on-gpu", Bottleneck::Config, "samples");
     f.confidence = 0.7;

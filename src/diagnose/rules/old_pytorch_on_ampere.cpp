@@ -1,5 +1,4 @@
-// old-pytorch-on-ampere: a PyTorch older than 2.0 on an Ampere-or-newer GPU (seed 003 "Update
-// your PyTorch version: on Ampere GPUs upgrading can yield significant improvements"). 2.x adds
+// old-pytorch-on-ampere: a PyTorch older than 2.0 on an Ampere-or-newer GPU . 2.x adds
 // torch.compile, fused optimizers and fused attention (SDPA/FlashAttention).
 // Evidence: the agent's torch version and compute capability >= 8.0; or a trace in the 2021
 // profiler format (PyTorch 1.8-1.9) recorded on a cc >= 8.0 device.

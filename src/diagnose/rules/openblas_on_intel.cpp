@@ -1,6 +1,5 @@
 // openblas-on-intel: NumPy/PyTorch CPU math on OpenBLAS on an Intel CPU while the CPU is pegged
-// and the GPU waits (seed 003 "The NumPy performance trap on Intel CPUs": MKL is much faster on
-// Intel). Evidence: the samples' CPU vendor GenuineIntel, an OpenBLAS library mapped in the job's
+// and the GPU waits (MKL is the BLAS tuned for Intel CPUs). Evidence: the samples' CPU vendor GenuineIntel, an OpenBLAS library mapped in the job's
 // training processes (the run layer reads their /proc/PID/maps once warm, src/run/job_inspect.*;
 // matched on the path, since Debian's OpenBLAS is .../openblas-pthread/libblas.so.3), and the CPU
 // saturated (>= 85% of the usable cores).

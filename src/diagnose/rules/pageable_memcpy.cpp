@@ -1,6 +1,6 @@
 // pageable-memcpy: host<->device copies from pageable memory, and blocking copies. A pageable
 // copy is staged through a driver bounce buffer (slower) and cannot overlap compute; a blocking
-// copy (cudaMemcpy, .cuda() without non_blocking) also stalls the CPU (nsys rules; seeds 001, 002).
+// copy (cudaMemcpy, .cuda() without non_blocking) also stalls the CPU (nsys rules; CUDA's pinned-memory guidance).
 // Evidence: the trace's pageable copies (every step, or >= 0.5% of step time) and synchronous
 // cudaMemcpy calls; or the agent's count of pageable/blocking H2D copies per step.
 #include <algorithm>

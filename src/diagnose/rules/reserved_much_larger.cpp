@@ -1,6 +1,6 @@
 // reserved-much-larger: the caching allocator holds far more than the peak the tensors needed
-// (seed 001 "if reserved is much larger than peak allocated, the allocator is holding onto freed
-// blocks"). Evidence: peak reserved > 1.5x peak allocated and >= 1 GiB more (trace or agent).
+// (the caching allocator holds freed blocks: PyTorch CUDA semantics,
+// "Memory management"). Evidence: peak reserved > 1.5x peak allocated and >= 1 GiB more (trace or agent).
 #include <fmt/format.h>
 
 #include "diagnose/diagnose.h"

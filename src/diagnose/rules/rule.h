@@ -72,7 +72,7 @@ struct Util {
   std::string source;
 };
 Util gpu_util(const Evidence& ev);
-// Whether the CPU is saturated (seed 003): sampled CPU >= kCpuSaturatedPct of usable cores.
+// Whether the CPU is saturated: sampled CPU >= kCpuSaturatedPct of usable cores.
 // Returns -1 unknown, else the measured percentage of the budget.
 double cpu_busy_pct_of_budget(const Evidence& ev);
 bool cpu_saturated(const Evidence& ev);

@@ -1,7 +1,7 @@
 // straggler-rank: in a multi-process job (DDP under torchrun) one rank is slower than the others,
 // and since every rank synchronises at each step (the gradient all-reduce), all of them run at the
-// straggler's pace: the others wait for it inside the collective (multirank.md; seed 003's
-// multi-card pitfalls). Evidence: RanksEvidence (per-rank agent records, or one trace per rank).
+// straggler's pace: the others wait for it inside the collective (collectives are a
+// barrier). Evidence: RanksEvidence (per-rank agent records, or one trace per rank).
 // Fires when the slowest rank's busy time (step minus its wait in collectives) exceeds
 // RanksEvidence::kStragglerRatio (1.10) x the median rank's. The fix names the straggler's
 // dominant extra phase: its data wait, its compute (forward/optimizer), or other loop time.
@@ -10,16 +10,10 @@
 
 #include "diagnose/diagnose.h"
 #include "diagnose/rules/rule.h"
+#include "util/stats.h"
 
 namespace ts::diagnose::rules {
 namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 }  // namespace
 
@@ -30,7 +24,7 @@ std::optional<Finding> straggler_rank(const Evidence& ev) {
                                [](const auto& a, const auto& b) { return a.busy_ms < b.busy_ms; });
   std::vector<double> busy;
   for (const auto& x : r.ranks) busy.push_back(x.busy_ms);
-  double med = median_of(busy);
+  double med = median(busy);
   if (med <= 0 || slow->busy_ms <= RanksEvidence::kStragglerRatio * med) return std::nullopt;
 
   // The others: how long they wait for the straggler per step, and what share of their step.
@@ -44,7 +38,7 @@ std::optional<Finding> straggler_rank(const Evidence& ev) {
     opt.push_back(x.optimizer_ms);
     other.push_back(x.busy_ms - x.data_wait_ms - x.forward_ms - x.optimizer_ms);
   }
-  double others_wait = median_of(wait), others_step = median_of(step);
+  double others_wait = median(wait), others_step = median(step);
   double wait_pct = others_step > 0 ? 100.0 * others_wait / others_step : 0;
 
   // Where the straggler's extra time goes, phase by phase against the others' median.
@@ -53,12 +47,12 @@ std::optional<Finding> straggler_rank(const Evidence& ev) {
     double extra_ms;
   };
   double slow_other = slow->busy_ms - slow->data_wait_ms - slow->forward_ms - slow->optimizer_ms;
-  std::vector<Phase> phases = {{"data", slow->data_wait_ms - median_of(data)}};
+  std::vector<Phase> phases = {{"data", slow->data_wait_ms - median(data)}};
   if (r.source == "agent") {
-    phases.push_back({"compute", (slow->forward_ms - median_of(fwd)) + (slow->optimizer_ms - median_of(opt))});
-    phases.push_back({"other", slow_other - median_of(other)});
+    phases.push_back({"compute", (slow->forward_ms - median(fwd)) + (slow->optimizer_ms - median(opt))});
+    phases.push_back({"other", slow_other - median(other)});
   } else {
-    phases.push_back({"compute", (slow->busy_ms - slow->data_wait_ms) - (med - median_of(data))});
+    phases.push_back({"compute", (slow->busy_ms - slow->data_wait_ms) - (med - median(data))});
   }
   const Phase& top = *std::max_element(phases.begin(), phases.end(),
                                        [](const Phase& a, const Phase& b) { return a.extra_ms < b.extra_ms; });

@@ -1,6 +1,6 @@
 // tensor-core-shapes: half-precision GEMMs whose dimensions are not multiples of 8 cannot use
-// the Tensor Cores at full rate (seed 001 "non-power-of-two dimensions can prevent Tensor Core
-// usage even with AMP"; PyTorch's pattern matcher: half-precision matmul dims not multiples of 8).
+// the Tensor Cores at full rate (NVIDIA's "Matrix Multiplication Background" guide:
+// dimensions multiples of 8 for fp16/bf16; PyTorch's pattern matcher: half-precision matmul dims not multiples of 8).
 // Evidence: the trace's misaligned half-precision GEMM calls (needs record_shapes).
 #include <algorithm>
 #include <fmt/format.h>

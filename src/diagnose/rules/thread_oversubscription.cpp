@@ -1,10 +1,10 @@
 // thread-oversubscription: more busy threads than cores, so the system spends its time switching
-// between them (seed 003 "The PyTorch threading issue on multi-card instances"; REFERENCE.md 4:
+// between them (one intra-op thread per core in every process, PyTorch's CPU threading notes;
 // a high nonvoluntary context-switch rate signals oversubscription; torchrun sets
 // OMP_NUM_THREADS=1 only when unset). Evidence, best first:
 //  1. measured live (`trainscope run`, sample/oversubscription.h): the mean number of the
 //     training processes' threads in state R over ~1 s > 1.25x the core budget (and > budget +
-//     0.5). When this measure exists (>= kLiveMinSamples samples) it decides alone.
+//     0.5). When this measure exists (>= th::kOversubLiveMinSamples samples) it decides alone.
 //  2. the samples' thread count > 2x the usable cores with >= 100 involuntary switches per core
 //     per second;
 //  3. the agent's intra-op threads times the processes on this host above 2x the cores.
@@ -16,10 +16,6 @@
 
 namespace ts::diagnose::rules {
 namespace {
-
-// Below this many 50 ms samples (the job ended within ~0.25 s of the look) the live measure
-// says too little to overrule the other evidence.
-constexpr int kLiveMinSamples = 5;
 
 std::string fix_text(int per_proc) {
   return fmt::format("Give each process its share of the cores: torch.set_num_threads({}) and OMP_NUM_THREADS={}.",
@@ -84,7 +80,7 @@ std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& 
 std::optional<Finding> thread_oversubscription(const Evidence& ev) {
   if (!ev.samples) return std::nullopt;
   const auto& s = *ev.samples;
-  if (s.threads_measured && s.threads_samples >= kLiveMinSamples) return measured_live(ev, s);
+  if (s.threads_measured && s.threads_samples >= th::kOversubLiveMinSamples) return measured_live(ev, s);
   if (s.cpu_cores <= 0) return std::nullopt;
   double cores = s.cpu_budget_cores > 0 ? s.cpu_budget_cores : s.cpu_cores;
   double nonvol_per_core = s.nonvoluntary_switches_per_s / cores;

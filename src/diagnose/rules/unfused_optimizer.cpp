@@ -1,6 +1,6 @@
 // unfused-optimizer: the optimizer updates one parameter tensor at a time (single-tensor Adam/
 // AdamW/SGD), launching several small kernels per parameter (PyTorch's pattern matcher:
-// _single_tensor_adam -> foreach=True / fused=True; seed 001 "AdamW(fused=True)").
+// _single_tensor_adam -> foreach=True / fused=True; torch.optim's foreach / fused implementations).
 // Evidence: the trace's optimizer implementation, or the agent's (with whether the installed
 // PyTorch's optimizer accepts fused= / foreach=).
 #include <algorithm>
@@ -34,8 +34,8 @@ std::optional<Finding> unfused_optimizer(const Evidence& ev) {
     opt = t->parallel.optimizer;
     double k = t->parallel.optimizer_kernels_per_step;
     add(f, "optimizer_kernels_per_step", k, "count");
-    // A fused step is a handful of kernels; each launch saved is ~5-20 µs of host time (REFERENCE
-    // section 2): take 10 µs.
+    // A fused step is a handful of kernels; each launch saved is ~5-20 µs of host time (a CUDA
+    // launch plus PyTorch's dispatch): take 10 µs.
     double step_ns = t->steps.median_step_ns > 0 ? t->steps.median_step_ns : t->steps.mean_step_ns;
     if (step_ns > 0) f.recoverable_fraction = std::clamp(std::max(0.0, k - 10) * 10e3 / step_ns, 0.0, 0.5);
     // Fewer launches only give back time the GPU spent waiting on the host (runtime + cpu_exec).

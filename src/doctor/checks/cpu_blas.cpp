@@ -1,5 +1,5 @@
 // cpu-blas: which BLAS NumPy and PyTorch really call, read from the probe's (or the job's)
-// /proc/PID/maps, against the CPU vendor. Seed 003: OpenBLAS NumPy on an Intel CPU can peg
+// /proc/PID/maps, against the CPU vendor. OpenBLAS NumPy on an Intel CPU can peg
 // every core while the GPU starves (MKL is the fast path there). Debian's alternatives can
 // also leave NumPy on the unoptimised reference BLAS.
 #include <fmt/format.h>
@@ -40,7 +40,7 @@ Check check_cpu_blas(const DoctorFacts& f) {
   if (intel && vendors.count("OpenBLAS") && !vendors.count("MKL")) {
     c.status = Status::warn;
     c.summary = "OpenBLAS on an Intel CPU: NumPy math in the data pipeline can max out every core "
-                "(seed 003's NumPy trap); MKL is the faster path on Intel";
+                "(NumPy in DataLoader workers multiplies threads per worker); MKL is the faster path on Intel";
     c.fix = "Install NumPy built with MKL (conda install numpy from the defaults channel, not a mirror that "
             "defaults to OpenBLAS), or cap OpenBLAS threads: OPENBLAS_NUM_THREADS=1 in DataLoader workers.";
     return c;

@@ -1,5 +1,5 @@
 // thread-budget: intra-op threads against the cores this process may really use (affinity,
-// cgroup cpu.max) and against the number of GPUs. Seed 003's multi-card trap: one PyTorch
+// cgroup cpu.max) and against the number of GPUs. The multi-GPU trap: one PyTorch
 // process per GPU, each starting one thread per core, and the cores spend their time
 // switching threads. torchrun sets OMP_NUM_THREADS=1 only when it is unset and nproc > 1;
 // a container sees every host core in /proc/cpuinfo but gets only its cpu.max share.
@@ -16,10 +16,10 @@ namespace ts::doctor {
 Check check_thread_budget(const DoctorFacts& f) {
   Check c = make_check("thread-budget", "Threads vs CPU budget");
   const auto& b = f.host.budget;
-  const int budget = b.effective();
+  const int budget = b.whole_cores();
   c.add("online CPUs", std::to_string(b.online));
-  c.add("affinity", std::to_string(b.affinity));
-  c.add("cgroup cpu.max", b.cgroup_cpus > 0 ? fmt::format("{:.2f} CPUs ({})", b.cgroup_cpus, b.cgroup_file) : "no limit");
+  c.add("affinity", std::to_string(b.cores_usable));
+  c.add("cgroup cpu.max", b.quota_cores > 0 ? fmt::format("{:.2f} CPUs ({})", b.quota_cores, b.quota_file) : "no limit");
   c.add("usable cores", std::to_string(budget));
   auto omp = f.process.env.find("OMP_NUM_THREADS");
   c.add("OMP_NUM_THREADS", omp == f.process.env.end() ? "unset" : omp->second);
@@ -64,15 +64,15 @@ Check check_thread_budget(const DoctorFacts& f) {
     c.status = Status::warn;
     c.summary = fmt::format("torch starts {} intra-op threads but only {} core{} usable{}", threads, budget,
                             budget == 1 ? " is" : "s are",
-                            b.cgroup_cpus > 0 ? " (cgroup quota: the container sees more cores than it gets)" : "");
+                            b.quota_cores > 0 ? " (cgroup quota: the container sees more cores than it gets)" : "");
     c.fix = fmt::format("export OMP_NUM_THREADS={} (or torch.set_num_threads({})) before training.", budget, budget);
     return c;
   }
   if (gpus >= 2 && threads * gpus > budget) {
     int per = std::max(1, budget / gpus);
     c.status = Status::warn;
-    c.summary = fmt::format("one process per GPU would run {} x {} = {} threads on {} cores (seed 003's multi-card "
-                            "trap: every process starts one thread per core)", gpus, threads, gpus * threads, budget);
+    c.summary = fmt::format("one process per GPU would run {} x {} = {} threads on {} cores (each process "
+                            "starts one intra-op thread per core: torch.get_num_threads(), PyTorch's CPU threading notes)", gpus, threads, gpus * threads, budget);
     c.fix = fmt::format("Per process: OMP_NUM_THREADS={} or torch.set_num_threads({}). torchrun sets "
                         "OMP_NUM_THREADS=1 only when it is unset; separate experiments per GPU get no such default.",
                         per, per);

@@ -1,5 +1,5 @@
-// torch-gpu-generation: an old PyTorch on Ampere (sm_80) or newer GPUs (seed 003: "upgrading
-// PyTorch can yield significant improvements on Ampere"). Fails when the build has no
+// torch-gpu-generation: an old PyTorch on Ampere (sm_80) or newer GPUs (2.0 added torch.compile,
+// fused optimizers and flash attention). Fails when the build has no
 // kernels for the GPU at all (torch.cuda.get_arch_list() lacks a compatible sm_ or compute_).
 #include <fmt/format.h>
 
