@@ -112,6 +112,7 @@ void EventStore::clear_rows() {
   cat.clear();
   ph.clear();
   args_table.clear();
+  comm_args.clear();
   strings = StringPool();
   meta = TraceMeta();
   process_names.clear();
@@ -121,7 +122,9 @@ void EventStore::clear_rows() {
 void append_store(EventStore& into, EventStore& from) {
   std::vector<uint32_t> id(from.strings.size());
   for (uint32_t i = 0; i < id.size(); ++i) id[i] = into.strings.intern(from.strings.view(i));
-  auto named = [&](int64_t v) { return v < 0 ? -(1 + static_cast<int64_t>(id[static_cast<size_t>(-(v + 1))])) : v; };
+  auto named = [&](int64_t v) {
+    return EventStore::is_named_id(v) ? EventStore::named_id(id[static_cast<size_t>(v - kNamedIdBase)]) : v;
+  };
   const size_t n0 = into.size(), n = from.size();
   const uint32_t args0 = static_cast<uint32_t>(into.args_table.size());
   auto copy = [](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
@@ -146,7 +149,16 @@ void append_store(EventStore& into, EventStore& from) {
   copy(into.external_id, from.external_id);
   into.args.resize(n0 + n);
   for (size_t i = 0; i < n; ++i) into.args[n0 + i] = from.args[i] == kNoArgs ? kNoArgs : from.args[i] + args0;
-  copy(into.args_table, from.args_table);
+  // Args rows point into comm_args, and comm_args hold string ids: both renumbered.
+  const uint32_t comm0 = static_cast<uint32_t>(into.comm_args.size());
+  for (EventArgs a : from.args_table) {
+    if (a.comm != kNoComm) a.comm += comm0;
+    into.args_table.push_back(a);
+  }
+  for (CommArgs c : from.comm_args) {
+    for (uint32_t* s : {&c.collective, &c.dtype, &c.group_name, &c.group_ranks}) *s = *s ? id[*s] : 0;
+    into.comm_args.push_back(c);
+  }
   for (const auto& e : from.process_names) into.process_names.push_back({named(e.pid), kNone, id[e.name]});
   for (const auto& e : from.thread_names) into.thread_names.push_back({named(e.pid), named(e.tid), id[e.name]});
   into.meta.is_rocm = into.meta.is_rocm || from.meta.is_rocm;

@@ -60,6 +60,8 @@ enum class Phase : uint8_t {
   Other,
 };
 
+inline constexpr uint32_t kNoComm = std::numeric_limits<uint32_t>::max();
+
 // Args kept for the few events that need them (kernels, copies, memsets, [memory], and any
 // event carrying a collective's parameters).
 struct EventArgs {
@@ -76,7 +78,7 @@ struct EventArgs {
   int32_t device_type = -1;      // [memory] "Device Type" (1 = CUDA)
   int32_t device_id = -1;        // [memory] "Device Id", kernel "device"
   float bandwidth_gbps = -1;     // "memory bandwidth (GB/s)"
-  uint32_t comm = std::numeric_limits<uint32_t>::max();  // index into comm_args, or none
+  uint32_t comm = kNoComm;  // index into comm_args, or kNoComm
 };
 
 // A collective's parameters, as PyTorch records them on `record_param_comms` cpu_ops and (since
@@ -130,9 +132,11 @@ inline constexpr int64_t kNone = -1;
 inline constexpr uint32_t kNoArgs = std::numeric_limits<uint32_t>::max();
 inline constexpr uint32_t kNoString = 0;  // string id 0 is the empty string
 
-// pid/tid: numbers as written (GPU events: pid = device, tid = stream). A non-numeric
-// pid/tid ("CPU functions", "stream 7 ") is interned and stored as -(1 + string id);
+// pid/tid: numbers as written (GPU events: pid = device, tid = stream; real traces have negative
+// tids, e.g. -247463936). A non-numeric pid/tid ("CPU functions", "stream 7 ") is interned and
+// stored as kNamedIdBase + string id, a range no written number reaches (below -2^63 + 2^32);
 // a numeric string ("25738") is stored as its number.
+inline constexpr int64_t kNamedIdBase = std::numeric_limits<int64_t>::min();
 class EventStore {
  public:
   // Columns (same length). Public for analyses that scan them; append only through add().
@@ -164,9 +168,12 @@ class EventStore {
     return a && a->comm != kNoArgs ? &comm_args[a->comm] : nullptr;
   }
   int64_t end_ns(size_t i) const { return ts_ns[i] + dur_ns[i]; }
-  static bool is_named_id(int64_t pid_or_tid) { return pid_or_tid < 0; }
+  static bool is_named_id(int64_t pid_or_tid) {
+    return static_cast<uint64_t>(pid_or_tid) - static_cast<uint64_t>(kNamedIdBase) <= UINT32_MAX;
+  }
+  static int64_t named_id(uint32_t string_id) { return kNamedIdBase + static_cast<int64_t>(string_id); }
   std::string_view id_name(int64_t pid_or_tid) const {
-    return strings.view(static_cast<uint32_t>(-(pid_or_tid + 1)));
+    return strings.view(static_cast<uint32_t>(pid_or_tid - kNamedIdBase));
   }
 
   // Appends one event and returns its row.

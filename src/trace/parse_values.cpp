@@ -251,7 +251,7 @@ const char* Parser::read_id(const char* p, int64_t& out) {
         decimal_to_scaled_int(s.data(), s.data() + s.size(), 0, v)) {
       out = v;
     } else {
-      out = -(1 + static_cast<int64_t>(store_.strings.intern(s)));
+      out = EventStore::named_id(store_.strings.intern(s));
     }
     return after;
   }

@@ -126,7 +126,9 @@ class InflatingSpans final : public SpanSource {
     // Keep the buffer before offset's own: the JSON may end in its overlap, and then that one
     // holds `offset` (wait_buffer).
     uint64_t k = offset / chunk_bytes();
-    while (first_ + 1 < k && !bufs_.empty()) {
+    // With an overlap longer than a chunk, a buffer several chunks back may still reach past
+    // `offset`: only buffers that end before it go.
+    while (first_ + 1 < k && !bufs_.empty() && bufs_.front()->base + bufs_.front()->len <= offset) {
       bufs_.pop_front();
       ++first_;
     }
@@ -142,9 +144,12 @@ class InflatingSpans final : public SpanSource {
     const uint64_t k = offset / chunk_bytes();
     cv_.wait(lk, [&] { return stop_ || produced_ > k || ended_; });
     if (produced_ > k && k >= first_) return bufs_[k - first_];
-    if (produced_ == k && k > first_) {
+    // The JSON ended in the overlap of an earlier buffer: with an overlap longer than a chunk
+    // that buffer may lie several chunks before `offset`'s own, which was then never made.
+    if (produced_ <= k && !bufs_.empty()) {
       const std::shared_ptr<Buffer>& last = bufs_.back();
-      if (offset < last->base + last->len || (last->last && offset == last->base + last->len)) return last;
+      const uint64_t end = last->base + last->len;
+      if (offset >= last->base && (offset < end || (last->last && offset == end))) return last;
     }
     if (error_) std::rethrow_exception(error_);
     return nullptr;

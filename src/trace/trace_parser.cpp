@@ -184,6 +184,9 @@ EventStore Parser::run() {
   if (!bare_ && !saw_trace_events_)
     throw UserError(origin_ + ": not a PyTorch profiler trace: expected a \"traceEvents\" array or a JSON array of events");
   store_.meta.input_bytes = base_ + static_cast<uint64_t>(end_ - data_);
+  // The last report says "all of it": the parallel paths report as their chunks finish, and the
+  // last chunk may finish before a window boundary.
+  if (opt_.progress) opt_.progress(store_.meta.input_bytes, src_.raw_size(), src_.raw_size());
   store_.meta.format = bare_ ? TraceFormat::BareArray : saw_2021_cats_ ? TraceFormat::Kineto2021 : TraceFormat::Kineto;
   return std::move(store_);
 }

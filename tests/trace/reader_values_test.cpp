@@ -207,5 +207,28 @@ TEST(TraceValues, ProgressIsReported) {
   EXPECT_EQ(last_raw, size);
 }
 
+TEST(TraceValues, NegativeNumericTidIsANumberNotAName) {
+  // hta_ns_resolution's profiler thread is written as "tid": -247463936. Names ("stream 7")
+  // are interned in a range no written number reaches, so the two never collide, and the
+  // parallel reader's merge (which renumbers names) leaves the number alone.
+  std::string json = R"JSON({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 10, "tid": -247463936, "ts": 1, "dur": 2},
+    {"ph": "X", "cat": "cpu_op", "name": "b", "pid": "Spans", "tid": "-5", "ts": 3, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "c", "pid": -1, "tid": "stream 7", "ts": 4, "dur": 1}]})JSON";
+  std::string path = test::temp_dir() + "/negative_tid.json";
+  test::write_file(path, json);
+  EventStore s = read_trace(path);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_FALSE(EventStore::is_named_id(s.tid[0]));
+  EXPECT_EQ(s.tid[0], -247463936);
+  ASSERT_TRUE(EventStore::is_named_id(s.pid[1]));
+  EXPECT_EQ(s.id_name(s.pid[1]), "Spans");
+  EXPECT_EQ(s.tid[1], -5);
+  EXPECT_FALSE(EventStore::is_named_id(s.pid[2]));
+  EXPECT_EQ(s.pid[2], -1);
+  ASSERT_TRUE(EventStore::is_named_id(s.tid[2]));
+  EXPECT_EQ(s.id_name(s.tid[2]), "stream 7");
+}
+
 }  // namespace
 }  // namespace ts::trace
