@@ -57,7 +57,7 @@ def run(cmd):
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"failed ({status}): {' '.join(cmd)}")
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024, ru.ru_stime
 
 
 def warm(paths):
@@ -74,16 +74,20 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--shapes", default="resnet,recsys")
     ap.add_argument("--huge-gb", type=float, default=0)
+    ap.add_argument("--serial", action="store_true", help="also --read-threads 1 on the plain .json")
     args = ap.parse_args()
-    exe = os.path.join(args.build, "src", "cli", "trainscope")
-    if not os.path.exists(exe):
-        exe = os.path.join(args.build, "trainscope")
+    exe = next((e for e in (os.path.join(args.build, d, "trainscope") for d in ("bin", "src/cli", "."))
+                if os.path.exists(e)), None)
+    if not exe:
+        raise SystemExit(f"no trainscope under {args.build} (bin/, src/cli/ or itself): build first")
     shapes = [s for s in args.shapes.split(",") if s]
     files = {s: make(s, args.mb) for s in shapes}
     gzs = {s: gzipped(p) for s, p in files.items()}
     cmds = {}
     for s in shapes:
         cmds[(s, "json")] = [exe, "-q", "analyze", "--json", files[s]]
+        if args.serial:  # the serial reader (--read-threads 1) in the same rounds
+            cmds[(s, "json1")] = [exe, "-q", "analyze", "--json", "--read-threads", "1", files[s]]
         cmds[(s, "gz")] = [exe, "-q", "analyze", "--json", gzs[s]]
         cmds[(s, "python")] = [PYTHON, "-c", "import json,sys; json.load(open(sys.argv[1],'rb'))", files[s]]
     warm(list(files.values()) + list(gzs.values()))
@@ -97,23 +101,32 @@ def main():
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
     print(f"load average before/after: {open('/proc/loadavg').read().split()[:3]}; {os.cpu_count()} cores;"
           f" medians of {args.rounds} interleaved rounds")
-    print(f"{'input':<34} {'MB':>7} {'wall s':>7} {'MB/s':>7} {'cpu s':>7} {'x json.load':>11} {'peak RSS MB':>11} {'RSS/file':>8}")
+    print(f"{'input':<34} {'MB':>7} {'wall s':>7} {'MB/s':>7} {'cpu s':>7} {'sys s (min-max)':>15} {'x json.load':>11}"
+          f" {'peak RSS MB':>11} {'RSS/file':>8}")
     for s in shapes:
         size = os.path.getsize(files[s])
         py = statistics.median(w for w, _, _ in res[(s, "python")])
-        for form in ("json", "gz", "python"):
-            rows = res[(s, form)]
-            wall = statistics.median(w for w, _, _ in rows)
-            cpu = statistics.median(c for _, c, _ in rows)
-            rss = max(m for _, _, m in rows)
-            name = f"{s} .json" if form == "json" else f"{s} .json.gz" if form == "gz" else f"{s} .json python json.load"
+        for form in ("json", "json1", "gz", "python"):
+            rows = res.get((s, form))
+            if not rows:
+                continue
+            wall = statistics.median(r[0] for r in rows)
+            cpu = statistics.median(r[1] for r in rows)
+            rss = max(r[2] for r in rows)
+            sys_s = f"{min(r[3] for r in rows):.2f}-{max(r[3] for r in rows):.2f}"
+            name = {"json": f"{s} .json", "json1": f"{s} .json --read-threads 1", "gz": f"{s} .json.gz",
+                    "python": f"{s} .json python json.load"}[form]
             ratio = f"{py / wall:.1f}x" if form != "python" else "1x"
-            print(f"{name:<34} {size / 1e6:7.0f} {wall:7.3f} {size / 1e6 / wall:7.0f} {cpu:7.3f} {ratio:>11}"
+            print(f"{name:<34} {size / 1e6:7.0f} {wall:7.3f} {size / 1e6 / wall:7.0f} {cpu:7.3f} {sys_s:>15} {ratio:>11}"
                   f" {rss / 1e6:11.0f} {rss / size:8.2f}")
+        if args.serial:
+            w1 = statistics.median(r[0] for r in res[(s, "json1")])
+            wn = statistics.median(r[0] for r in res[(s, "json")])
+            print(f"{s}: default threads / --read-threads 1 wall: {w1 / wn:.2f}x faster")
     if args.huge_gb:
         huge = make(shapes[-1], args.huge_gb * 1000, "_huge")
         warm([huge])
-        wall, cpu, rss = run([exe, "-q", "analyze", "--json", huge])
+        wall, cpu, rss, _ = run([exe, "-q", "analyze", "--json", huge])
         size = os.path.getsize(huge)
         print(f"huge {shapes[-1]} .json {size / 1e9:.2f} GB: wall {wall:.2f} s ({size / 1e6 / wall:.0f} MB/s), "
               f"cpu {cpu:.2f} s, peak RSS {rss / 1e9:.2f} GB ({rss / size:.2f}x the file)")

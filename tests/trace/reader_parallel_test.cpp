@@ -133,7 +133,7 @@ TEST(TraceParallel, EveryFixtureGivesTheSerialStore) {
 
 // A trace whose text is full of false element starts: names ending in ",{" (the '"' after them
 // closes the string) and objects inside args arrays. Every cut lands near one.
-std::string trap_trace(int events) {
+std::string trap_trace(int events, bool negative_tids = false) {
   std::string j = "{\"schemaVersion\": 1, \"traceEvents\": [\n";
   for (int i = 0; i < events; ++i) {
     if (i) j += ",\n";
@@ -154,7 +154,8 @@ std::string trap_trace(int events) {
              "\"args\": {\"correlation\": " + std::to_string(i - 1) + "}}";
         break;
       default:
-        j += "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": " + std::to_string(i % 9) +
+        // Negative numeric tids, as Kineto writes on [memory] events (numbers, not names).
+        j += "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": " + std::to_string(negative_tids ? -(i % 9) * 1000003 : i % 9) +
              ", \"args\": {\"name\": \"worker,{\"}}";
     }
   }
@@ -174,6 +175,37 @@ TEST(TraceParallel, FalseElementStartsAreCaught) {
     for (uint64_t overlap : {64u, 129u, 500u}) {
       SCOPED_TRACE("chunk " + std::to_string(chunk) + " overlap " + std::to_string(overlap));
       expect_identical(want, read_trace(plain, split(3, chunk, overlap)));
+      expect_identical(want, read_trace(gz, split(2, chunk, overlap)));
+    }
+}
+
+// Negative numeric tids (Kineto writes them on [memory] events) stay numbers when the chunk
+// stores are merged (named pid/tid ids are renumbered, numbers are not).
+TEST(TraceParallel, NegativeTidsMergeAsNumbers) {
+  const std::string json = trap_trace(3000, true);
+  const std::string plain = test::temp_dir() + "/traps_negative.json";
+  test::write_file(plain, json);
+  const EventStore want = read_trace(plain, serial());
+  ASSERT_EQ(want.thread_names.size(), 750u);  // every 4th event is a thread_name
+  EXPECT_EQ(want.thread_names[1].tid, -7 * 1000003);  // event 7: tid -(7 % 9) * 1000003
+  for (uint64_t chunk : {101u, 1000u, 7919u})
+    for (uint64_t overlap : {64u, 500u}) {
+      SCOPED_TRACE("chunk " + std::to_string(chunk) + " overlap " + std::to_string(overlap));
+      expect_identical(want, read_trace(plain, split(3, chunk, overlap)));
+    }
+}
+
+// The same trace gzipped: the inflating source's buffers overlap more than one chunk when the
+// overlap is longer than a chunk (500 > 101); the one holding the JSON's end must be kept.
+TEST(TraceParallel, NegativeTidsGzipMergeAsNumbers) {
+  const std::string json = trap_trace(3000, true);
+  const std::string plain = test::temp_dir() + "/traps_negative.json";
+  test::write_file(plain, json);
+  const std::string gz = gzip_to(test::temp_dir() + "/traps_negative.json.gz", json);
+  const EventStore want = read_trace(plain, serial());
+  for (uint64_t chunk : {101u, 233u, 1000u, 7919u})
+    for (uint64_t overlap : {64u, 129u, 500u}) {
+      SCOPED_TRACE("chunk " + std::to_string(chunk) + " overlap " + std::to_string(overlap));
       expect_identical(want, read_trace(gz, split(2, chunk, overlap)));
     }
 }
