@@ -125,13 +125,12 @@ static ClockwaitFn ts_find_clockwait() {
   return cached.load(std::memory_order_relaxed);
 }
 
-extern "C" int __wrap_pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m,
-                                             clockid_t clock, const struct timespec* deadline) {
-  if (ClockwaitFn real = ts_find_clockwait()) return real(c, m, clock, deadline);
+// glibc < 2.30: the same remaining time as a wall-clock deadline.
+static int ts_clockwait_via_realtime(pthread_cond_t* c, pthread_mutex_t* m, clockid_t clock,
+                                     const struct timespec* deadline) {
   if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME) return EINVAL;
   struct timespec abs = *deadline;
   if (clock == CLOCK_MONOTONIC) {
-    // The same remaining time, as a wall-clock deadline.
     struct timespec now_mono, now_real;
     clock_gettime(CLOCK_MONOTONIC, &now_mono);
     clock_gettime(CLOCK_REALTIME, &now_real);
@@ -143,6 +142,12 @@ extern "C" int __wrap_pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t*
     abs.tv_nsec = ns % 1000000000LL;
   }
   return pthread_cond_timedwait(c, m, &abs);
+}
+
+extern "C" int __wrap_pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m,
+                                             clockid_t clock, const struct timespec* deadline) {
+  if (ClockwaitFn real = ts_find_clockwait()) return real(c, m, clock, deadline);
+  return ts_clockwait_via_realtime(c, m, clock, deadline);
 }
 
 // --- stat family (2.33) -----------------------------------------------------------------------
