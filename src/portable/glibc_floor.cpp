@@ -15,10 +15,10 @@
 //   function (libc runs the executable's constructors itself); an older libc would then run none.
 //   We pass the constructor runner that crt1.o used to carry (`_init`, then `.init_array`), and
 //   every glibc calls a non-null `init` instead of running the constructors itself.
-// - pthread_*, dlopen/dlsym/dlclose/dlerror: moved from libpthread/libdl into libc in 2.34 under
-//   new versions; the old versions (GLIBC_2.2.5) are the same functions. Before 2.34 they live in
-//   libpthread.so.0 and libdl.so.2, so the binary names both (-l:libpthread.so.0 -l:libdl.so.2;
-//   on 2.34+ those are empty stubs) and the loader finds the versioned symbol there.
+// - pthread_*, dlopen/dlsym/dlclose/dlerror, openpty: moved from libpthread/libdl/libutil into
+//   libc in 2.34 under new versions; the old versions (GLIBC_2.2.5) are the same functions. Before
+//   2.34 they live in libpthread.so.0, libdl.so.2 and libutil.so.1, so the binary names all three
+//   (on 2.34+ those are empty stubs) and the loader finds the versioned symbol there.
 // - pthread_cond_clockwait (2.30; libstdc++'s steady-clock condition-variable waits): the real
 //   one when the running glibc has it, else a CLOCK_REALTIME deadline with pthread_cond_timedwait,
 //   which is what libstdc++ itself does when built for a glibc without it.
@@ -38,6 +38,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <pty.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -109,6 +110,11 @@ TS_OLD(void*, dlopen, "GLIBC_2.2.5", (const char* f, int m), (f, m))
 TS_OLD(void*, dlsym, "GLIBC_2.2.5", (void* h, const char* s), (h, s))
 TS_OLD(int, dlclose, "GLIBC_2.2.5", (void* h), (h))
 TS_OLD(char*, dlerror, "GLIBC_2.2.5", (void), ())
+
+// --- openpty (libutil before 2.34; `run` tees the training's stderr through a pty) 
+TS_OLD(int, openpty, "GLIBC_2.2.5",
+       (int* leader, int* follower, char* name, const struct termios* t, const struct winsize* w),
+       (leader, follower, name, t, w))
 
 // --- pthread_cond_clockwait (2.30) ------------------------------------------------------------
 using ClockwaitFn = int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const struct timespec*);

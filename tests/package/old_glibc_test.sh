@@ -10,7 +10,7 @@
 # cached in CACHE_DIR; without network the test is skipped (exit 77).
 # Usage: old_glibc_test.sh DIST_DIR SOURCE_DIR CACHE_DIR
 set -euo pipefail
-dist=$1 src=$2 cache=$3
+dist=$(realpath "$1") src=$(realpath "$2") cache=$(realpath -m "$3")
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
