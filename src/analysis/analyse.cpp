@@ -40,6 +40,7 @@ TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt)
   a.parallel = analyse_parallel(idx, a.steps);
   a.bound = analyse_step_bound(idx, a.steps);
   a.collectives = analyse_collectives(idx, a.steps);
+  a.timeline = analyse_gpu_timeline(idx, a.steps, a.gpu);
   a.analyse_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return a;
 }
