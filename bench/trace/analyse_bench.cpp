@@ -73,13 +73,14 @@ void time_new_passes(const ts::trace::EventStore& s, int runs) {
   const double whole = best_cpu(runs, [&] { (void)analyse(s); });
   TraceIndex idx(s);
   StepSummary steps = analyse_steps(idx, {});
-  const GpuTime gpu = analyse_gpu_time(idx, steps);
+  GpuTime gpu = analyse_gpu_time(idx, steps);
+  analyse_idle_attribution(idx, steps, gpu);  // the timeline reads its pieces
   const double bound = best_cpu(runs, [&] { (void)analyse_step_bound(idx, steps); });
   const double coll = best_cpu(runs, [&] { (void)analyse_collectives(idx, steps); });
+  const double tl = best_cpu(runs, [&] { (void)analyse_gpu_timeline(idx, steps, gpu); });
   std::printf("new passes (thread CPU, best of %d): analyse %.3f s; step_bound %.4f s (%.1f%%), "
-              "collectives %.4f s (%.1f%%)\n",
-              runs, whole, bound, 100 * bound / whole, coll, 100 * coll / whole);
-  (void)gpu;
+              "collectives %.4f s (%.1f%%), gpu_timeline %.4f s (%.1f%%)\n",
+              runs, whole, bound, 100 * bound / whole, coll, 100 * coll / whole, tl, 100 * tl / whole);
 }
 
 // Appends copies 1..k-1 of the store's own events, each shifted past the previous copy.

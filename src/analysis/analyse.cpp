@@ -1,10 +1,15 @@
 // analyse(): runs every analysis on one trace. Steps first (they set the window the others
 // count in), then each analysis in its own file; they share one TraceIndex.
 #include <chrono>
+#include <fmt/format.h>
 
 #include "analysis/passes.h"
 
 namespace ts::analysis {
+
+// Past this share of the idle time, work missing from the trace ("untraced" idle) is worth a
+// warning: the trace's idle figures then overstate how long the GPU really waited.
+constexpr double kUntracedWarnShare = 0.10;
 
 TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -31,6 +36,11 @@ TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt)
   analyse_breakdown(idx, a.steps);
   a.gpu = analyse_gpu_time(idx, a.steps);
   analyse_idle_attribution(idx, a.steps, a.gpu);
+  if (const int64_t u = a.gpu.attribution.cause_ns(IdleCause::Untraced); u > a.gpu.idle_ns * kUntracedWarnShare)
+    a.warnings.push_back(fmt::format(
+        "{:.0f}% of the GPU's idle time ({:.1f} ms) sits between kernels queued on the same stream: the trace lacks "
+        "the GPU work that ran there (a sampled or filtered trace), so its idle figures overstate the waiting",
+        100.0 * u / a.gpu.idle_ns, u / 1e6));
   a.kernels = analyse_kernels(idx, a.steps, opt.top);
   a.kernels.launch = analyse_launch(idx);
   a.copies = analyse_copies(idx, a.steps);
@@ -40,6 +50,7 @@ TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt)
   a.parallel = analyse_parallel(idx, a.steps);
   a.bound = analyse_step_bound(idx, a.steps);
   a.collectives = analyse_collectives(idx, a.steps);
+  a.timeline = analyse_gpu_timeline(idx, a.steps, a.gpu);
   a.analyse_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return a;
 }

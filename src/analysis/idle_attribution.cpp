@@ -17,7 +17,11 @@
 //   R began before a, still running at a   the GPU waited for this launch call: split likewise;
 //   R ended before a     work was queued but started late: collective (an NCCL kernel waiting
 //                        for its peers), stream_wait (a "Stream Wait Event" on its stream between
-//                        R's end and b), else unattributed ("queued before the gap ...");
+//                        R's end and b), gpu_overhead (gap < kQueuedOverheadNs), untraced (its
+//                        own stream's last event ended at a: an in-order stream starts queued
+//                        work at once, and no other stream ran that it could wait for, so the GPU
+//                        ran work the trace lacks -- a sampled or filtered trace), else
+//                        unattributed ("queued before the gap ...");
 //   no R (no correlation id, or launched before the trace began)   split by the thread that
 //                        launched most GPU work; with none, unattributed ("no launching thread").
 // The cause of a host instant, from its deepest event and ancestors, first match wins:
@@ -56,7 +60,7 @@ namespace ts::analysis {
 const char* idle_cause_name(IdleCause c) {
   static const char* names[kIdleCauses] = {"sync",        "launch",       "data_loading", "optimizer",
                                            "memory",      "setup",        "host_compute", "stream_wait",
-                                           "collective",  "gpu_overhead", "unattributed"};
+                                           "collective",  "gpu_overhead", "untraced",     "unattributed"};
   return names[static_cast<int>(c)];
 }
 
@@ -81,13 +85,14 @@ constexpr int64_t kSyncReturnSlackNs = 20'000;
 constexpr size_t kMaxEntries = 40;
 
 // Texts that stand for the host event where there is none.
-enum Reason : uint32_t { kNothingRecorded, kNoLauncher, kQueuedLate, kGpuSwitch, kBetweenOps, kReasons };
+enum Reason : uint32_t { kNothingRecorded, kNoLauncher, kQueuedLate, kGpuSwitch, kBetweenOps, kUntracedWork, kReasons };
 const char* kReasonText[kReasons] = {
     "nothing recorded on the launching thread",
     "no launching thread known (no correlation ids, no runtime calls)",
     "queued before the gap, yet the GPU idled: a dependency or GPU work the trace lacks (sampled or filtered trace)",
     "work queued ahead; the GPU's own switch between kernels",
     "Python between ops (inside the step, no op recorded)",
+    "queued behind its stream's last event, which ended as the gap began: GPU work the trace lacks (sampled or filtered trace)",
 };
 
 // Runtime-call classes, by name.
@@ -441,6 +446,11 @@ void Attributor::run() {
   for (uint32_t r : idx_.cuda_sync)
     if (s_.name_of(r) == "Stream Wait Event") stream_waits[{s_.pid[r], s_.tid[r]}].push_back(s_.ts_ns[r]);
 
+  // Latest end so far per GPU stream (the last stream's slot cached: runs of one stream are the
+  // common case, so most events skip the hash).
+  std::unordered_map<ThreadKey, int64_t, ThreadKeyHash> stream_end;
+  ThreadKey last_stream{INT64_MIN, INT64_MIN};
+  int64_t* last_slot = nullptr;
   int64_t max_end = INT64_MIN;
   for (size_t i = 0; i < gpu.size(); ++i) {
     const int64_t b = s_.ts_ns[gpu[i]];
@@ -475,6 +485,8 @@ void Attributor::run() {
             entry = entry_for(IdleCause::StreamWait, g, op, n ? n->annotation : kNoRow, kNoRow);
           else if (b - a < kQueuedOverheadNs)
             entry = entry_for(IdleCause::GpuOverhead, kNoRow - 1 - kGpuSwitch, kNoRow, kNoRow, kNoRow);
+          else if (auto se = stream_end.find({s_.pid[g], s_.tid[g]}); se != stream_end.end() && se->second == a)
+            entry = entry_for(IdleCause::Untraced, kNoRow - 1 - kUntracedWork, kNoRow, kNoRow, kNoRow);
           else
             entry = reason_entry(kQueuedLate);
           emit(a, b, entry);
@@ -495,6 +507,12 @@ void Attributor::run() {
       }
     }
     max_end = std::max(max_end, s_.end_ns(gpu[i]));
+    const ThreadKey stream{s_.pid[gpu[i]], s_.tid[gpu[i]]};
+    if (!last_slot || stream != last_stream) {
+      last_slot = &stream_end.try_emplace(stream, INT64_MIN).first->second;  // stable: node-based map
+      last_stream = stream;
+    }
+    *last_slot = std::max(*last_slot, s_.end_ns(gpu[i]));
   }
 
   for (const IdleEntry& e : out_.entries) out_.idle_ns += e.ns;

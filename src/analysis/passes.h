@@ -26,6 +26,8 @@ PrecisionStats analyse_precision(const TraceIndex& idx);
 ParallelStats analyse_parallel(const TraceIndex& idx, const StepSummary& steps);
 BoundSummary analyse_step_bound(const TraceIndex& idx, StepSummary& steps);
 CollectiveStats analyse_collectives(const TraceIndex& idx, const StepSummary& steps);
+// After idle attribution (it reads gpu.attribution.pieces).
+GpuTimeline analyse_gpu_timeline(const TraceIndex& idx, const StepSummary& steps, const GpuTime& gpu);
 
 // NCCL kernel name -> collective ("ncclDevKernel_AllGather_RING_LL" -> "allgather"), "" if none.
 std::string collective_from_kernel_name(std::string_view name);

@@ -83,10 +83,12 @@ enum class IdleCause : uint8_t {
   StreamWait,    // launched before the gap, waiting on another stream (Stream Wait Event)
   Collective,    // a collective: the host in nccl:/gloo: calls, or a queued NCCL kernel waiting for peers
   GpuOverhead,   // work already queued, a short gap: the GPU's own switch between kernels
+  Untraced,      // queued behind its stream's last event, which ended as the gap began: an
+                 // in-order stream does not idle there, so it ran GPU work the trace lacks
   Unattributed,  // nothing recorded that explains it (host_event says why)
 };
-inline constexpr int kIdleCauses = 11;
-const char* idle_cause_name(IdleCause c);  // "sync", "launch", "data_loading", ... "gpu_overhead", "unattributed"
+inline constexpr int kIdleCauses = 12;
+const char* idle_cause_name(IdleCause c);  // "sync", "launch", ... "gpu_overhead", "untraced", "unattributed"
 
 // One bucket: idle time with the same cause, deepest host event, op and annotation.
 struct IdleEntry {

@@ -190,7 +190,7 @@ function rankChart(div){
 var CAUSE={sync:['Blocking sync','#d32f2f'],launch:['Launch overhead','#fb8c00'],data_loading:['Data loading','#d81b60'],
   optimizer:['Optimizer','#6d4c41'],memory:['Memory management','#8e24aa'],setup:['Set-up / compilation','#5e35b1'],
   host_compute:['Host compute','#f9a825'],stream_wait:['Waiting on a stream','#00897b'],collective:['Collective','#1e88e5'],
-  gpu_overhead:['GPU overhead','#90a4ae'],unattributed:['Nothing recorded','#b0bec5']};
+  gpu_overhead:['GPU overhead','#90a4ae'],untraced:['GPU work missing from the trace','#cfd8dc'],unattributed:['Nothing recorded','#b0bec5']};
 var OUTSIDE=['Outside the GPU\'s active span','#e0e4ea'],BUSY='#2e7d32';
 function timelineChart(div,T){
   var TL=T&&T.timeline;

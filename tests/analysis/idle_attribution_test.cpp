@@ -53,7 +53,8 @@ void expect_consistent(const TraceAnalysis& a) {
 //   gap C [700,720) (< 50 µs): aten::relu [695,712) > cudaLaunchKernel [705,711) c4: all 20 launch;
 //                                                             k4 [720,740)
 //   gap D [740,745): k5 queued at [712,714), 5 µs gap -> gpu_overhead 5;   k5 [745,800)
-//   gap E [800,900): k6 queued at [715,717), 100 µs gap, no dependency -> unattributed 100; k6 [900,950)
+//   gap E [800,900): k6 (stream 8) queued at [715,717), 100 µs gap, no dependency; its stream
+//         had no event ending at 800 (k5 is on stream 7) -> unattributed 100; k6 [900,950)
 // idle = span 930 - busy 405 = 525 = 150 + 40 + 10 + 200 + 20 + 5 + 100.
 TEST(IdleAttribution, OneGapPerCause) {
   StoreBuilder b;
@@ -75,7 +76,7 @@ TEST(IdleAttribution, OneGapPerCause) {
   b.runtime("cudaLaunchKernel", 712, 2, 5);
   b.kernel("k5", 745, 55, 5);
   b.runtime("cudaLaunchKernel", 715, 2, 6);
-  b.kernel("k6", 900, 50, 6);
+  b.kernel("k6", 900, 50, 6, 8);
   TraceAnalysis a = analyse(b.s);
   expect_consistent(a);
   EXPECT_EQ(a.gpu.idle_ns, 525 * us);
@@ -99,6 +100,33 @@ TEST(IdleAttribution, OneGapPerCause) {
   EXPECT_EQ(a.gpu.attribution.entries.front().ns, 190 * us);
   EXPECT_NEAR(a.gpu.attribution.entries.front().pct_of_idle, 100.0 * 190 / 525, 1e-9);
   EXPECT_NEAR(a.gpu.attribution.entries.front().pct_of_step, 19.0, 1e-9);
+}
+
+// Work queued behind its own stream's last kernel that still starts late: an in-order stream runs
+// it as soon as that kernel ends, and no other stream ran, so the GPU ran work the trace lacks.
+//   cudaLaunchKernel [10,12) c1 -> k1 stream 7 [20,100); [14,16) c2 -> k2 stream 7 [300,400);
+//   [18,20) c3 -> k3 stream 8 [500,600). Nothing else on the host but the step.
+//   gap [100,300): k2 queued at 16, its stream's last event k1 ended at 100 -> untraced 200;
+//   gap [400,500): k3 queued at 20, stream 8 had no event before -> unattributed 100 ("queued").
+// idle = span [20,600) 580 - busy 280 = 300.
+TEST(IdleAttribution, QueuedBehindItsOwnStreamIsUntracedWork) {
+  StoreBuilder b;
+  b.host("ProfilerStep#1", 0, 1000, Category::UserAnnotation);
+  b.runtime("cudaLaunchKernel", 10, 2, 1);
+  b.kernel("k1", 20, 80, 1, 7);
+  b.runtime("cudaLaunchKernel", 14, 2, 2);
+  b.kernel("k2", 300, 100, 2, 7);
+  b.runtime("cudaLaunchKernel", 18, 2, 3);
+  b.kernel("k3", 500, 100, 3, 8);
+  TraceAnalysis a = analyse(b.s);
+  expect_consistent(a);
+  EXPECT_EQ(a.gpu.idle_ns, 300 * us);
+  EXPECT_EQ(a.gpu.attribution.gaps, 2);
+  EXPECT_EQ(cause(a, IdleCause::Untraced), 200 * us);
+  EXPECT_EQ(cause(a, IdleCause::Unattributed), 100 * us);
+  ASSERT_FALSE(a.gpu.attribution.entries.empty());
+  EXPECT_TRUE(a.gpu.attribution.entries.front().host_event.starts_with("queued behind its stream's last event"));
+  EXPECT_EQ(a.gpu.attribution.entries.front().gaps, 1);
 }
 
 // Two launching threads (main and autograd): where the thread that launched the next kernel has

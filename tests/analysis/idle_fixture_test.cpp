@@ -88,7 +88,7 @@ std::string hta_side_json(const TraceAnalysis& a) {
   const auto& g = a.gpu;
   int64_t gpu_side = 0;  // idle charged to queued GPU work rather than to the host
   for (const auto& e : g.attribution.entries)
-    if (e.cause == IdleCause::GpuOverhead || e.cause == IdleCause::StreamWait ||
+    if (e.cause == IdleCause::GpuOverhead || e.cause == IdleCause::StreamWait || e.cause == IdleCause::Untraced ||
         (e.cause == IdleCause::Unattributed && e.host_event.starts_with("queued")) ||
         (e.cause == IdleCause::Collective && is_comm_kernel_name(e.host_event)))
       gpu_side += e.ns;
@@ -126,8 +126,10 @@ TEST(IdleAttributionFixtures, AgreesWithHta) {
 }
 
 // Every idle ns in exactly one bucket, and at least 90% of it explained (not "unattributed") on
-// every fixture with GPU idle time -- except the sampled trace, whose events were thinned out by
-// HTA's trace filter (most kernels and ops are missing, so the GPU looks idle with work queued).
+// every fixture with GPU idle time. The sampled trace keeps ~0.5% of its runtime calls (1,204
+// correlation ids over a span of 259,691), so most of its kernels are missing: 245 ms of its
+// gaps sit on stream 7 between two recorded kernels, the second launched a median 12.8 ms before
+// the gap: GPU work the trace lacks ("untraced", docs/ANALYSES.md 3b), not "nothing recorded".
 TEST(IdleAttributionFixtures, EveryIdleNanosecondInOneBucket) {
   for (const char* name : kGpuFixtures) {
     SCOPED_TRACE(name);
@@ -147,9 +149,24 @@ TEST(IdleAttributionFixtures, EveryIdleNanosecondInOneBucket) {
     EXPECT_EQ(causes, a.gpu.idle_ns);
     EXPECT_EQ(pieces, a.gpu.idle_ns);
     EXPECT_LE(ia.entries.size(), 40u + 2 * kIdleCauses);  // + each cause's largest, the rest folded per cause
-    if (a.gpu.idle_ns == 0 || std::string(name) == kSampled) continue;
+    // Only the sampled trace warns that its idle time is mostly work the trace lacks.
+    bool warned = false;
+    for (const auto& w : a.warnings) warned |= w.find("the trace lacks the GPU work") != std::string::npos;
+    EXPECT_EQ(warned, std::string(name) == kSampled);
+    if (a.gpu.idle_ns == 0) continue;
     EXPECT_LE(ia.unattributed_ns, a.gpu.idle_ns / 10) << "unattributed " << ia.unattributed_ns << " of " << a.gpu.idle_ns;
   }
+}
+
+// The sampled trace: 245,248 µs of its gaps are queued behind their own stream's last kernel
+// (347 gaps on stream 7, one on stream 23), counted independently of idle_reference.py by a
+// throwaway script that walked the gaps (kernel at b launched before a, its stream's latest end
+// == a, gap >= 30 µs, not an NCCL kernel); what stays unattributed is under 1% of the idle time.
+TEST(IdleAttributionFixtures, SampledTraceGapsAreUntracedWork) {
+  const TraceAnalysis a = analyse_fixture(kSampled);
+  const auto& ia = a.gpu.attribution;
+  EXPECT_EQ(ia.cause_ns(IdleCause::Untraced), 245'248 * us);
+  EXPECT_LT(ia.unattributed_ns, a.gpu.idle_ns / 100);
 }
 
 // alexnet (A100, cuDNN warm-up): the window is one synthetic step; GPU events span

@@ -28,11 +28,13 @@ SETUP_RATIO = 10.0
 LAZY_LAUNCH = 1_000_000
 SYNC_SLACK = 20_000
 CAUSES = ["sync", "launch", "data_loading", "optimizer", "memory", "setup", "host_compute",
-          "stream_wait", "collective", "gpu_overhead", "unattributed"]
+          "stream_wait", "collective", "gpu_overhead", "untraced", "unattributed"]
 NOTHING = "nothing recorded on the launching thread"
 NO_LAUNCHER = "no launching thread known (no correlation ids, no runtime calls)"
 QUEUED = "queued before the gap, yet the GPU idled: a dependency or GPU work the trace lacks (sampled or filtered trace)"
 SWITCH = "work queued ahead; the GPU's own switch between kernels"
+UNTRACED = ("queued behind its stream's last event, which ended as the gap began: GPU work the trace lacks "
+            "(sampled or filtered trace)")
 QUEUED_OVERHEAD = 30_000
 BETWEEN_OPS = "Python between ops (inside the step, no op recorded)"
 
@@ -286,6 +288,7 @@ def attribute(path):
         v.sort()
 
     end = None
+    stream_end = {}  # (pid, tid) of a GPU stream -> latest end of its events so far
     i = 0
     while i < len(gpu):
         b = gpu[i].ts
@@ -320,6 +323,10 @@ def attribute(path):
                         put(("stream_wait", g.name, op, ann, ""), a, b)
                     elif b - a < QUEUED_OVERHEAD:
                         put(("gpu_overhead", SWITCH, "", "", ""), a, b)
+                    elif stream_end.get((g.pid, g.tid)) == a:
+                        # An in-order stream starts queued work as soon as its last event ends,
+                        # and no other stream ran meanwhile: the trace lacks what ran there.
+                        put(("untraced", UNTRACED, "", "", ""), a, b)
                     else:
                         put(("unattributed", QUEUED, "", "", ""), a, b)
                 else:
@@ -337,6 +344,8 @@ def attribute(path):
                     split(t, a, host_end, generic)
                     put(generic if generic is not None else linfo, host_end, b)
         end = gpu[i].end if end is None else max(end, gpu[i].end)
+        k = (gpu[i].pid, gpu[i].tid)
+        stream_end[k] = max(stream_end.get(k, gpu[i].end), gpu[i].end)
         i += 1
 
     idle = sum(totals.values())

@@ -2,6 +2,8 @@
 // deep-queue guard) on real traces from tests/data and on hand-built evidence.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "analysis/trace_analysis.h"
 #include "diagnose/diagnose.h"
 #include "diagnose/evidence_fixtures.h"
@@ -141,6 +143,23 @@ TEST(IdleRules, GpuIdleNamesTheLargestExplainedCause) {
   EXPECT_EQ(f->recoverable_fraction, 0);
   EXPECT_NE(f->title.find("nothing recorded"), std::string::npos);
   EXPECT_EQ(d.verdict.find("No large bottleneck"), std::string::npos) << d.verdict;
+  // GPU work the trace lacks ("untraced") is no host work to fix either: with 250 ms of it and
+  // 110 ms of memory management, gpu-idle names memory, gain 110 / 400 ms = 0.275.
+  auto& ia2 = ev.trace->gpu.attribution;
+  analysis::IdleEntry untraced;
+  untraced.cause = IdleCause::Untraced;
+  untraced.host_event = "queued behind its stream's last event";
+  untraced.ns = 250'000'000;
+  mem.ns = 110'000'000;
+  ia2.entries = {untraced, mem};
+  std::fill(std::begin(ia2.by_cause_ns), std::end(ia2.by_cause_ns), 0);
+  ia2.by_cause_ns[static_cast<int>(IdleCause::Untraced)] = untraced.ns;
+  ia2.by_cause_ns[static_cast<int>(IdleCause::Memory)] = mem.ns;
+  ia2.unattributed_ns = 0;
+  d = diagnose(ev);
+  ASSERT_NE(f = find(d, "gpu-idle"), nullptr);
+  EXPECT_EQ(f->bottleneck, Bottleneck::Memory);
+  EXPECT_NEAR(f->recoverable_fraction, 0.275, 1e-12);
 }
 
 }  // namespace

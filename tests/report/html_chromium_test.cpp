@@ -179,7 +179,7 @@ TEST_F(ChromiumTest, RunReportWithoutTrace) {
 }
 
 // `trainscope analyze A B --html`: two real traces (TensorBoard's ResNet-50, 0 and 4 workers).
-// Every trace gets its own panel with its five charts; the address's #trace-1 opens the second.
+// Every trace gets its own panel with its six charts; the address's #trace-1 opens the second.
 TEST_F(ChromiumTest, TwoTraceReportChartsEveryTrace) {
   const std::string data = TS_TEST_DATA;
   std::string a = data + "/tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz";
@@ -193,11 +193,12 @@ TEST_F(ChromiumTest, TwoTraceReportChartsEveryTrace) {
   ASSERT_NE(open, std::string::npos) << slurp(log);
   std::string html_tag = d.substr(open, close - open + 1);
   EXPECT_EQ(html_tag.find("data-js-error"), std::string::npos) << html_tag;
-  // 2 traces x (breakdown, GPU busy per step, step bars, memory, kernels), less one: the
-  // 0-worker trace's allocated memory is 0 at every step end (relative totals), so its memory
-  // chart says so instead of drawing; the 4-worker one has a 19 MB blip at step 1. No per-rank
-  // chart: two runs recorded a day apart are not the ranks of one job.
-  EXPECT_NE(html_tag.find("data-charts-rendered=\"9\""), std::string::npos) << html_tag;
+  // 2 traces x (breakdown, GPU busy per step, step bars, GPU timeline, memory, kernels) = 12,
+  // less one: the 0-worker trace's allocated memory is 0 at every step end (relative totals), so
+  // its memory chart says so instead of drawing; the 4-worker one has a 19 MB blip at step 1. Both
+  // traces have steps with GPU events, so both draw a timeline. No per-rank chart: two runs
+  // recorded a day apart are not the ranks of one job.
+  EXPECT_NE(html_tag.find("data-charts-rendered=\"11\""), std::string::npos) << html_tag;
   EXPECT_EQ(d.find("data-chart=\"ranks\""), std::string::npos);
   std::string l = slurp(log);
   EXPECT_EQ(l.find("Uncaught"), std::string::npos) << l;
@@ -208,8 +209,8 @@ TEST_F(ChromiumTest, TwoTraceReportChartsEveryTrace) {
   ASSERT_NE(p1, std::string::npos);
   ASSERT_LT(p0, p1);
   std::string panel0 = d.substr(p0, p1 - p0), panel1 = d.substr(p1);
-  EXPECT_EQ(count(panel0, "<svg viewBox"), 4u);
-  EXPECT_EQ(count(panel1, "<svg viewBox"), 5u);
+  EXPECT_EQ(count(panel0, "<svg viewBox"), 5u);  // 6 charts less the memory one
+  EXPECT_EQ(count(panel1, "<svg viewBox"), 6u);
   EXPECT_NE(panel0.find("did not change"), std::string::npos);
   // Different traces, different bars: the starved run's DataLoader class shows in its own panel.
   EXPECT_NE(panel0.find("DataLoader"), std::string::npos);
@@ -221,9 +222,10 @@ TEST_F(ChromiumTest, TwoTraceReportChartsEveryTrace) {
   EXPECT_NE(d.find("data-tab=\"1\" title=\"" + b + "\" aria-selected=\"true\""), std::string::npos);
 }
 
-// `trainscope analyze <DDP rank 0 trace> --html` (the NCCL fixture, 3 steps): the bound-by and
-// collectives cards are on the page with their figures (docs/ANALYSES.md 9a-9b).
-TEST_F(ChromiumTest, BoundAndCollectivesOnARealTrace) {
+// `trainscope analyze <DDP rank 0 trace> --html` (the NCCL fixture, 3 steps): the GPU timeline
+// draws one strip per step with the idle gaps' host events on hover, and the bound-by and
+// collectives cards are on the page with their figures (docs/ANALYSES.md 9a-9c).
+TEST_F(ChromiumTest, TimelineBoundAndCollectivesOnARealTrace) {
   const std::string trace = std::string(TS_TEST_DATA) + "/hta_nccl_parser_config_nccl_data.json.gz";
   std::string cmd = fmt::format("{} -q analyze {} --html {} > {} 2>&1", TS_CLI, trace, html_.string(), (dir_ / "cli.txt").string());
   ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "cli.txt");
@@ -236,7 +238,17 @@ TEST_F(ChromiumTest, BoundAndCollectivesOnARealTrace) {
   EXPECT_EQ(html_tag.find("data-js-error"), std::string::npos) << html_tag;
   std::string l = slurp(log);
   EXPECT_EQ(l.find("Uncaught"), std::string::npos) << l;
-  // Every step is CPU-bound; 15 all-reduces (3 steps x 5 buckets) of Float among 2 ranks.
+  // The timeline chart was drawn: one labelled row per step (steps 4, 5, 6).
+  size_t tl = d.find("data-chart=\"timeline\"");
+  ASSERT_NE(tl, std::string::npos);
+  std::string chart = d.substr(tl, d.find("</svg>", tl) - tl);
+  EXPECT_NE(chart.find("data-rendered=\"1\""), std::string::npos);
+  for (const char* step : {">step 4 · ", ">step 5 · ", ">step 6 · "}) EXPECT_NE(chart.find(step), std::string::npos) << step;
+  // Hover text: the GPU's busy share, and for idle runs the cause and the host event.
+  EXPECT_NE(chart.find("<title>step 4 · "), std::string::npos);
+  EXPECT_NE(chart.find("idle: "), std::string::npos);
+  EXPECT_GE(count(chart, "<rect"), 30u);  // a 220 ms step at 600 bins: many busy/idle runs
+  // The server-rendered cards: every step is CPU-bound; 15 all-reduces (3 steps x 5 buckets).
   EXPECT_NE(d.find("Bound by: CPU-bound"), std::string::npos);
   size_t coll = d.find("id=\"collectives\"");
   ASSERT_NE(coll, std::string::npos);

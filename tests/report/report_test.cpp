@@ -175,3 +175,44 @@ TEST(TextHelpers, FitLinesKeepsEveryLineWithinTheWidth) {
   // Lines that fit are left alone, byte for byte.
   EXPECT_EQ(report::fit_lines("a  b\n\n  c\n", 40), "a  b\n\n  c\n");
 }
+
+// The "GPU idle by cause" table: 5 steps of 100 ms with 55 ms of kernels each leave 225 ms idle
+// (45% of the 500 ms span), split by hand into data loading 200 ms, a sync 20 ms and launch 5 ms.
+// Shares of idle: 200/225 = 88.9%, 20/225 = 8.9%, 5/225 = 2.2%; of the 500 ms of steps: 40.0%,
+// 4.0%, 1.0%. Rows largest first, each naming its largest host event (op and annotation after it);
+// data loading's 110 ms fold of small buckets is larger than its 90 ms DataLoader bucket, but
+// names nothing, so the row names the DataLoader.
+TEST(TerminalReport, GpuIdleByCauseTable) {
+  auto in = starved_input();
+  auto& t = in.traces.at(0);
+  auto& a = t.gpu.attribution;
+  a.present = true;
+  a.idle_ns = 225'000'000;
+  a.gaps = 15;
+  auto add = [&](analysis::IdleCause c, std::string ev, std::string op, std::string ann, int64_t ns) {
+    analysis::IdleEntry e;
+    e.cause = c;
+    e.host_event = std::move(ev);
+    e.op = std::move(op);
+    e.annotation = std::move(ann);
+    e.ns = ns;
+    a.entries.push_back(e);
+    a.by_cause_ns[static_cast<int>(c)] += ns;
+  };
+  add(analysis::IdleCause::DataLoading, "(3 other host events)", "", "", 110'000'000);
+  add(analysis::IdleCause::DataLoading, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "", "", 90'000'000);
+  add(analysis::IdleCause::Sync, "cudaStreamSynchronize", "aten::item", "## loss ##", 20'000'000);
+  add(analysis::IdleCause::Launch, "cudaLaunchKernel", "aten::add_", "", 5'000'000);
+  const std::string out = report::render_terminal(in, {false, 140});
+  const size_t h = out.find("GPU idle by cause (225.00 ms idle in 15 gaps, 45.0% of the GPU's span)");
+  ASSERT_NE(h, std::string::npos) << out;
+  const size_t dl = out.find("  data_loading         200.00 ms   88.9%   40.0%  enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__\n", h);
+  const size_t sy = out.find("  sync                  20.00 ms    8.9%    4.0%  cudaStreamSynchronize in aten::item · ## loss ##\n", h);
+  const size_t la = out.find("  launch                 5.00 ms    2.2%    1.0%  cudaLaunchKernel in aten::add_\n", h);
+  ASSERT_NE(dl, std::string::npos) << out.substr(h);
+  ASSERT_NE(sy, std::string::npos) << out.substr(h);
+  ASSERT_NE(la, std::string::npos) << out.substr(h);
+  EXPECT_LT(dl, sy);
+  EXPECT_LT(sy, la);
+  EXPECT_EQ(out.find("  optimizer ", h), std::string::npos);  // causes without time have no row
+}

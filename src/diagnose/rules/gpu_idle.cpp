@@ -49,6 +49,7 @@ Advice advice_for(IdleCause c) {
     case IdleCause::StreamWait: return {Bottleneck::Compute, "queued work waits on another stream", "Overlap the streams: record the event earlier or split the dependent work."};
     case IdleCause::Collective: return {Bottleneck::Communication, "collectives wait for their peers", "Overlap communication with compute (DDP bucket sizes, gradient accumulation with no_sync)."};
     case IdleCause::GpuOverhead: return {Bottleneck::Launch, "the GPU switches between queued kernels", "Fewer, larger kernels (torch.compile) or CUDA graphs."};
+    case IdleCause::Untraced:
     case IdleCause::Unattributed: break;
   }
   return {Bottleneck::None, "nothing recorded explains it", "Record the launching threads' CPU ops (a full, unsampled profiler window) to see why."};
@@ -60,11 +61,11 @@ std::optional<Finding> gpu_idle(const Evidence& ev) {
   const auto* a = idle_attribution(ev);
   const auto* t = trace_with_steps(ev);
   if (!a || !t || t->gpu.idle_pct < th::kGpuIdleMostPct) return std::nullopt;
-  // The largest explained cause: "nothing recorded" is no fix to recommend (it only says the
-  // trace lacks events); it is named only when nothing else is left.
+  // The largest explained cause: "nothing recorded" and "untraced" are no fix to recommend (they
+  // only say the trace lacks events); "nothing recorded" is named only when nothing else is left.
   int best = static_cast<int>(IdleCause::Unattributed);
   for (int c = 0; c < analysis::kIdleCauses; ++c)
-    if (c != static_cast<int>(IdleCause::Unattributed) && a->by_cause_ns[c] > 0 &&
+    if (c != static_cast<int>(IdleCause::Unattributed) && c != static_cast<int>(IdleCause::Untraced) && a->by_cause_ns[c] > 0 &&
         (best == static_cast<int>(IdleCause::Unattributed) || a->by_cause_ns[c] > a->by_cause_ns[best]))
       best = c;
   const auto cause = static_cast<IdleCause>(best);
