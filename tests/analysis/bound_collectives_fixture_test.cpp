@@ -2,7 +2,7 @@
 // tests/analysis/bound_collectives_reference.py, an independent Python implementation of the same
 // definitions (`/usr/bin/python3 tests/analysis/bound_collectives_reference.py tests/data/<file>`);
 // MatchesReferenceScript re-runs it on every fixture and compares every value. HTA's own figures
-// for the same traces (../shared/reference/hta, docs/ANALYSES.md) are checked where analogous.
+// for the same traces (tests/analysis/hta_reference/, docs/ANALYSES.md) are checked where analogous.
 #include <gtest/gtest.h>
 
 #include <cstdio>
