@@ -180,6 +180,15 @@ class Context:
         self.torch = None
 
 
+def json_output(st, out, what, rc):
+    """The JSON a `--json` command printed, or None after one failure line saying it printed none."""
+    try:
+        return json.loads(out)
+    except ValueError:
+        st.fail("%s --json printed no JSON (exit %s)" % (what, rc))
+        return None
+
+
 def find_python(explicit):
     cands = [explicit] if explicit else [os.environ.get("TRAINSCOPE_PYTHON"), shutil.which("python3"),
                                          "/usr/bin/python3"]
@@ -323,10 +332,8 @@ def stage_snapshot(st, ctx):
                 row = dict(zip(fields, vals[1:]))
                 row["_t"] = smi_time(vals[0])
                 smi_rows.append(row)
-    try:
-        snap = json.loads(out)
-    except ValueError:
-        st.fail("snapshot --json printed no JSON (exit %s)" % rc)
+    snap = json_output(st, out, "snapshot", rc)
+    if snap is None:
         return
     st.data["snapshot_unix_ms"] = snap.get("unix_ms")
     st.data["nvml"] = {k: v for k, v in (snap.get("nvml") or {}).items() if k != "gpus"}
@@ -680,10 +687,8 @@ def stage_lab(st, ctx):
     if ctx.quick or not ctx.cuda:
         argv += ["--steps", "5", "--warmup", "2"]
     rc, out = st.run(argv, "lab.json", timeout=st.left() - 10)
-    try:
-        res = json.loads(out)
-    except ValueError:
-        st.fail("lab --json printed no JSON (exit %d)" % rc)
+    res = json_output(st, out, "lab", rc)
+    if res is None:
         return
     st.data["lab"] = res
     rows = res.get("configs") or res.get("results") or []
@@ -705,10 +710,8 @@ def stage_max_batch(st, ctx):
     if not ctx.cuda:
         argv += ["--memory-limit", "256MiB", "--cap", "64"]
     rc, out = st.run(argv, "max-batch.json", timeout=st.left() - 10)
-    try:
-        res = json.loads(out)
-    except ValueError:
-        st.fail("max-batch --json printed no JSON (exit %d)" % rc)
+    res = json_output(st, out, "max-batch", rc)
+    if res is None:
         return
     st.data["max_batch"] = res
     keys = {k: res.get(k) for k in ("max_batch", "recommended_batch", "device", "bytes_per_sample") if k in res}
