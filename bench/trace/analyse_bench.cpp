@@ -125,15 +125,22 @@ int main(int argc, char** argv) {
     store = ts::trace::read_trace(path);
     read_s = std::min(read_s, seconds_since(t0));
   }
+  std::vector<std::pair<std::string, double>> passes;  // of the best run
   auto best_analyse = [&](const ts::trace::EventStore& s) {
     double best = 1e30;
     for (int r = 0; r < runs; ++r) {
       auto t0 = std::chrono::steady_clock::now();
       ts::analysis::TraceAnalysis a = ts::analysis::analyse(s);
-      best = std::min(best, seconds_since(t0));
+      const double t = seconds_since(t0);
+      if (t < best) best = t, passes = a.pass_seconds;
       if (a.steps.steps.empty()) std::fprintf(stderr, "warning: no steps\n");
     }
     return best;
+  };
+  auto print_passes = [&](double whole) {
+    std::printf("  passes (wall, best run):");
+    for (const auto& [name, sec] : passes) std::printf(" %s %.3f (%.0f%%)", name.c_str(), sec, 100 * sec / whole);
+    std::printf("\n");
   };
   const double one_s = best_analyse(store);
   const size_t n1 = store.size();
@@ -141,12 +148,14 @@ int main(int argc, char** argv) {
   std::printf("read_trace:        %9zu events  %8.3f s  %6.2f M events/s\n", n1, read_s, n1 / read_s / 1e6);
   std::printf("analyse:           %9zu events  %8.3f s  %6.2f M events/s  (%.2fx the read time)\n", n1,
               one_s, n1 / one_s / 1e6, one_s / read_s);
+  print_passes(one_s);
   idle_share(store, runs, "x1");
   repeat_store(store, copies);
   const size_t nk = store.size();
   const double big_s = best_analyse(store);
   std::printf("analyse x%-3d:      %9zu events  %8.3f s  %6.2f M events/s  (%.2fx the time per event of x1)\n",
               copies, nk, big_s, nk / big_s / 1e6, (big_s / nk) / (one_s / n1));
+  print_passes(big_s);
   idle_share(store, runs, ("x" + std::to_string(copies)).c_str());
   time_new_passes(store, runs);
   return 0;

@@ -20,8 +20,16 @@ TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt)
   a.base_time_ns = store.meta.base_time_ns;
   if (!store.meta.devices.empty()) a.device_name = store.meta.devices.front().name;
 
+  auto lap = t0;
+  auto done = [&](const char* pass) {
+    const auto now = std::chrono::steady_clock::now();
+    a.pass_seconds.emplace_back(pass, std::chrono::duration<double>(now - lap).count());
+    lap = now;
+  };
   TraceIndex idx(store);
+  done("index");
   a.steps = analyse_steps(idx, opt);
+  done("steps");
   if (a.steps.steps.empty()) {
     a.warnings.push_back(opt.first_step >= 0 || opt.last_step >= 0
                              ? "no step in the requested range"
@@ -34,23 +42,36 @@ TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt)
   if (idx.gpu.empty()) a.warnings.push_back("no GPU events: a CPU-only trace");
 
   analyse_breakdown(idx, a.steps);
+  done("breakdown");
   a.gpu = analyse_gpu_time(idx, a.steps);
+  done("gpu_time");
   analyse_idle_attribution(idx, a.steps, a.gpu);
+  done("idle_attribution");
   if (const int64_t u = a.gpu.attribution.cause_ns(IdleCause::Untraced); u > a.gpu.idle_ns * kUntracedWarnShare)
     a.warnings.push_back(fmt::format(
         "{:.0f}% of the GPU's idle time ({:.1f} ms) sits between kernels queued on the same stream: the trace lacks "
         "the GPU work that ran there (a sampled or filtered trace), so its idle figures overstate the waiting",
         100.0 * u / a.gpu.idle_ns, u / 1e6));
   a.kernels = analyse_kernels(idx, a.steps, opt.top);
+  done("kernels");
   a.kernels.launch = analyse_launch(idx);
+  done("launch");
   a.copies = analyse_copies(idx, a.steps);
+  done("copies");
   a.syncs = analyse_syncs(idx, a.steps);
+  done("syncs");
   a.memory = analyse_memory(idx, a.steps);
+  done("memory");
   a.precision = analyse_precision(idx);
+  done("precision");
   a.parallel = analyse_parallel(idx, a.steps);
+  done("parallel");
   a.bound = analyse_step_bound(idx, a.steps);
+  done("step_bound");
   a.collectives = analyse_collectives(idx, a.steps);
+  done("collectives");
   a.timeline = analyse_gpu_timeline(idx, a.steps, a.gpu);
+  done("gpu_timeline");
   a.analyse_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return a;
 }

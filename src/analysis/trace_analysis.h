@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trace/event_store.h"
@@ -282,6 +283,9 @@ struct TraceAnalysis {
   uint64_t events = 0;
   uint64_t bytes = 0;
   double read_seconds = 0, analyse_seconds = 0;
+  // Wall seconds of each pass of analyse(), in the order run ("index", "steps", ...): for the
+  // benchmarks, not the reports.
+  std::vector<std::pair<std::string, double>> pass_seconds;
   std::string device_name;
   std::vector<std::string> warnings;
   int64_t base_time_ns = 0;  // baseTimeNanoseconds (absolute time = base + ts), 0 when absent
