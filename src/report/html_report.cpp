@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "report/html_assets.h"
+#include "report/idle_by_cause.h"
 #include "report/report.h"
 #include "report/text_helpers.h"
 #include "util/format.h"
@@ -108,6 +109,22 @@ void bound_html(std::string& h, const analysis::TraceAnalysis& t) {
   h += "</table></div>\n";
 }
 
+// GPU idle by cause (idle_by_cause.h: the terminal report's table).
+void idle_by_cause_html(std::string& h, const analysis::TraceAnalysis& t) {
+  const auto rows = idle_cause_rows(t);
+  if (rows.empty()) return;
+  const auto& a = t.gpu.attribution;
+  h += fmt::format("<div class=\"card wide\" id=\"idle-by-cause\"><h3>GPU idle by cause: {} in {} gaps ({:.1f}% of the GPU's span)</h3><table>",
+                   ts::human_ns(a.idle_ns), a.gaps, t.gpu.idle_pct);
+  h += "<tr><th>cause</th><th class=\"n\">time</th><th class=\"n\">% of idle</th><th class=\"n\">% of step time</th>"
+       "<th>largest host event</th></tr>";
+  for (const auto& r : rows)
+    h += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}%</td><td class=\"n\">{:.1f}%</td>"
+                     "<td class=\"mono\">{}</td></tr>",
+                     analysis::idle_cause_name(r.cause), ts::human_ns(r.ns), r.pct_of_idle, r.pct_of_step, esc(r.top_event));
+  h += "</table></div>\n";
+}
+
 void collectives_html(std::string& h, const analysis::CollectiveStats& c) {
   if (c.count == 0) return;
   h += fmt::format("<div class=\"card\" id=\"collectives\"><h3>Collectives: {} calls, {} exposed</h3><table>", c.count,
@@ -143,6 +160,7 @@ void tables_html(std::string& h, const analysis::TraceAnalysis& t) {
     row("idle: other", ts::human_ns(g.idle_other_ns));
   }
   h += "</table></div>\n";
+  idle_by_cause_html(h, t);
 
   h += "<div class=\"card\"><h3>Synchronisations</h3><table>";
   if (t.syncs.count == 0) {

@@ -2,6 +2,7 @@
 // code blocks, then the evidence tables (GitHub-flavoured Markdown).
 #include <fmt/format.h>
 
+#include "report/idle_by_cause.h"
 #include "report/report.h"
 #include "report/text_helpers.h"
 #include "util/format.h"
@@ -18,6 +19,31 @@ std::string cell(std::string s) {
     else out += c;
   }
   return out;
+}
+
+// Free text in a cell (host event names, reasons): escapes, besides '|', what Markdown would
+// read as emphasis, code or links ("DataLoaderIter.__next__" would turn bold).
+std::string text_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') c = ' ';
+    if (c == '|' || c == '\\' || c == '_' || c == '*' || c == '`' || c == '[' || c == ']' || c == '<' || c == '>') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// GPU idle by cause (idle_by_cause.h: the terminal report's table).
+void idle_by_cause_md(std::string& md, const analysis::TraceAnalysis& t) {
+  const auto rows = idle_cause_rows(t);
+  if (rows.empty()) return;
+  const auto& a = t.gpu.attribution;
+  md += fmt::format("\n### GPU idle by cause ({} idle in {} gaps, {:.1f}% of the GPU's span)\n\n", ts::human_ns(a.idle_ns), a.gaps,
+                    t.gpu.idle_pct);
+  md += "| cause | time | % of idle | % of step time | largest host event |\n|---|---:|---:|---:|---|\n";
+  for (const auto& r : rows)
+    md += fmt::format("| {} | {} | {:.1f}% | {:.1f}% | {} |\n", analysis::idle_cause_name(r.cause), ts::human_ns(r.ns), r.pct_of_idle,
+                      r.pct_of_step, text_cell(r.top_event));
 }
 
 void trace_md(std::string& md, const analysis::TraceAnalysis& t, int top) {
@@ -39,6 +65,7 @@ void trace_md(std::string& md, const analysis::TraceAnalysis& t, int top) {
     md += fmt::format("\nIdle: host wait {} · kernel wait {} · other {}\n", ts::human_ns(g.idle_host_wait_ns),
                       ts::human_ns(g.idle_kernel_wait_ns), ts::human_ns(g.idle_other_ns));
   }
+  idle_by_cause_md(md, t);
   if (!t.kernels.top.empty()) {
     md += fmt::format("\n### Top kernels ({} kernels, {:.0f} per step)\n\n| share | count | total | kernel |\n|---:|---:|---:|---|\n",
                       t.kernels.count, t.kernels.per_step);

@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "report/idle_by_cause.h"
 #include "report/report.h"
 #include "report/text_helpers.h"
 #include "util/format.h"
@@ -109,33 +110,19 @@ void findings(Out& o, const ReportInput& in) {
   }
 }
 
-// GPU idle by cause (idle_attribution.cpp): every cause with time, largest first, its share of
-// the idle time and of the step time, and the host event holding most of it (the largest named
-// bucket: a "(N other host events)" fold may be larger, but names nothing).
+// GPU idle by cause (idle_attribution.cpp; rows from idle_by_cause.h): every cause with time,
+// largest first, its share of the idle time and of the step time, and its largest host event.
 void idle_by_cause_table(Out& o, const analysis::TraceAnalysis& t) {
+  const auto rows = idle_cause_rows(t);
+  if (rows.empty()) return;
   const auto& a = t.gpu.attribution;
-  if (!a.present || a.idle_ns <= 0) return;
   o.heading(fmt::format("GPU idle by cause ({} idle in {} gaps, {:.1f}% of the GPU's span)", ts::human_ns(a.idle_ns), a.gaps,
                         t.gpu.idle_pct));
   const int ew = std::max(20, o.st.width - 52);
   o.line(o.c("2", fmt::format("  {:<20}{:>10} {:>7} {:>7}  {}", "cause", "time", "idle", "step", "largest host event")));
-  std::vector<int> order;
-  for (int c = 0; c < analysis::kIdleCauses; ++c)
-    if (a.by_cause_ns[c] > 0) order.push_back(c);
-  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return a.by_cause_ns[x] > a.by_cause_ns[y]; });
-  for (int c : order) {
-    const auto cause = static_cast<analysis::IdleCause>(c);
-    std::string top;
-    for (const auto& e : a.entries)  // largest first: the first of this cause holds most of it
-      if (e.cause == cause && !e.host_event.starts_with("(")) {
-        top = e.host_event;
-        if (!e.op.empty() && e.op != e.host_event) top += " in " + e.op;
-        if (!e.annotation.empty()) top += " · " + e.annotation;
-        break;
-      }
-    o.line(fmt::format("  {:<20}{:>10} {:>6.1f}% {:>6.1f}%  {}", analysis::idle_cause_name(cause), ts::human_ns(a.by_cause_ns[c]),
-                       100.0 * a.by_cause_ns[c] / a.idle_ns, t.steps.pct(a.by_cause_ns[c]), fit(top, ew)));
-  }
+  for (const auto& r : rows)
+    o.line(fmt::format("  {:<20}{:>10} {:>6.1f}% {:>6.1f}%  {}", analysis::idle_cause_name(r.cause), ts::human_ns(r.ns),
+                       r.pct_of_idle, r.pct_of_step, fit(r.top_event, ew)));
 }
 
 // What bounds the steps: every class's share of step time and how many steps it labels.
