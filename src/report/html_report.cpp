@@ -216,7 +216,7 @@ std::string render_html(const ReportInput& in) {
   h += "<style>" + std::string(kHtmlCss) + "</style>\n</head>\n<body>\n";
   std::string sub = fmt::format("trainscope {} · {} trace{}", in.command, in.traces.size(), in.traces.size() == 1 ? "" : "s");
   if (in.traces.size() == 1) {
-    sub += " · " + in.traces[0].path;
+    if (!in.traces[0].path.empty()) sub += " · " + in.traces[0].path;
     if (!in.traces[0].device_name.empty()) sub += " · " + in.traces[0].device_name;
   }
   h += "<header><h1>trainscope report</h1><div class=\"sub\">" + esc(sub) + "</div></header>\n<main>\n";
@@ -275,7 +275,7 @@ std::string render_html(const ReportInput& in) {
   }
   if (!several) {
     for (const auto& t : in.traces) {
-      h += "<h2>Evidence: " + esc(t.path) + "</h2>\n";
+      h += "<h2>Evidence: " + esc(trace_title(t.path, in.command)) + "</h2>\n";
       tables_html(h, t);
     }
   } else {

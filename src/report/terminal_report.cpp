@@ -20,7 +20,12 @@ struct Out {
   std::string c(const char* code, const std::string& text) const {
     return st.color ? fmt::format("\033[{}m{}\033[0m", code, text) : text;
   }
-  void line(const std::string& l = "") { s += l + "\n"; }
+  // Trailing spaces dropped: an empty bar or cell leaves none at the end of a line.
+  void line(const std::string& l = "") {
+    size_t end = l.find_last_not_of(' ');
+    s.append(l, 0, end == std::string::npos ? 0 : end + 1);
+    s += '\n';
+  }
   void heading(const std::string& h) {
     line();
     line(c("1;4", fit(h, st.width)));
@@ -158,10 +163,9 @@ void collectives_table(Out& o, const analysis::CollectiveStats& c) {
                        c.count - c.with_params, c.count), 2);
 }
 
-void trace_tables(Out& o, const analysis::TraceAnalysis& t, int top, bool several) {
+void trace_tables(Out& o, const analysis::TraceAnalysis& t, const std::string& command, int top, bool several) {
   const auto& st = t.steps;
-  std::string name = t.path;
-  o.heading(fmt::format("TRACE {}", name));
+  o.heading("TRACE " + trace_title(t.path, command));
   o.para(fmt::format("{}{} events, {} steps{}, median step {}, read {:.2f} s + analysed {:.2f} s",
                      t.device_name.empty() ? "" : t.device_name + " · ", t.events, st.steps.size(),
                      st.synthetic ? " (no ProfilerStep#: whole trace as one step)" : "",
@@ -304,7 +308,7 @@ std::string render_terminal(const ReportInput& in, const TerminalStyle& style) {
         o.para("collectives: " + a.note, 2);
     }
   }
-  for (const auto& t : in.traces) trace_tables(o, t, in.top, in.traces.size() > 1);
+  for (const auto& t : in.traces) trace_tables(o, t, in.command, in.top, in.traces.size() > 1);
   if (in.samples) {
     const auto& s = *in.samples;
     o.heading("Samples");

@@ -126,4 +126,10 @@ std::string fit_lines(const std::string& text, int width) {
   return out;
 }
 
+std::string trace_title(const std::string& path, const std::string& command) {
+  if (!path.empty()) return path;
+  // In parentheses: not to be read as a file name.
+  return command == "run" ? "(the profiler window of this run)" : "(no file name)";
+}
+
 }  // namespace ts::report

@@ -15,5 +15,8 @@ const std::vector<std::string>& breakdown_labels();
 std::vector<std::string> wrap(const std::string& text, int width);
 size_t display_width(const std::string& s);
 std::string fit(const std::string& s, size_t width);  // truncate with "…"
+// What a trace section is headed with: its file, or, for an analysis with no file name (built
+// in memory), what it came from: "(the profiler window of this run)" for `trainscope run`.
+std::string trace_title(const std::string& path, const std::string& command);
 
 }  // namespace ts::report

@@ -329,8 +329,13 @@ void analyse_profiler_traces(Session& s, const Records& records) {
     res.trace_path = res.agent.trace_path;
     try {
       progress(opt, "analysing the profiler window " + res.trace_path);
+      const auto t0 = std::chrono::steady_clock::now();
       auto store = trace::read_trace(res.trace_path);
+      const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       res.evidence.trace = analysis::analyse(store);
+      // analyse() sees a store, not a file: the reports name the trace by this path.
+      res.evidence.trace->path = res.trace_path;
+      res.evidence.trace->read_seconds = read_s;
     } catch (const std::exception& e) {
       res.warnings.push_back(std::string("profiler trace not analysed: ") + e.what());
     }

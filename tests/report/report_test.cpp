@@ -216,3 +216,24 @@ TEST(TerminalReport, GpuIdleByCauseTable) {
   EXPECT_LT(sy, la);
   EXPECT_EQ(out.find("  optimizer ", h), std::string::npos);  // causes without time have no row
 }
+
+// A trace analysed from a store with no file name (`trainscope run` analyses its profiler window
+// that way) is headed by where it came from, never by an empty name ("TRACE " with a trailing
+// space); a trace with a file is headed by the file.
+TEST(TerminalReport, TraceWithoutAFileNameSaysWhereItCameFrom) {
+  auto in = starved_input();
+  in.traces.at(0).path.clear();
+  in.command = "run";
+  const std::string run = report::render_terminal(in, {false, 100});
+  EXPECT_NE(run.find("\nTRACE (the profiler window of this run)\n"), std::string::npos) << run;
+  EXPECT_EQ(run.find(" \n"), std::string::npos) << run;  // no line ends in a space
+  EXPECT_NE(report::render_markdown(in).find("\n## Trace (the profiler window of this run)\n"), std::string::npos);
+  EXPECT_NE(report::render_html(in).find("<h2>Evidence: (the profiler window of this run)</h2>"), std::string::npos);
+  EXPECT_EQ(report::render_html(in).find(" · </div>"), std::string::npos);  // the subtitle names no empty path
+
+  in.command = "analyze";
+  EXPECT_NE(report::render_terminal(in, {false, 100}).find("\nTRACE (no file name)\n"), std::string::npos);
+  in.traces.at(0).path = "/data/run1/trace.json";
+  EXPECT_NE(report::render_terminal(in, {false, 100}).find("\nTRACE /data/run1/trace.json\n"), std::string::npos);
+  EXPECT_NE(report::render_markdown(in).find("\n## Trace `/data/run1/trace.json`\n"), std::string::npos);
+}

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "run/run_text.h"
 #include "run_test_util.h"
 
 namespace ts::run::test {
@@ -142,6 +143,10 @@ TEST(AgentRun, ProfilerWindowWritesATrace) {
   ASSERT_TRUE(r.evidence.trace.has_value());
   EXPECT_EQ(r.evidence.trace->steps.steps.size(), 3u);
   ASSERT_TRUE(r.diagnosis.has_value());
+  // The reports name the window's trace by its file (not a bare "TRACE " heading).
+  EXPECT_EQ(r.evidence.trace->path, r.trace_path);
+  const std::string text = run_text(r, opt, {false, 1000});  // wide: the heading is never cut
+  EXPECT_NE(text.find("\nTRACE " + r.trace_path + "\n"), std::string::npos) << text;
 }
 
 TEST(AgentRun, ScriptsOwnSitecustomizeStillRuns) {
