@@ -119,27 +119,27 @@ class State:
 
     # ------------------------------------------------------------ markers
 
-    def mark_end(self, level):
-        """An end marker (optimizer step, backward) returned: it ends the step in progress."""
+    def _counts(self, level):
+        """Whether a marker of this level, on the calling thread, marks the loop's steps: a
+        weaker marker than the one counting never does; a better one takes over (from this
+        thread); the same one counts only on the thread it was first seen on."""
         source = self.source
         if level < source:
-            return
+            return False
         tid = get_ident()
         if level > source:
             self._take_over(level, tid)
-        elif tid != self.tid:
-            return  # the same marker on another thread: not the loop's
-        self.end_step(level)
+            return True
+        return tid == self.tid  # the same marker on another thread: not the loop's
+
+    def mark_end(self, level):
+        """An end marker (optimizer step, backward) returned: it ends the step in progress."""
+        if self._counts(level):
+            self.end_step(level)
 
     def mark_start(self, level):
         """A start marker (fetch, forward) begins: it ends the step it started last time."""
-        source = self.source
-        if level < source:
-            return
-        tid = get_ident()
-        if level > source:
-            self._take_over(level, tid)
-        elif tid != self.tid:
+        if not self._counts(level):
             return
         if self.started:
             self.end_step(level)
