@@ -2,8 +2,8 @@
 """Independent reference for the bound-by-per-step and collectives analyses
 (src/analysis/step_bound.cpp, src/analysis/collectives.cpp; definitions in docs/ANALYSES.md).
 
-Standard library only. Reuses reference_values.py's loader and step finder (themselves
-independent of the C++), and computes the new quantities by other means than the C++:
+Standard library only. Reuses reference_values.py's loader, step finder and interval helpers
+(themselves independent of the C++), and computes the new quantities by other means than the C++:
 bound-by from the complement of the busy union (the C++ walks the events with a running
 end), per-step totals by clipping every piece to every step.
 
@@ -59,16 +59,14 @@ def intersect(a, b):
 
 def bound_by(ev, steps):
     lo, hi = steps[0][0], steps[-1][1]
-    gpu = [g for g in ev["kernel"] + ev["memcpy"] + ev["memset"] if lo <= g.ts < hi]
+    gpu = rv.gpu_events(ev, lo, hi)
     if not gpu:
         return None
-    runtime_ts = {}
-    for r in sorted(ev["runtime"], key=lambda r: r.ts):
-        if r.corr is not None and r.corr not in runtime_ts:
-            runtime_ts[r.corr] = r.ts
+    launcher = rv.runtime_by_corr(ev)
     starting = defaultdict(list)
     for g in gpu:
-        starting[g.ts].append(runtime_ts.get(g.corr) if g.corr is not None else None)
+        rt = launcher.get(g.corr) if g.corr is not None else None
+        starting[g.ts].append(rt.ts if rt is not None else None)
     compute = rv.union([(g.ts, g.end) for g in gpu if not (g.kind == "kernel" and rv.is_comm(g.name))])
     comm = rv.union([(g.ts, g.end) for g in gpu if g.kind == "kernel" and rv.is_comm(g.name)])
     busy = rv.union([(g.ts, g.end) for g in gpu])
@@ -128,15 +126,12 @@ def kernel_collective(name):
 
 def collectives(ev, meta, steps):
     lo, hi = steps[0][0], steps[-1][1]
-    gpu = [g for g in ev["kernel"] + ev["memcpy"] + ev["memset"] if lo <= g.ts < hi]
+    gpu = rv.gpu_events(ev, lo, hi)
     comm = [g for g in gpu if g.kind == "kernel" and rv.is_comm(g.name)]
     if not comm:
         return None
     other = rv.union([(g.ts, g.end) for g in gpu if not (g.kind == "kernel" and rv.is_comm(g.name))])
-    launcher = {}
-    for r in sorted(ev["runtime"], key=lambda r: r.ts):
-        if r.corr is not None:
-            launcher.setdefault(r.corr, r)
+    launcher = rv.runtime_by_corr(ev)
     params = [h for h in ev["host"] if h.name == "record_param_comms" and "Collective name" in h.args]
     world = (meta.get("distributedInfo") or {}).get("world_size", -1)
     rows = {}
@@ -158,13 +153,9 @@ def collectives(ev, meta, steps):
         row["bytes"] = None if nbytes is None or row["bytes"] is None else row["bytes"] + nbytes
         row["time_ns"] += k.dur
         row["exposed_ns"] += k.dur - rv.clip_total(other, k.ts, k.end)
-    exposed = total_len(subtract(rv.union([(k.ts, k.end) for k in comm]), other))
+    exposed = rv.total(subtract(rv.union([(k.ts, k.end) for k in comm]), other))
     return {"rows": {f"{a}/{b}/{c}": v for (a, b, c), v in rows.items()}, "count": len(comm),
             "exposed_ns": exposed}
-
-
-def total_len(merged):
-    return sum(e - b for b, e in merged)
 
 
 def analyse(path):

@@ -101,6 +101,20 @@ def total(merged):
     return sum(e - b for b, e in merged)
 
 
+def gpu_events(ev, lo, hi):
+    """Kernels, copies and memsets that start in [lo, hi): the GPU work the analyses count."""
+    return [g for g in ev["kernel"] + ev["memcpy"] + ev["memset"] if lo <= g.ts < hi]
+
+
+def runtime_by_corr(ev):
+    """Correlation id -> the runtime call that launched it (the earliest with that id)."""
+    out = {}
+    for r in ev["runtime"]:  # load() sorts by ts: the first seen is the earliest
+        if r.corr is not None and r.corr not in out:
+            out[r.corr] = r
+    return out
+
+
 def clip_total(merged, lo, hi):
     return sum(max(0, min(e, hi) - max(b, lo)) for b, e in merged)
 
@@ -240,17 +254,14 @@ def dataloader_host(ev, steps):
 
 
 def gpu_time(ev, steps, lo, hi):
-    gpu = [g for g in ev["kernel"] + ev["memcpy"] + ev["memset"] if lo <= g.ts < hi]
+    gpu = gpu_events(ev, lo, hi)
     if not gpu:
         return {"present": False}
     busy = union([(g.ts, g.end) for g in gpu])
     compute = union([(g.ts, g.end) for g in gpu if g.kind == "kernel" and not is_comm(g.name)])
     kernels = union([(g.ts, g.end) for g in gpu if g.kind == "kernel"])
     span = max(g.end for g in gpu) - min(g.ts for g in gpu)
-    rt_by_corr = {}
-    for r in ev["runtime"]:
-        if r.corr is not None and r.corr not in rt_by_corr:
-            rt_by_corr[r.corr] = r
+    rt_by_corr = runtime_by_corr(ev)
     starts = defaultdict(list)
     for g in gpu:
         starts[g.ts].append(g)
@@ -284,10 +295,7 @@ def kernel_stats(ev, nsteps, lo, hi):
     for k in ks:
         by_name[k.name].append(k.dur)
     top = sorted(by_name.items(), key=lambda kv: (-sum(kv[1]), kv[0]))[:3]
-    rt_by_corr = {}
-    for r in ev["runtime"]:
-        if r.corr is not None and r.corr not in rt_by_corr:
-            rt_by_corr[r.corr] = r
+    rt_by_corr = runtime_by_corr(ev)
     delays, launches, short, outl = [], 0, 0, 0
     for k in ks:
         rt = rt_by_corr.get(k.corr) if k.corr is not None else None
@@ -452,7 +460,7 @@ def comm_stats(ev, steps, lo, hi):
     ks = [k for k in ev["kernel"] if lo <= k.ts < hi]
     comm = union([(k.ts, k.end) for k in ks if is_comm(k.name)])
     comp = union([(k.ts, k.end) for k in ks if not is_comm(k.name)])
-    busy = union([(g.ts, g.end) for g in ev["kernel"] + ev["memcpy"] + ev["memset"] if lo <= g.ts < hi])
+    busy = union([(g.ts, g.end) for g in gpu_events(ev, lo, hi)])
     overlap = sum(clip_total(comp, b, e) for b, e in comm)
     step_time = sum(e - s for s, e, _ in steps)
     return {"comm_kernels": sum(1 for k in ks if is_comm(k.name)), "comm_time_ns": total(comm),
