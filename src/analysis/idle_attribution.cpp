@@ -51,6 +51,7 @@
 // torch (else the innermost one). Buckets beyond kMaxEntries (other than each cause's largest)
 // fold into one per cause.
 #include <algorithm>
+#include <array>
 #include <unordered_map>
 
 #include "analysis/passes.h"
@@ -174,6 +175,7 @@ class Attributor {
   }
   const Timeline& timeline(const ThreadKey& t);
   Timeline build(const ThreadKey& t);
+  void bucket_threads();
   void classify(Node& n);
   uint32_t entry_for_node(const Node* n);
   uint32_t entry_for(IdleCause c, uint32_t host, uint32_t op, uint32_t ann, uint32_t frame);
@@ -196,22 +198,51 @@ class Attributor {
   std::vector<int64_t> entry_last_gap_;
   std::vector<uint8_t> pageable_launch_;  // by row: runtime call whose GPU copy is pageable
   std::vector<ThreadKey> launching_;      // threads that launch GPU work, most launches first
+  bool bucketed_ = false;
+  std::vector<std::array<std::vector<uint32_t>, 3>> buckets_;  // by launching_ index: host ops, python, runtime
   ThreadKey first_thread_{};              // the thread the current sweep started on
   int64_t gap_no_ = 0;
 };
 
+// Every launching thread's host events (cpu_op/annotation, python, runtime; lasting, overlapping
+// the window), one pass over each list: scanning the lists once per thread would cost threads x
+// events. Each bucket keeps its list's start order.
+void Attributor::bucket_threads() {
+  bucketed_ = true;
+  std::unordered_map<ThreadKey, uint32_t, ThreadKeyHash> slot;
+  for (uint32_t i = 0; i < launching_.size(); ++i) slot.emplace(launching_[i], i);
+  buckets_.assign(launching_.size(), {});
+  const std::vector<uint32_t>* lists[3] = {&idx_.host_ops, &idx_.python, &idx_.runtime};
+  for (int l = 0; l < 3; ++l) {
+    ThreadKey last{INT64_MIN, INT64_MIN};
+    int64_t last_slot = -1;
+    for (uint32_t r : *lists[l]) {
+      if (s_.dur_ns[r] <= 0 || s_.end_ns(r) <= idx_.window_begin || s_.ts_ns[r] >= idx_.window_end) continue;
+      const ThreadKey k{s_.pid[r], s_.tid[r]};
+      if (k != last) {
+        auto it = slot.find(k);
+        last = k;
+        last_slot = it == slot.end() ? int64_t{-1} : int64_t{it->second};
+      }
+      if (last_slot >= 0) buckets_[last_slot][l].push_back(r);
+    }
+  }
+}
+
 Timeline Attributor::build(const ThreadKey& t) {
   Timeline tl;
-  std::vector<uint32_t> rows;
-  auto take = [&](const std::vector<uint32_t>& list) {
-    for (uint32_t r : list)
-      if (s_.pid[r] == t.first && s_.tid[r] == t.second && s_.dur_ns[r] > 0 &&
-          s_.end_ns(r) > idx_.window_begin && s_.ts_ns[r] < idx_.window_end)
-        rows.push_back(r);
-  };
-  take(idx_.host_ops);
-  take(idx_.python);
-  take(idx_.runtime);
+  if (!bucketed_) bucket_threads();
+  std::vector<uint32_t> lists[3];
+  if (auto it = std::find(launching_.begin(), launching_.end(), t); it != launching_.end()) {
+    for (int l = 0; l < 3; ++l) lists[l] = std::move(buckets_[it - launching_.begin()][l]);
+  } else {  // not a launching thread (not reached today): scan
+    const std::vector<uint32_t>* src[3] = {&idx_.host_ops, &idx_.python, &idx_.runtime};
+    for (int l = 0; l < 3; ++l)
+      for (uint32_t r : *src[l])
+        if (s_.pid[r] == t.first && s_.tid[r] == t.second && s_.dur_ns[r] > 0 &&
+            s_.end_ns(r) > idx_.window_begin && s_.ts_ns[r] < idx_.window_end)
+          lists[l].push_back(r);
+  }
   // Parents first: by start, then longer first; a runtime call sorts inside an op that starts
   // at the same instant with the same length.
   auto kind_rank = [&](uint32_t r) {
@@ -222,12 +253,31 @@ Timeline Attributor::build(const ThreadKey& t) {
       default: return 3;
     }
   };
-  std::sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
+  auto parent_first = [&](uint32_t a, uint32_t b) {
     if (s_.ts_ns[a] != s_.ts_ns[b]) return s_.ts_ns[a] < s_.ts_ns[b];
     if (s_.dur_ns[a] != s_.dur_ns[b]) return s_.dur_ns[a] > s_.dur_ns[b];
     if (kind_rank(a) != kind_rank(b)) return kind_rank(a) < kind_rank(b);
     return a < b;  // file order: identical intervals nest as written
-  });
+  };
+  // The lists are each in start order: merge them by start, then order each run of equal
+  // starts fully (the same result as sorting everything, in linear time for distinct starts).
+  auto by_start = [&](uint32_t a, uint32_t b) { return s_.ts_ns[a] < s_.ts_ns[b]; };
+  std::vector<uint32_t> two(lists[0].size() + lists[1].size());
+  std::merge(lists[0].begin(), lists[0].end(), lists[1].begin(), lists[1].end(), two.begin(), by_start);
+  std::vector<uint32_t> rows(two.size() + lists[2].size());
+  std::merge(two.begin(), two.end(), lists[2].begin(), lists[2].end(), rows.begin(), by_start);
+  two = {};
+  for (auto& l : lists) l = {};
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i + 1;
+    while (j < rows.size() && s_.ts_ns[rows[j]] == s_.ts_ns[rows[i]]) ++j;
+    if (j - i > 1) std::sort(rows.begin() + i, rows.begin() + j, parent_first);
+    i = j;
+  }
+  // One node per row, at most two segments per row (one as it opens, one as it closes): sized
+  // once, not regrown (regrowing would copy them and, for a moment, hold twice the memory).
+  tl.nodes.reserve(rows.size());
+  tl.segs.reserve(2 * rows.size() + 1);
 
   // Slow first calls: ops of this thread whose first call (per name and Input Dims) is
   // >= kSetupMinNs and >= kSetupRatio x the mean of the later ones. Only names with some call

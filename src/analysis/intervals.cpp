@@ -5,8 +5,9 @@
 namespace ts::analysis {
 
 void merge(Intervals& v) {
-  std::sort(v.begin(), v.end(),
-            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  // Most callers build their intervals from time-ordered row lists: check before sorting.
+  auto by_begin = [](const Interval& a, const Interval& b) { return a.begin < b.begin; };
+  if (!std::is_sorted(v.begin(), v.end(), by_begin)) std::sort(v.begin(), v.end(), by_begin);
   size_t out = 0;
   for (const Interval& iv : v) {
     if (iv.end <= iv.begin) continue;

@@ -101,7 +101,7 @@ SyncStats analyse_syncs(const TraceIndex& idx, StepSummary& steps) {
     if (!idx.in_window(r)) continue;
     std::string_view n = s.name_of(r);
     const bool duplicate = s.correlation[r] != trace::kNone &&
-                           idx.runtime_by_corr.count(s.correlation[r]) > 0;
+                           idx.runtime_of_corr(s.correlation[r]) != kNoRow;
     take(r, !duplicate && n != "Stream Wait Event");
   }
 

@@ -29,6 +29,42 @@ uint16_t classify_name(std::string_view n) {
   return f;
 }
 
+void sort_by_start(std::vector<uint32_t>& rows, const std::vector<int64_t>& ts) {
+  auto less = [&ts](uint32_t a, uint32_t b) { return ts[a] != ts[b] ? ts[a] < ts[b] : a < b; };
+  // Row lists come in file order, which Kineto writes as a few long time-ordered runs (per
+  // thread, per buffer flush): merging the runs costs n log(runs) instead of n log(n).
+  std::vector<size_t> bounds{0};
+  for (size_t i = 1; i < rows.size(); ++i)
+    if (less(rows[i], rows[i - 1])) bounds.push_back(i);
+  if (bounds.size() == 1) return;
+  if (bounds.size() > rows.size() / 8) {
+    // Many short runs (the 2021 form writes operators as they end): sort (start, row) keys,
+    // which stay in cache, rather than rows compared through the timestamp column.
+    std::vector<std::pair<int64_t, uint32_t>> keys(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) keys[i] = {ts[rows[i]], rows[i]};
+    std::sort(keys.begin(), keys.end());
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = keys[i].second;
+    return;
+  }
+  bounds.push_back(rows.size());
+  std::vector<uint32_t> buf(rows.size());
+  while (bounds.size() > 2) {  // merge neighbouring runs pairwise until one is left
+    std::vector<size_t> next{0};
+    for (size_t k = 0; k + 1 < bounds.size(); k += 2) {
+      const auto a = rows.begin() + bounds[k], m = rows.begin() + bounds[k + 1];
+      if (k + 2 < bounds.size()) {
+        std::merge(a, m, m, rows.begin() + bounds[k + 2], buf.begin() + bounds[k], less);
+        next.push_back(bounds[k + 2]);
+      } else {
+        std::copy(a, m, buf.begin() + bounds[k]);
+        next.push_back(bounds[k + 1]);
+      }
+    }
+    rows.swap(buf);
+    bounds.swap(next);
+  }
+}
+
 TraceIndex::TraceIndex(const trace::EventStore& store) : s(store) {
   name_flags.resize(s.strings.size());
   for (uint32_t id = 0; id < s.strings.size(); ++id) name_flags[id] = classify_name(s.strings.view(id));
@@ -61,30 +97,35 @@ TraceIndex::TraceIndex(const trace::EventStore& store) : s(store) {
       default: break;
     }
   }
-  auto by_ts = [this](uint32_t a, uint32_t b) {
-    return s.ts_ns[a] != s.ts_ns[b] ? s.ts_ns[a] < s.ts_ns[b] : a < b;
-  };
-  // Lists are built in row order, so a stable sort by start alone equals (start, row) order;
-  // most are nearly sorted already.
-  auto ts_less = [this](uint32_t a, uint32_t b) { return s.ts_ns[a] < s.ts_ns[b]; };
   for (auto* v : {&kernels, &memcpys, &memsets, &runtime, &host_ops, &python, &memory, &cuda_sync})
-    if (!std::is_sorted(v->begin(), v->end(), ts_less)) std::stable_sort(v->begin(), v->end(), ts_less);
-  runtime_by_corr.reserve(runtime.size());
-  for (uint32_t r : runtime)  // in time order: the first call with a correlation id wins
-    if (s.correlation[r] != trace::kNone) runtime_by_corr.emplace(s.correlation[r], r);
+    sort_by_start(*v, s.ts_ns);
+  // (correlation id, position in `runtime`) sorted, then one entry per id: the first call in
+  // time order wins. Ids grow with time, so the list is nearly sorted already.
+  std::vector<std::pair<int64_t, uint32_t>> by_corr;
+  by_corr.reserve(runtime.size());
+  for (uint32_t i = 0; i < runtime.size(); ++i)
+    if (s.correlation[runtime[i]] != trace::kNone) by_corr.push_back({s.correlation[runtime[i]], i});
+  if (!std::is_sorted(by_corr.begin(), by_corr.end())) std::sort(by_corr.begin(), by_corr.end());
+  corr_runtime_.reserve(by_corr.size());
+  for (const auto& [corr, i] : by_corr)
+    if (corr_runtime_.empty() || corr_runtime_.back().first != corr) corr_runtime_.push_back({corr, runtime[i]});
   gpu.reserve(kernels.size() + memcpys.size() + memsets.size());
   gpu.insert(gpu.end(), kernels.begin(), kernels.end());
   gpu.insert(gpu.end(), memcpys.begin(), memcpys.end());
   gpu.insert(gpu.end(), memsets.begin(), memsets.end());
-  std::stable_sort(gpu.begin(), gpu.end(), by_ts);
+  sort_by_start(gpu, s.ts_ns);
   // Launcher of every GPU event, looked up once here instead of in each analysis.
   launcher_.assign(s.size(), kNoRow);
   for (uint32_t g : gpu) {
     const int64_t c = s.correlation[g];
     if (c == trace::kNone) continue;
-    auto it = runtime_by_corr.find(c);
-    if (it != runtime_by_corr.end()) launcher_[g] = it->second;
+    launcher_[g] = runtime_of_corr(c);
   }
+}
+
+uint32_t TraceIndex::runtime_of_corr(int64_t corr) const {
+  auto it = std::lower_bound(corr_runtime_.begin(), corr_runtime_.end(), std::pair<int64_t, uint32_t>{corr, 0});
+  return it != corr_runtime_.end() && it->first == corr ? it->second : kNoRow;
 }
 
 

@@ -5,7 +5,7 @@
 // and the analysis window set by the step analysis.
 #include <cstdint>
 #include <string_view>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "trace/event_store.h"
@@ -35,13 +35,14 @@ struct TraceIndex {
   std::vector<uint32_t> python;     // python_function complete events
   std::vector<uint32_t> memory;     // [memory] instants, sorted by ts
   std::vector<uint32_t> cuda_sync;  // cuda_sync events (GPU timeline), sorted by ts
-  std::unordered_map<int64_t, uint32_t> runtime_by_corr;
   std::vector<uint16_t> name_flags;  // by string id
 
   // The analysis window: [begin, end) of the kept steps (set by analyse_steps).
   int64_t window_begin = INT64_MIN, window_end = INT64_MAX;
 
   bool flag(uint32_t row, NameFlag f) const { return (name_flags[s.name[row]] & f) != 0; }
+  // The first runtime/driver call (in time order) with correlation id `corr`, or kNoRow.
+  uint32_t runtime_of_corr(int64_t corr) const;
   // Runtime/driver row that launched GPU row `row`, or kNoRow.
   uint32_t launcher(uint32_t row) const { return launcher_[row]; }
   bool in_window(uint32_t row) const {
@@ -52,9 +53,12 @@ struct TraceIndex {
 
  private:
   std::vector<uint32_t> launcher_;  // by row; kNoRow for non-GPU rows
+  std::vector<std::pair<int64_t, uint32_t>> corr_runtime_;  // (correlation id, runtime row), by id
 };
 
 uint16_t classify_name(std::string_view name);
+// Sorts rows by (start, row).
+void sort_by_start(std::vector<uint32_t>& rows, const std::vector<int64_t>& ts);
 bool is_comm_kernel_name(std::string_view name);
 
 }  // namespace ts::analysis
