@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 
+#include "support/contention.h"
 #include "support/shell.h"
 
 namespace fs = std::filesystem;
@@ -57,8 +58,40 @@ simdjson::dom::element fix_for(simdjson::dom::element doc, const std::string& id
 
 // 4 ms of waiting per sample, num_workers=0: the recommended workers, applied at run time,
 // give what the model predicted (within 25%), and the table, JSON and store agree.
+// Load: the baseline waits on sleeps; the fixed run, its wait gone, is mostly CPU (the loop, the
+// workers' hand-over), so other processes' load stretches the fixed run alone and pulls the
+// measured speedup below the prediction (0.259 off under ctest -j2 beside two builds; 0.30 beside
+// two busy loops). The model sizes the workers for the machine's cores, free ones assumed; other
+// work on them breaks that premise, not the model. So when the measured speedup falls short while
+// others took at least half a core (tests/support/contention.h), verify runs again, once; if it
+// falls short again and the machine was busy again, the test says so and skips the comparison
+// (never a pass). A miss on a quiet machine, or a gain above the prediction (load cannot cause
+// one), fails at once; the 25% bound is unchanged.
 TEST_F(VerifyCli, DataStarvedPredictedMatchesMeasured) {
-  Result r = cli(fmt::format("verify --json --steps 200 -- /usr/bin/python3 {} 400", example("data_starved.py")));
+  const std::string cmd = fmt::format("verify --json --steps 200 -- /usr/bin/python3 {} 400", example("data_starved.py"));
+  Result r;
+  auto run = [&] { return ts::test::measure_contention([&] { r = cli(cmd); }); };
+  auto short_of_prediction = [&](double& predicted, double& measured) {
+    simdjson::dom::element doc;
+    simdjson::dom::array fixes;
+    if (r.code != 0 || parser_.parse(r.out).get(doc) || doc["fixes"].get(fixes)) return false;
+    for (simdjson::dom::element f : fixes) {
+      std::string_view id;
+      if (!f["finding"].get(id) && id == "dataloader-starvation")
+        return !f["predicted_speedup"].get(predicted) && !f["measured_speedup"].get(measured) &&
+               measured < predicted * (1 - 0.25);
+    }
+    return false;
+  };
+  ts::test::Contention load = run();
+  std::string tries = fmt::format("others used {:.2f} cores", load.other_cores);
+  double p = 0, m = 0;
+  if (short_of_prediction(p, m) && load.loaded()) {
+    tries += fmt::format(" (predicted {:.2f}x, measured {:.2f}x); measured again: ", p, m);
+    load = run();
+    tries += fmt::format("others used {:.2f} cores", load.other_cores);
+  }
+  fmt::print("load during the runs: {}\n", tries);  // in the test's log, pass or fail
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("trainscope verify: baseline run"), std::string::npos) << r.err;  // progress on stderr
   simdjson::dom::element doc = parser_.parse(r.out);
@@ -71,7 +104,6 @@ TEST_F(VerifyCli, DataStarvedPredictedMatchesMeasured) {
   double predicted = f["predicted_speedup"].get_double().value();
   double measured = f["measured_speedup"].get_double().value();
   EXPECT_GT(predicted, 3.0);
-  EXPECT_LT(std::abs(measured / predicted - 1), 0.25) << "predicted " << predicted << "x, measured " << measured << "x";
   // The run with the fix says what it applied.
   bool applied = false;
   simdjson::dom::array fix_overrides = f["run"]["overrides"].get_array().value();
@@ -89,6 +121,13 @@ TEST_F(VerifyCli, DataStarvedPredictedMatchesMeasured) {
   ASSERT_EQ(rep.code, 0) << rep.err;
   EXPECT_NE(rep.out.find("predicted"), std::string::npos) << rep.out;
   EXPECT_NE(rep.out.find("Make it permanent"), std::string::npos) << rep.out;
+
+  // Last, as it may skip: predicted and measured within 25%.
+  if (measured < predicted * (1 - 0.25) && load.loaded())
+    GTEST_SKIP() << "the machine was busy with other work on both tries, so the fix's workers had no free core: "
+                 << "predicted " << predicted << "x, measured " << measured << "x; " << tries;
+  EXPECT_LT(std::abs(measured / predicted - 1), 0.25) << "predicted " << predicted << "x, measured " << measured << "x; "
+                                                       << tries;
 }
 
 // Loading that computes (~1 ms of Python per sample) on this 2-core machine: no gain predicted

@@ -9,10 +9,12 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fmt/format.h>
 #include <thread>
 
 #include "run/run_text.h"
 #include "run_test_util.h"
+#include "support/contention.h"
 
 namespace ts::run::test {
 namespace {
@@ -57,20 +59,49 @@ TEST(AgentRun, DataStarvedLoopWaitsMostOfTheStep) {
 
 // Same loop with 2 workers: each delivers a batch every 8 ms, together every 4 ms, faster than
 // the 5 ms step: the wait collapses; __getitem__ is now timed inside the workers.
+// Load: the workers' CPU part of a batch (randn, collate, the hand-over to the main process)
+// waits for a core while the sleeps do not, so other processes' load grows the 2-worker run's
+// wait where the 0-worker run's, mostly sleep, hardly moves: the ratios below can miss on a busy
+// machine though the workers work (they passed on a second try beside two busy loops). So when
+// the wait did not collapse while others took at least half a core (tests/support/contention.h),
+// the pair of runs is measured again, once; if it misses again on a busy machine, the test says
+// so and skips the comparison (never a pass). A miss on a quiet machine fails at once; the bounds
+// are unchanged.
 TEST(AgentRun, TwoWorkersCutTheDataWait) {
   REQUIRE_TORCH();
-  auto r0 = run_script({torch_python(), script("starved.py"), "0", "24", "2", "4", "5"}, fresh_dir("starved0b"));
-  auto r2 = run_script({torch_python(), script("starved.py"), "2", "40", "2", "4", "5"}, fresh_dir("starved2"));
+  RunResult r0, r2;
+  auto runs = [&] {
+    return ts::test::measure_contention([&] {
+      r0 = run_script({torch_python(), script("starved.py"), "0", "24", "2", "4", "5"}, fresh_dir("starved0b"));
+      r2 = run_script({torch_python(), script("starved.py"), "2", "40", "2", "4", "5"}, fresh_dir("starved2"));
+    });
+  };
+  auto collapsed = [&] {
+    const auto& e0 = r0.agent.evidence;
+    const auto& e2 = r2.agent.evidence;
+    return e2.data_wait_ms < 0.5 * e0.data_wait_ms && e2.data_wait_ms < 0.5 * e2.step_ms;
+  };
+  ts::test::Contention load = runs();
+  std::string tries = fmt::format("others used {:.2f} cores", load.other_cores);
+  if (!collapsed() && load.loaded()) {
+    load = runs();
+    tries += fmt::format("; measured again: others used {:.2f} cores", load.other_cores);
+  }
+  fmt::print("load during the runs: {}\n", tries);  // in the test's log, pass or fail
   const auto& e0 = r0.agent.evidence;
   const auto& e2 = r2.agent.evidence;
   EXPECT_EQ(e2.steps, 40);
   ASSERT_EQ(e2.loaders.size(), 1u);
   EXPECT_EQ(e2.loaders[0].num_workers, 2);
-  EXPECT_LT(e2.data_wait_ms, 0.5 * e0.data_wait_ms);
-  EXPECT_LT(e2.data_wait_ms, 0.5 * e2.step_ms);  // no longer most of the step
   EXPECT_EQ(e2.main_process_loading_ms, 0.0);  // nothing loaded in the training process
   EXPECT_GE(e2.sample_getitem_ms, 2.0);        // from the workers' records
   EXPECT_LT(e2.sample_getitem_ms, e0.data_wait_ms / 2);  // per sample, not per batch of 4
+  // Last, as it may skip: the wait collapsed.
+  if (!collapsed() && load.loaded())
+    GTEST_SKIP() << "the machine was busy with other work on both tries, so the workers waited for a core: data wait "
+                 << e2.data_wait_ms << " ms with 2 workers, " << e0.data_wait_ms << " ms with none; " << tries;
+  EXPECT_LT(e2.data_wait_ms, 0.5 * e0.data_wait_ms) << tries;
+  EXPECT_LT(e2.data_wait_ms, 0.5 * e2.step_ms) << tries;  // no longer most of the step
 }
 
 TEST(AgentRun, SaveEveryStepIsMeasuredAsIo) {
