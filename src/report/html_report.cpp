@@ -160,7 +160,6 @@ void tables_html(std::string& h, const analysis::TraceAnalysis& t) {
     row("idle: other", ts::human_ns(g.idle_other_ns));
   }
   h += "</table></div>\n";
-  idle_by_cause_html(h, t);
 
   h += "<div class=\"card\"><h3>Synchronisations</h3><table>";
   if (t.syncs.count == 0) {
@@ -172,6 +171,8 @@ void tables_html(std::string& h, const analysis::TraceAnalysis& t) {
     h += fmt::format("<tr><td>per step</td><td class=\"n\">{:.1f}</td><td class=\"n\">{:.1f}% of step</td></tr>", t.syncs.per_step, t.syncs.pct_of_step);
   }
   h += "</table></div>\n";
+  // Full width, after the first row's two cards (GPU time, synchronisations): no hole in the grid.
+  idle_by_cause_html(h, t);
 
   h += "<div class=\"card\"><h3>Copies</h3><table>";
   if (t.copies.rows.empty()) {
