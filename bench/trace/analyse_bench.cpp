@@ -37,7 +37,9 @@ void idle_share(const ts::trace::EventStore& s, int runs, const char* label) {
   for (int r = 0; r < runs; ++r) {
     double c0 = thread_cpu_s();
     auto t0 = std::chrono::steady_clock::now();
-    ts::analysis::TraceAnalysis a = ts::analysis::analyse(s);
+    ts::analysis::AnalyseOptions serial;
+    serial.threads = 1;  // thread CPU time then covers every pass
+    ts::analysis::TraceAnalysis a = ts::analysis::analyse(s, serial);
     all = std::min(all, thread_cpu_s() - c0);
     all_wall = std::min(all_wall, seconds_since(t0));
     ts::analysis::TraceIndex idx(s);
@@ -70,7 +72,9 @@ double best_cpu(int runs, F&& f) {
 // in thread CPU time on the same store (docs/BENCHMARKS.md: "New passes' share").
 void time_new_passes(const ts::trace::EventStore& s, int runs) {
   using namespace ts::analysis;
-  const double whole = best_cpu(runs, [&] { (void)analyse(s); });
+  AnalyseOptions serial;
+  serial.threads = 1;  // thread CPU time then covers every pass
+  const double whole = best_cpu(runs, [&] { (void)analyse(s, serial); });
   TraceIndex idx(s);
   StepSummary steps = analyse_steps(idx, {});
   GpuTime gpu = analyse_gpu_time(idx, steps);

@@ -247,7 +247,9 @@ MultiTraceAnalysis analyse_traces(const std::vector<std::string>& given, const A
         const auto t0 = std::chrono::steady_clock::now();
         trace::EventStore store = trace::read_trace(paths[i], ro);
         const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        results[i] = analyse(store, opt);
+        AnalyseOptions one = opt;
+        if (one.threads == 0 && ro.threads == 1) one.threads = 1;  // no core left beside the other traces
+        results[i] = analyse(store, one);
         results[i].path = paths[i];
         results[i].read_seconds = read_s;
       } catch (...) {

@@ -49,10 +49,16 @@ ParallelStats analyse_parallel(const TraceIndex& idx, const StepSummary& steps) 
     if (n == "DistributedDataParallel.forward" || n.starts_with("nn.Module: DistributedDataParallel"))
       out.ddp = true;
   };
+  // look_at_name only sets flags: once per distinct name is enough (traces repeat a few
+  // thousand names millions of times).
+  std::vector<uint8_t> looked(s.strings.size(), 0);
+  auto look_once = [&](uint32_t r) {
+    if (!looked[s.name[r]]) looked[s.name[r]] = 1, look_at_name(s.name_of(r));
+  };
   for (uint32_t r : idx.host_ops) {
     if (!idx.in_window(r)) continue;
     std::string_view n = s.name_of(r);
-    look_at_name(n);
+    look_once(r);
     if (idx.flag(r, kCompiledRegion)) out.compiled = true;
     if (n.starts_with("Optimizer.step#")) {
       opt_steps.push_back({s.ts_ns[r], s.end_ns(r)});
@@ -66,7 +72,7 @@ ParallelStats analyse_parallel(const TraceIndex& idx, const StepSummary& steps) 
   }
   for (uint32_t r : idx.python) {
     if (!idx.in_window(r)) continue;
-    look_at_name(s.name_of(r));
+    look_once(r);
     if (idx.flag(r, kCompiledRegion)) out.compiled = true;
   }
   merge(opt_steps);

@@ -283,8 +283,9 @@ struct TraceAnalysis {
   uint64_t events = 0;
   uint64_t bytes = 0;
   double read_seconds = 0, analyse_seconds = 0;
-  // Wall seconds of each pass of analyse(), in the order run ("index", "steps", ...): for the
-  // benchmarks, not the reports.
+  // Wall seconds of each pass of analyse() ("index", "steps", ...): for the benchmarks, not the
+  // reports. The GPU passes (gpu_time, idle_attribution, gpu_timeline) come last; on a large
+  // trace they ran on a second thread, beside the others.
   std::vector<std::pair<std::string, double>> pass_seconds;
   std::string device_name;
   std::vector<std::string> warnings;
@@ -306,6 +307,9 @@ struct TraceAnalysis {
 struct AnalyseOptions {
   int64_t first_step = -1, last_step = -1;  // --steps RANGE (inclusive), -1 = all
   int top = 10;
+  // Threads for one trace's passes: 1 serial; 2 or more: the GPU passes on a second thread;
+  // 0: two on a large trace when the machine has two cores.
+  int threads = 0;
 };
 
 // Runs every analysis on one trace.

@@ -1,7 +1,8 @@
 // The parallel reader (trace::ReadOptions::threads, src/trace/parallel_events.cpp) must not
 // change a single byte of what `analyze --json` prints: every fixture and a large trace made of
 // many copies of a real one, read serially and on several threads with small chunks (every
-// split path), analysed, diagnosed and rendered, give identical JSON reports.
+// split path), analysed, diagnosed and rendered, give identical JSON reports. The same holds
+// for analyse() on one thread and on two (AnalyseOptions::threads: the GPU passes beside the rest).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -17,9 +18,12 @@ namespace {
 
 std::string fixture(const std::string& name) { return std::string(TS_TEST_DATA) + "/" + name; }
 
-std::string report_of(const std::string& path, const trace::ReadOptions& ro) {
+// analyse_threads: 1 serial, 2 the GPU passes on a second thread, 0 as analyze picks.
+std::string report_of(const std::string& path, const trace::ReadOptions& ro, int analyse_threads = 1) {
   trace::EventStore store = trace::read_trace(path, ro);
-  TraceAnalysis a = analyse(store);
+  AnalyseOptions opt;
+  opt.threads = analyse_threads;
+  TraceAnalysis a = analyse(store, opt);
   a.path = "trace";
   a.read_seconds = a.analyse_seconds = 0;  // the only timings in the report
   diagnose::Evidence ev;
@@ -62,6 +66,7 @@ TEST(ParallelReadReport, EveryFixtureReportsIdentically) {
     ASSERT_GT(want.size(), 1000u);
     EXPECT_EQ(report_of(fixture(name), with(3, 65536, 4096)), want);  // .gz: the inflating reader
     EXPECT_EQ(report_of(fixture(name), with(2, 0, 0)), want);         // the sizes a real read picks
+    EXPECT_EQ(report_of(fixture(name), one, 2), want);                 // analysed on two threads
   }
 }
 
@@ -79,7 +84,8 @@ TEST(ParallelReadReport, LargeRepeatedTraceReportsIdentically) {
   trace::ReadOptions one;
   one.threads = 1;
   const std::string want = report_of(json, one);
-  EXPECT_EQ(report_of(json, with(2, 0, 0)), want);
+  EXPECT_EQ(report_of(json, with(2, 0, 0), 0), want);  // as analyze runs: parallel read and analysis
+  EXPECT_EQ(report_of(json, one, 2), want);
   EXPECT_EQ(report_of(json, with(3, 100000, 20000)), want);
   EXPECT_EQ(report_of(json + ".gz", with(2, 0, 0)), want);
   EXPECT_EQ(report_of(json + ".gz", with(4, 600000, 1000)), want);
