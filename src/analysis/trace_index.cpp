@@ -1,6 +1,7 @@
 #include "analysis/trace_index.h"
 
 #include <algorithm>
+#include <thread>
 
 namespace ts::analysis {
 
@@ -65,50 +66,73 @@ void sort_by_start(std::vector<uint32_t>& rows, const std::vector<int64_t>& ts) 
   }
 }
 
+// Shorter lists sort faster than a thread starts.
+constexpr size_t kParallelSortMin = 200'000;
+
 TraceIndex::TraceIndex(const trace::EventStore& store) : s(store) {
   name_flags.resize(s.strings.size());
   for (uint32_t id = 0; id < s.strings.size(); ++id) name_flags[id] = classify_name(s.strings.view(id));
 
-  const size_t n = s.size();
-  for (uint32_t i = 0; i < n; ++i) {
-    const Category c = s.cat[i];
-    const Phase p = s.ph[i];
-    if (c == Category::Memory) {
-      memory.push_back(i);
-      continue;
-    }
-    if (p != Phase::Complete) continue;
+  // The list each row goes to (or none), counted first so every list is allocated once at its
+  // size: growing by doubling would copy the lists and touch twice their memory.
+  const bool bare = s.meta.format == trace::TraceFormat::BareArray;
+  std::vector<uint32_t>* const lists[] = {&kernels, &memcpys, &memsets, &runtime, &host_ops, &python, &memory, &cuda_sync};
+  enum : uint8_t { kK, kMc, kMs, kRt, kHost, kPy, kMem, kSync, kNone };
+  auto list_of = [bare](Category c, Phase p) -> uint8_t {
+    if (c == Category::Memory) return kMem;
+    if (p != Phase::Complete) return kNone;
     switch (c) {
-      case Category::Kernel: kernels.push_back(i); break;
-      case Category::GpuMemcpy: memcpys.push_back(i); break;
-      case Category::GpuMemset: memsets.push_back(i); break;
+      case Category::Kernel: return kK;
+      case Category::GpuMemcpy: return kMc;
+      case Category::GpuMemset: return kMs;
       case Category::CudaRuntime:
-      case Category::CudaDriver:
-        runtime.push_back(i);
-        break;
+      case Category::CudaDriver: return kRt;
       case Category::CpuOp:
-      case Category::UserAnnotation: host_ops.push_back(i); break;
-      case Category::PythonFunction: python.push_back(i); break;
-      case Category::CudaSync: cuda_sync.push_back(i); break;
-      case Category::Unknown:
-        // Bare-array traces (PyTorch without Kineto) carry no cat: every X event is a host op.
-        if (s.meta.format == trace::TraceFormat::BareArray) host_ops.push_back(i);
-        break;
-      default: break;
+      case Category::UserAnnotation: return kHost;
+      case Category::PythonFunction: return kPy;
+      case Category::CudaSync: return kSync;
+      // Bare-array traces (PyTorch without Kineto) carry no cat: every X event is a host op.
+      case Category::Unknown: return bare ? kHost : kNone;
+      default: return kNone;
     }
+  };
+  const size_t n = s.size();
+  size_t count[kNone + 1] = {};
+  for (size_t i = 0; i < n; ++i) ++count[list_of(s.cat[i], s.ph[i])];
+  for (int l = 0; l < kNone; ++l) lists[l]->reserve(count[l]);
+  for (uint32_t i = 0; i < n; ++i)
+    if (const uint8_t l = list_of(s.cat[i], s.ph[i]); l != kNone) lists[l]->push_back(i);
+  {
+    // The host ops are the longest list: sorted on a second thread on large traces.
+    std::thread host;
+    if (host_ops.size() >= kParallelSortMin && std::thread::hardware_concurrency() > 1)
+      host = std::thread([this] { sort_by_start(host_ops, s.ts_ns); });
+    for (auto* v : lists)
+      if (v != &host_ops || !host.joinable()) sort_by_start(*v, s.ts_ns);
+    if (host.joinable()) host.join();
   }
-  for (auto* v : {&kernels, &memcpys, &memsets, &runtime, &host_ops, &python, &memory, &cuda_sync})
-    sort_by_start(*v, s.ts_ns);
-  // (correlation id, position in `runtime`) sorted, then one entry per id: the first call in
-  // time order wins. Ids grow with time, so the list is nearly sorted already.
-  std::vector<std::pair<int64_t, uint32_t>> by_corr;
-  by_corr.reserve(runtime.size());
-  for (uint32_t i = 0; i < runtime.size(); ++i)
-    if (s.correlation[runtime[i]] != trace::kNone) by_corr.push_back({s.correlation[runtime[i]], i});
-  if (!std::is_sorted(by_corr.begin(), by_corr.end())) std::sort(by_corr.begin(), by_corr.end());
-  corr_runtime_.reserve(by_corr.size());
-  for (const auto& [corr, i] : by_corr)
-    if (corr_runtime_.empty() || corr_runtime_.back().first != corr) corr_runtime_.push_back({corr, runtime[i]});
+  // Correlation ids count up per process, so they are dense: a table indexed by id - min is
+  // smaller and faster than a hash map or a sort. Sparse ids fall back to a sorted vector. Either
+  // way the first call in time order wins (`runtime` is in time order).
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  size_t with_corr = 0;
+  for (uint32_t r : runtime)
+    if (const int64_t c = s.correlation[r]; c != trace::kNone) lo = std::min(lo, c), hi = std::max(hi, c), ++with_corr;
+  if (with_corr > 0 && static_cast<uint64_t>(hi - lo) < 4 * with_corr + 1024) {
+    corr_min_ = lo;
+    corr_dense_.assign(static_cast<size_t>(hi - lo) + 1, kNoRow);
+    for (uint32_t r : runtime)
+      if (const int64_t c = s.correlation[r]; c != trace::kNone && corr_dense_[c - lo] == kNoRow) corr_dense_[c - lo] = r;
+  } else if (with_corr > 0) {
+    std::vector<std::pair<int64_t, uint32_t>> by_corr;  // (id, position in runtime)
+    by_corr.reserve(with_corr);
+    for (uint32_t i = 0; i < runtime.size(); ++i)
+      if (s.correlation[runtime[i]] != trace::kNone) by_corr.push_back({s.correlation[runtime[i]], i});
+    std::sort(by_corr.begin(), by_corr.end());
+    corr_runtime_.reserve(by_corr.size());
+    for (const auto& [corr, i] : by_corr)
+      if (corr_runtime_.empty() || corr_runtime_.back().first != corr) corr_runtime_.push_back({corr, runtime[i]});
+  }
   gpu.reserve(kernels.size() + memcpys.size() + memsets.size());
   gpu.insert(gpu.end(), kernels.begin(), kernels.end());
   gpu.insert(gpu.end(), memcpys.begin(), memcpys.end());
@@ -124,6 +148,10 @@ TraceIndex::TraceIndex(const trace::EventStore& store) : s(store) {
 }
 
 uint32_t TraceIndex::runtime_of_corr(int64_t corr) const {
+  if (!corr_dense_.empty()) {
+    const uint64_t at = static_cast<uint64_t>(corr) - static_cast<uint64_t>(corr_min_);
+    return at < corr_dense_.size() ? corr_dense_[at] : kNoRow;
+  }
   auto it = std::lower_bound(corr_runtime_.begin(), corr_runtime_.end(), std::pair<int64_t, uint32_t>{corr, 0});
   return it != corr_runtime_.end() && it->first == corr ? it->second : kNoRow;
 }

@@ -53,7 +53,10 @@ struct TraceIndex {
 
  private:
   std::vector<uint32_t> launcher_;  // by row; kNoRow for non-GPU rows
-  std::vector<std::pair<int64_t, uint32_t>> corr_runtime_;  // (correlation id, runtime row), by id
+  // Runtime row by correlation id: dense table from corr_min_, else sorted (id, row) pairs.
+  int64_t corr_min_ = 0;
+  std::vector<uint32_t> corr_dense_;
+  std::vector<std::pair<int64_t, uint32_t>> corr_runtime_;
 };
 
 uint16_t classify_name(std::string_view name);

@@ -1,0 +1,82 @@
+// TraceIndex: rows sorted by (start, row) whatever the file order, and each GPU event's launch
+// found by correlation id, with dense ids (a table) and sparse ones (a sorted vector) alike.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "analysis/trace_index.h"
+#include "store_builder.h"
+
+namespace ts::analysis {
+namespace {
+
+using testing::StoreBuilder;
+
+TEST(TraceIndex, LaunchByDenseCorrelationIdsFirstCallInTimeWins) {
+  StoreBuilder b;
+  // Two calls carry id 11; the earlier one (t = 5, written second) launched the kernel.
+  const size_t late = b.runtime("cudaLaunchKernel", 20, 2, 11);
+  const size_t early = b.runtime("cudaLaunchKernel", 5, 2, 11);
+  const size_t other = b.runtime("cudaLaunchKernel", 30, 2, 12);
+  const size_t k11 = b.kernel("k", 40, 5, 11);
+  const size_t k12 = b.kernel("k", 50, 5, 12);
+  const size_t k99 = b.kernel("k", 60, 5, 99);  // no call with this id
+  TraceIndex idx(b.s);
+  EXPECT_EQ(idx.launcher(k11), early);
+  EXPECT_EQ(idx.launcher(k12), other);
+  EXPECT_EQ(idx.launcher(k99), kNoRow);
+  EXPECT_EQ(idx.runtime_of_corr(10), kNoRow);
+  EXPECT_EQ(idx.runtime_of_corr(-5), kNoRow);
+  (void)late;
+}
+
+TEST(TraceIndex, LaunchBySparseCorrelationIds) {
+  StoreBuilder b;
+  // Ids 10^12 apart: a dense table would need 10^12 slots, so the sorted vector answers.
+  const int64_t far = 1'000'000'000'000;
+  const size_t r_far = b.runtime("cudaLaunchKernel", 1, 1, far);
+  const size_t r_near = b.runtime("cudaLaunchKernel", 2, 1, 3);
+  const size_t r_dup = b.runtime("cudaLaunchKernel", 3, 1, far);  // later call, same id: loses
+  const size_t k_far = b.kernel("k", 10, 1, far);
+  const size_t k_near = b.kernel("k", 11, 1, 3);
+  TraceIndex idx(b.s);
+  EXPECT_EQ(idx.launcher(k_far), r_far);
+  EXPECT_EQ(idx.launcher(k_near), r_near);
+  EXPECT_EQ(idx.runtime_of_corr(far + 1), kNoRow);
+  (void)r_dup;
+}
+
+// The order sort_by_start must produce, computed the obvious way.
+std::vector<uint32_t> reference_order(std::vector<uint32_t> rows, const std::vector<int64_t>& ts) {
+  std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return ts[a] < ts[b]; });
+  return rows;
+}
+
+TEST(TraceIndex, SortByStartMergesRunsAndSortsShuffledLists) {
+  std::mt19937 rng(7);
+  std::vector<int64_t> ts(20000);
+  for (auto& t : ts) t = static_cast<int64_t>(rng() % 5000);  // many equal starts: ties by row
+  // A few long ascending runs (Kineto's per-thread order), one row list in file order.
+  std::vector<uint32_t> rows(ts.size());
+  for (uint32_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  for (size_t run = 0; run < 5; ++run) {
+    auto begin = rows.begin() + run * 4000;
+    std::sort(begin, begin + 4000, [&](uint32_t a, uint32_t b) { return ts[a] != ts[b] ? ts[a] < ts[b] : a < b; });
+  }
+  std::vector<uint32_t> want = reference_order(rows, ts);
+  std::vector<uint32_t> got = rows;
+  sort_by_start(got, ts);
+  EXPECT_EQ(got, want);
+  // A row list out of file order, in many short runs (the key-sort path).
+  std::vector<uint32_t> shuffled(ts.size());
+  for (uint32_t i = 0; i < shuffled.size(); ++i) shuffled[i] = i;
+  std::shuffle(shuffled.begin(), shuffled.end(), rng);
+  got = shuffled;
+  sort_by_start(got, ts);
+  std::vector<uint32_t> in_row_order(ts.size());
+  for (uint32_t i = 0; i < in_row_order.size(); ++i) in_row_order[i] = i;
+  EXPECT_EQ(got, reference_order(in_row_order, ts));  // (start, row): the row list's order does not matter
+}
+
+}  // namespace
+}  // namespace ts::analysis
