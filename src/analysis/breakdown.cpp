@@ -35,18 +35,22 @@ void analyse_breakdown(const TraceIndex& idx, StepSummary& steps) {
   const auto& s = idx.s;
   enum { K, MC, MS, COMM, RT, DL, CPU, N_ROLES };
   Intervals role[N_ROLES];
-  auto add = [&](int r, uint32_t row) { role[r].push_back({s.ts_ns[row], s.end_ns(row)}); };
-  for (uint32_t r : idx.kernels) add(idx.flag(r, kCommKernel) ? COMM : K, r);
-  for (uint32_t r : idx.memcpys) add(MC, r);
-  for (uint32_t r : idx.memsets) add(MS, r);
-  for (uint32_t r : idx.runtime) add(RT, r);
+  // Every list is sorted by start, so a role fed by one list is merged as it grows;
+  // communication has two sources (kernels, host annotations), merged together after.
+  Intervals comm_ops;
+  auto add = [&](Intervals& v, uint32_t row) { add_merged(v, s.ts_ns[row], s.end_ns(row)); };
+  for (uint32_t r : idx.kernels) add(role[idx.flag(r, kCommKernel) ? COMM : K], r);
+  for (uint32_t r : idx.memcpys) add(role[MC], r);
+  for (uint32_t r : idx.memsets) add(role[MS], r);
+  for (uint32_t r : idx.runtime) add(role[RT], r);
   for (uint32_t r : idx.host_ops) {
     const uint16_t f = idx.name_flags[s.name[r]];
     if (f & kProfilerStep) continue;
-    if (f & kDataLoader) add(DL, r);
-    else if (f & kCommOp) add(COMM, r);
-    else add(CPU, r);
+    if (f & kDataLoader) add(role[DL], r);
+    else if (f & kCommOp) add(comm_ops, r);
+    else add(role[CPU], r);
   }
+  role[COMM].insert(role[COMM].end(), comm_ops.begin(), comm_ops.end());
 
   const Intervals bins = step_intervals(steps);
   Intervals slots = merged(bins);

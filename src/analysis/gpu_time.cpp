@@ -46,12 +46,12 @@ GpuTime analyse_gpu_time(const TraceIndex& idx, StepSummary& steps) {
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (uint32_t r : gpu) {
     const Interval iv{s.ts_ns[r], s.end_ns(r)};
-    all.push_back(iv);
+    add_merged(all, iv.begin, iv.end);  // gpu is sorted by start: the lists stay merged
     first = std::min(first, iv.begin);
     last = std::max(last, iv.end);
     if (s.cat[r] == trace::Category::Kernel) {
-      kernels.push_back(iv);
-      if (!idx.flag(r, kCommKernel)) compute.push_back(iv);
+      add_merged(kernels, iv.begin, iv.end);
+      if (!idx.flag(r, kCommKernel)) add_merged(compute, iv.begin, iv.end);
     }
     int d = device_of(s, r);
     if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);

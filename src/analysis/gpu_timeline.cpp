@@ -47,7 +47,8 @@ GpuTimeline analyse_gpu_timeline(const TraceIndex& idx, const StepSummary& steps
   out.steps_total = static_cast<int64_t>(steps.steps.size());
 
   Intervals busy;
-  for (uint32_t r : idx.windowed(idx.gpu)) busy.push_back({s.ts_ns[r], s.end_ns(r)});
+  for (uint32_t r : idx.gpu)  // sorted by start: merged as it grows
+    if (idx.in_window(r)) add_merged(busy, s.ts_ns[r], s.end_ns(r));
   merge(busy);
   const auto& pieces = gpu.attribution.pieces;
 

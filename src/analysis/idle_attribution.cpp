@@ -127,20 +127,24 @@ bool is_compile_frame(std::string_view n) {
 }
 
 // One open event on a thread's stack with what it inherits from its ancestors.
+// (32 bytes: a timeline holds one per host event of its thread, millions in a large trace.)
 struct Node {
   uint32_t row = kNoRow;
   uint32_t op = kNoRow, outer_aten = kNoRow, annotation = kNoRow, frame = kNoRow, any_frame = kNoRow;
-  bool setup = false, sync = false, data = false, optimizer = false, comm = false;
-  IdleCause cause = IdleCause::Unattributed;
   uint32_t sync_row = kNoRow;  // the blocking event that makes it sync (itself or an ancestor)
+  bool setup : 1 = false, sync : 1 = false, data : 1 = false, optimizer : 1 = false, comm : 1 = false;
+  IdleCause cause = IdleCause::Unattributed;
 };
+static_assert(sizeof(Node) == 32);
+// A change of the thread's deepest open event: `node` is open from `begin` until the next
+// change (-1: nothing open). Storing changes, not [begin, end) pairs, saves a third.
 struct Segment {
-  int64_t begin, end;
-  int32_t node;  // -1: nothing open
+  int64_t begin;
+  int32_t node;
 };
 struct Timeline {
   std::vector<Node> nodes;
-  std::vector<Segment> segs;  // sorted, disjoint, gaps between them = nothing open
+  std::vector<Segment> segs;  // by begin; the last is -1 (nothing open after the last event)
 };
 
 class Attributor {
@@ -274,8 +278,8 @@ Timeline Attributor::build(const ThreadKey& t) {
     if (j - i > 1) std::sort(rows.begin() + i, rows.begin() + j, parent_first);
     i = j;
   }
-  // One node per row, at most two segments per row (one as it opens, one as it closes): sized
-  // once, not regrown (regrowing would copy them and, for a moment, hold twice the memory).
+  // One node per row, at most two changes per row (as it opens, as it closes): sized once, not
+  // regrown (regrowing would copy them and, for a moment, hold twice the memory).
   tl.nodes.reserve(rows.size());
   tl.segs.reserve(2 * rows.size() + 1);
 
@@ -306,23 +310,27 @@ Timeline Attributor::build(const ThreadKey& t) {
       slow_first.push_back(fc.row);
   std::sort(slow_first.begin(), slow_first.end());
 
-  // Stack sweep: emit a segment each time the deepest open event changes.
+  // Stack sweep: a segment each time the deepest open event changes (changes at the same
+  // instant collapse into the last; a change back to the same event is none).
   std::vector<std::pair<int32_t, int64_t>> stack;  // node, (clamped) end
-  int64_t cur = INT64_MIN;
-  auto open_top = [&]() -> int32_t { return stack.empty() ? -1 : stack.back().first; };
-  auto emit_seg = [&](int64_t until) {
-    if (!stack.empty() && until > cur) tl.segs.push_back({cur, until, open_top()});
-    cur = until;
+  auto changed = [&](int64_t t) {
+    const int32_t top = stack.empty() ? -1 : stack.back().first;
+    if (!tl.segs.empty() && tl.segs.back().begin == t) {
+      tl.segs.back().node = top;
+      if (tl.segs.size() >= 2 && tl.segs[tl.segs.size() - 2].node == top) tl.segs.pop_back();
+    } else if (tl.segs.empty() ? top != -1 : tl.segs.back().node != top) {
+      tl.segs.push_back({t, top});
+    }
   };
-  auto pop_until = [&](int64_t t) {
+  auto pop_until = [&](int64_t t) {  // ends are non-decreasing down the stack (children are clamped)
     while (!stack.empty() && stack.back().second <= t) {
-      emit_seg(stack.back().second);
+      const int64_t end = stack.back().second;
       stack.pop_back();
+      changed(end);
     }
   };
   for (uint32_t r : rows) {
     pop_until(s_.ts_ns[r]);
-    emit_seg(s_.ts_ns[r]);
     Node n;
     int64_t end = s_.end_ns(r);
     if (!stack.empty()) {
@@ -359,6 +367,7 @@ Timeline Attributor::build(const ThreadKey& t) {
     classify(n);
     tl.nodes.push_back(n);
     stack.push_back({static_cast<int32_t>(tl.nodes.size() - 1), std::max(end, s_.ts_ns[r])});
+    changed(s_.ts_ns[r]);
   }
   pop_until(INT64_MAX);
   return tl;
@@ -432,7 +441,7 @@ const Node* Attributor::node_at(const Timeline& tl, int64_t t) const {
                              [](int64_t x, const Segment& sg) { return x < sg.begin; });
   if (it == tl.segs.begin()) return nullptr;
   --it;
-  return t < it->end ? &tl.nodes[it->node] : nullptr;
+  return it->node >= 0 ? &tl.nodes[it->node] : nullptr;
 }
 
 void Attributor::sweep(const ThreadKey& t, int64_t x, int64_t y, uint32_t generic) {
@@ -457,13 +466,16 @@ void Attributor::sweep_from(const ThreadKey& t, size_t next_thread, int64_t x, i
   const Timeline& tl = timeline(t);
   auto it = std::upper_bound(tl.segs.begin(), tl.segs.end(), x,
                              [](int64_t v, const Segment& sg) { return v < sg.begin; });
-  if (it != tl.segs.begin() && std::prev(it)->end > x) --it;
+  if (it != tl.segs.begin()) --it;  // the change in force at x
   int64_t at = x;
   for (; it != tl.segs.end() && it->begin < y && at < y; ++it) {
-    if (it->begin > at) uncovered(at, it->begin);
-    const int64_t b = std::max(at, it->begin), e = std::min(y, it->end);
-    emit(b, e, pick(&tl.nodes[it->node]));
-    at = std::max(at, e);
+    if (it->begin > at) uncovered(at, it->begin);  // x lies before the thread's first event
+    const int64_t seg_end = std::next(it) != tl.segs.end() ? std::next(it)->begin : INT64_MAX;
+    const int64_t b = std::max(at, it->begin), e = std::min(y, seg_end);
+    if (e <= b) continue;
+    if (it->node < 0) uncovered(b, e);
+    else emit(b, e, pick(&tl.nodes[it->node]));
+    at = e;
   }
   if (at < y) uncovered(at, y);
 }

@@ -15,6 +15,17 @@ using Intervals = std::vector<Interval>;
 
 // Sorts and merges in place (drops empty intervals). O(n log n).
 void merge(Intervals& v);
+// Appends [begin, end) to a merged list, merging it into the last interval where they meet.
+// With intervals added in order of begin (rows of a time-sorted list), the list stays what
+// merge() would make of them all, without holding one interval per row.
+inline void add_merged(Intervals& v, int64_t begin, int64_t end) {
+  if (end <= begin) return;
+  if (!v.empty() && begin <= v.back().end) {
+    if (end > v.back().end) v.back().end = end;
+  } else {
+    v.push_back({begin, end});
+  }
+}
 Intervals merged(Intervals v);
 // Total covered length of a merged list.
 int64_t length(const Intervals& merged);

@@ -98,14 +98,14 @@ ParallelStats analyse_parallel(const TraceIndex& idx, const StepSummary& steps) 
   for (uint32_t r : idx.gpu) {
     if (!idx.in_window(r)) continue;
     const Interval iv{s.ts_ns[r], s.end_ns(r)};
-    busy.push_back(iv);
+    add_merged(busy, iv.begin, iv.end);  // idx.gpu is sorted by start: the lists stay merged
     if (s.cat[r] != trace::Category::Kernel) continue;
     if (idx.flag(r, kTritonKernel)) out.compiled = true;
     if (idx.flag(r, kCommKernel)) {
-      comm.push_back(iv);
+      add_merged(comm, iv.begin, iv.end);
       ++out.comm_kernels;
     } else {
-      compute.push_back(iv);
+      add_merged(compute, iv.begin, iv.end);
     }
     if (!opt_steps.empty()) {
       uint32_t rt = idx.launcher(r);

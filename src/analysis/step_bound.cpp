@@ -57,7 +57,7 @@ BoundSummary analyse_step_bound(const TraceIndex& idx, StepSummary& steps) {
   Intervals comm;
   for (uint32_t r : gpu) {
     const bool is_comm = s.cat[r] == trace::Category::Kernel && idx.flag(r, kCommKernel);
-    (is_comm ? comm : cls[kBoundGpuCompute]).push_back({s.ts_ns[r], s.end_ns(r)});
+    add_merged(is_comm ? comm : cls[kBoundGpuCompute], s.ts_ns[r], s.end_ns(r));  // gpu is sorted by start
   }
   merge(cls[kBoundGpuCompute]);
   merge(comm);
@@ -92,7 +92,7 @@ BoundSummary analyse_step_bound(const TraceIndex& idx, StepSummary& steps) {
 
   Intervals loading;
   for (uint32_t r : idx.host_ops)
-    if (idx.flag(r, kDataLoader)) loading.push_back({s.ts_ns[r], s.end_ns(r)});
+    if (idx.flag(r, kDataLoader)) add_merged(loading, s.ts_ns[r], s.end_ns(r));
   merge(loading);
   Intervals data_cpu = intersect(idle_cpu, loading), data_unknown = intersect(idle_unknown, loading);
   cls[kBoundCpu] = subtract(idle_cpu, data_cpu);
