@@ -52,6 +52,7 @@
 // fold into one per cause.
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <unordered_map>
 
 #include "analysis/passes.h"
@@ -127,7 +128,8 @@ bool is_compile_frame(std::string_view n) {
 }
 
 // One open event on a thread's stack with what it inherits from its ancestors.
-// (32 bytes: a timeline holds one per host event of its thread, millions in a large trace.)
+// The deepest open event at an instant with what it inherits from its ancestors (computed on
+// demand from the timeline's chain of parents).
 struct Node {
   uint32_t row = kNoRow;
   uint32_t op = kNoRow, outer_aten = kNoRow, annotation = kNoRow, frame = kNoRow, any_frame = kNoRow;
@@ -135,16 +137,28 @@ struct Node {
   bool setup : 1 = false, sync : 1 = false, data : 1 = false, optimizer : 1 = false, comm : 1 = false;
   IdleCause cause = IdleCause::Unattributed;
 };
-static_assert(sizeof(Node) == 32);
-// A change of the thread's deepest open event: `node` is open from `begin` until the next
-// change (-1: nothing open). Storing changes, not [begin, end) pairs, saves a third.
-struct Segment {
-  int64_t begin;
-  int32_t node;
+// What one event itself contributes to the Node of any event inside it.
+enum OwnFlag : uint16_t {
+  kOwnOp = 1 << 0,         // a cpu_op (not ProfilerStep#): the innermost one is the node's op
+  kOwnAten = 1 << 1,       // an aten:: cpu_op: the outermost one is the node's outer_aten
+  kOwnAnnotation = 1 << 2, // user annotation (not ProfilerStep#) or nn.Module frame: innermost
+  kOwnFrame = 1 << 3,      // a Python frame outside torch: innermost
+  kOwnAnyFrame = 1 << 4,   // any other Python frame: innermost
+  kOwnSetup = 1 << 5,
+  kOwnSync = 1 << 6,       // a blocking call: the outermost one is the node's sync_row
+  kOwnData = 1 << 7,
+  kOwnOptimizer = 1 << 8,
+  kOwnComm = 1 << 9,
 };
+// A host thread's events nested by time: each one's parent (the deepest event open when it
+// started) and its end clamped to the parent's. The deepest open event at t is then the last
+// event started by t, or its nearest ancestor still open. 18 bytes per event, where a node and
+// segments per event took 64: a large trace's launching thread has tens of millions.
 struct Timeline {
-  std::vector<Node> nodes;
-  std::vector<Segment> segs;  // by begin; the last is -1 (nothing open after the last event)
+  std::vector<uint32_t> rows;    // parents first: by start, then longer first
+  std::vector<int32_t> parent;   // index into rows, -1 at the top
+  std::vector<int64_t> end;      // clamped to the parent's end
+  std::vector<uint16_t> own;     // OwnFlag
 };
 
 class Attributor {
@@ -189,7 +203,11 @@ class Attributor {
   // threads' (most launches first). Generic time goes to `generic` when set.
   void sweep(const ThreadKey& t, int64_t x, int64_t y, uint32_t generic);
   void sweep_from(const ThreadKey& t, size_t next_thread, int64_t x, int64_t y, uint32_t generic);
-  const Node* node_at(const Timeline& tl, int64_t t) const;
+  // Index of the deepest event open at t, given `next`, the first event starting after t.
+  int32_t deepest_at(const Timeline& tl, int64_t t, size_t next) const;
+  size_t first_after(const Timeline& tl, int64_t t) const;
+  Node node_of(const Timeline& tl, int32_t i);
+  std::optional<Node> node_at(const Timeline& tl, int64_t t);
   void fold_small_entries();
 
   const TraceIndex& idx_;
@@ -278,11 +296,6 @@ Timeline Attributor::build(const ThreadKey& t) {
     if (j - i > 1) std::sort(rows.begin() + i, rows.begin() + j, parent_first);
     i = j;
   }
-  // One node per row, at most two changes per row (as it opens, as it closes): sized once, not
-  // regrown (regrowing would copy them and, for a moment, hold twice the memory).
-  tl.nodes.reserve(rows.size());
-  tl.segs.reserve(2 * rows.size() + 1);
-
   // Slow first calls: ops of this thread whose first call (per name and Input Dims) is
   // >= kSetupMinNs and >= kSetupRatio x the mean of the later ones. Only names with some call
   // that long are tracked, so the map stays small.
@@ -310,67 +323,73 @@ Timeline Attributor::build(const ThreadKey& t) {
       slow_first.push_back(fc.row);
   std::sort(slow_first.begin(), slow_first.end());
 
-  // Stack sweep: a segment each time the deepest open event changes (changes at the same
-  // instant collapse into the last; a change back to the same event is none).
-  std::vector<std::pair<int32_t, int64_t>> stack;  // node, (clamped) end
-  auto changed = [&](int64_t t) {
-    const int32_t top = stack.empty() ? -1 : stack.back().first;
-    if (!tl.segs.empty() && tl.segs.back().begin == t) {
-      tl.segs.back().node = top;
-      if (tl.segs.size() >= 2 && tl.segs[tl.segs.size() - 2].node == top) tl.segs.pop_back();
-    } else if (tl.segs.empty() ? top != -1 : tl.segs.back().node != top) {
-      tl.segs.push_back({t, top});
-    }
-  };
-  auto pop_until = [&](int64_t t) {  // ends are non-decreasing down the stack (children are clamped)
-    while (!stack.empty() && stack.back().second <= t) {
-      const int64_t end = stack.back().second;
-      stack.pop_back();
-      changed(end);
-    }
-  };
-  for (uint32_t r : rows) {
-    pop_until(s_.ts_ns[r]);
-    Node n;
-    int64_t end = s_.end_ns(r);
-    if (!stack.empty()) {
-      n = tl.nodes[stack.back().first];
-      end = std::min(end, stack.back().second);
-    }
-    n.row = r;
+  // Stack sweep: each event's parent is the deepest one still open when it starts.
+  const size_t n = rows.size();
+  tl.parent.resize(n);
+  tl.end.resize(n);
+  tl.own.resize(n);
+  std::vector<int32_t> stack;  // indices; their clamped ends are non-decreasing downwards
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t r = rows[i];
+    while (!stack.empty() && tl.end[stack.back()] <= s_.ts_ns[r]) stack.pop_back();
+    tl.parent[i] = stack.empty() ? -1 : stack.back();
+    tl.end[i] = stack.empty() ? std::max(s_.end_ns(r), s_.ts_ns[r]) : std::min(s_.end_ns(r), tl.end[stack.back()]);
+    uint16_t f = 0;
     const Category c = s_.cat[r];
     std::string_view name = s_.name_of(r);
     if (c == Category::CpuOp && idx_.flag(r, kProfilerStep)) {
       // 2021 traces record the step as an operator: it is neither an op nor an annotation here.
     } else if (c == Category::CpuOp) {
-      n.op = r;
-      if (n.outer_aten == kNoRow && name.starts_with("aten::")) n.outer_aten = r;
-      if (std::binary_search(slow_first.begin(), slow_first.end(), r)) n.setup = true;
-      if (is_sync_op(name) && !n.sync) n.sync = true, n.sync_row = r;
+      f |= kOwnOp;
+      if (name.starts_with("aten::")) f |= kOwnAten;
+      if (std::binary_search(slow_first.begin(), slow_first.end(), r)) f |= kOwnSetup;
+      if (is_sync_op(name)) f |= kOwnSync;
     } else if (c == Category::UserAnnotation) {
-      if (!idx_.flag(r, kProfilerStep)) n.annotation = r;
+      if (!idx_.flag(r, kProfilerStep)) f |= kOwnAnnotation;
     } else if (c == Category::PythonFunction) {
-      if (name.starts_with("nn.Module: ")) n.annotation = r;
-      else {
-        n.any_frame = r;
-        if (name.find("torch/") == std::string_view::npos && !name.starts_with("<built-in")) n.frame = r;
-        if (is_compile_frame(name)) n.setup = true;
+      if (name.starts_with("nn.Module: ")) {
+        f |= kOwnAnnotation;
+      } else {
+        f |= kOwnAnyFrame;
+        if (name.find("torch/") == std::string_view::npos && !name.starts_with("<built-in")) f |= kOwnFrame;
+        if (is_compile_frame(name)) f |= kOwnSetup;
       }
     } else {  // runtime / driver
       const RtClass rc = rt_class(r);
-      if (rc == kRtModule || (rc == kRtLaunch && s_.dur_ns[r] >= kLazyLaunchNs)) n.setup = true;
-      if ((rc == kRtSync || (rc == kRtCopyAsync && pageable_launch_[r])) && !n.sync) n.sync = true, n.sync_row = r;
+      if (rc == kRtModule || (rc == kRtLaunch && s_.dur_ns[r] >= kLazyLaunchNs)) f |= kOwnSetup;
+      if (rc == kRtSync || (rc == kRtCopyAsync && pageable_launch_[r])) f |= kOwnSync;
     }
-    if (idx_.flag(r, kDataLoader)) n.data = true;
-    if (name.starts_with("Optimizer.step#") || name.starts_with("Optimizer.zero_grad#")) n.optimizer = true;
-    if (idx_.flag(r, kCommOp)) n.comm = true;
-    classify(n);
-    tl.nodes.push_back(n);
-    stack.push_back({static_cast<int32_t>(tl.nodes.size() - 1), std::max(end, s_.ts_ns[r])});
-    changed(s_.ts_ns[r]);
+    if (idx_.flag(r, kDataLoader)) f |= kOwnData;
+    if (name.starts_with("Optimizer.step#") || name.starts_with("Optimizer.zero_grad#")) f |= kOwnOptimizer;
+    if (idx_.flag(r, kCommOp)) f |= kOwnComm;
+    tl.own[i] = f;
+    stack.push_back(static_cast<int32_t>(i));
   }
-  pop_until(INT64_MAX);
+  tl.rows = std::move(rows);
   return tl;
+}
+
+Node Attributor::node_of(const Timeline& tl, int32_t i) {
+  // Up the chain, innermost first: the innermost op, annotation and frames; the outermost aten
+  // op and blocking call; any ancestor's setup, data, optimizer and collective marks.
+  Node n;
+  n.row = tl.rows[i];
+  for (int32_t k = i; k >= 0; k = tl.parent[k]) {
+    const uint16_t f = tl.own[k];
+    const uint32_t r = tl.rows[k];
+    if ((f & kOwnOp) && n.op == kNoRow) n.op = r;
+    if (f & kOwnAten) n.outer_aten = r;
+    if ((f & kOwnAnnotation) && n.annotation == kNoRow) n.annotation = r;
+    if ((f & kOwnFrame) && n.frame == kNoRow) n.frame = r;
+    if ((f & (kOwnFrame | kOwnAnyFrame)) && n.any_frame == kNoRow) n.any_frame = r;
+    if (f & kOwnSetup) n.setup = true;
+    if (f & kOwnSync) n.sync = true, n.sync_row = r;
+    if (f & kOwnData) n.data = true;
+    if (f & kOwnOptimizer) n.optimizer = true;
+    if (f & kOwnComm) n.comm = true;
+  }
+  classify(n);
+  return n;
 }
 
 void Attributor::classify(Node& n) {
@@ -436,12 +455,22 @@ void Attributor::emit(int64_t begin, int64_t end, uint32_t entry) {
     out_.pieces.push_back({begin, end, entry});
 }
 
-const Node* Attributor::node_at(const Timeline& tl, int64_t t) const {
-  auto it = std::upper_bound(tl.segs.begin(), tl.segs.end(), t,
-                             [](int64_t x, const Segment& sg) { return x < sg.begin; });
-  if (it == tl.segs.begin()) return nullptr;
-  --it;
-  return it->node >= 0 ? &tl.nodes[it->node] : nullptr;
+size_t Attributor::first_after(const Timeline& tl, int64_t t) const {
+  return static_cast<size_t>(std::upper_bound(tl.rows.begin(), tl.rows.end(), t,
+                                              [&](int64_t v, uint32_t r) { return v < s_.ts_ns[r]; }) -
+                             tl.rows.begin());
+}
+
+int32_t Attributor::deepest_at(const Timeline& tl, int64_t t, size_t next) const {
+  int32_t k = static_cast<int32_t>(next) - 1;
+  while (k >= 0 && tl.end[k] <= t) k = tl.parent[k];
+  return k;
+}
+
+std::optional<Node> Attributor::node_at(const Timeline& tl, int64_t t) {
+  const int32_t k = deepest_at(tl, t, first_after(tl, t));
+  if (k < 0) return std::nullopt;
+  return node_of(tl, k);
 }
 
 void Attributor::sweep(const ThreadKey& t, int64_t x, int64_t y, uint32_t generic) {
@@ -464,20 +493,32 @@ void Attributor::sweep_from(const ThreadKey& t, size_t next_thread, int64_t x, i
     else emit(from, to, pick(nullptr));
   };
   const Timeline& tl = timeline(t);
-  auto it = std::upper_bound(tl.segs.begin(), tl.segs.end(), x,
-                             [](int64_t v, const Segment& sg) { return v < sg.begin; });
-  if (it != tl.segs.begin()) --it;  // the change in force at x
+  // Walk the deepest open event from x to y: it changes where the next event starts (after the
+  // events ending by then have closed) and where it ends (its parent takes over).
+  size_t next = first_after(tl, x);
+  int32_t cur = deepest_at(tl, x, next);
   int64_t at = x;
-  for (; it != tl.segs.end() && it->begin < y && at < y; ++it) {
-    if (it->begin > at) uncovered(at, it->begin);  // x lies before the thread's first event
-    const int64_t seg_end = std::next(it) != tl.segs.end() ? std::next(it)->begin : INT64_MAX;
-    const int64_t b = std::max(at, it->begin), e = std::min(y, seg_end);
-    if (e <= b) continue;
-    if (it->node < 0) uncovered(b, e);
-    else emit(b, e, pick(&tl.nodes[it->node]));
-    at = e;
+  while (at < y) {
+    const int64_t next_start = next < tl.rows.size() ? s_.ts_ns[tl.rows[next]] : INT64_MAX;
+    const int64_t cur_end = cur >= 0 ? tl.end[cur] : INT64_MAX;
+    const int64_t to = std::min({next_start, cur_end, y});
+    if (to > at) {
+      if (cur < 0) {
+        uncovered(at, to);
+      } else {
+        const Node n = node_of(tl, cur);
+        emit(at, to, pick(&n));
+      }
+      at = to;
+    }
+    if (at >= y) break;
+    if (cur >= 0 && cur_end <= at) {
+      while (cur >= 0 && tl.end[cur] <= at) cur = tl.parent[cur];  // closes before the next opens
+    } else {
+      cur = static_cast<int32_t>(next++);
+      while (cur >= 0 && tl.end[cur] <= at) cur = tl.parent[cur];  // a zero-length event
+    }
   }
-  if (at < y) uncovered(at, y);
 }
 
 void Attributor::run() {
@@ -535,7 +576,8 @@ void Attributor::run() {
         if (s_.ts_ns[rt] <= a && rt_end <= a) {
           // Queued before the gap: the GPU, not the host, held it back.
           uint32_t entry;
-          const Node* n = node_at(tl, s_.ts_ns[rt]);
+          const std::optional<Node> at_launch = node_at(tl, s_.ts_ns[rt]);
+          const Node* n = at_launch ? &*at_launch : nullptr;
           const uint32_t op = n ? (n->outer_aten != kNoRow ? n->outer_aten : n->op) : kNoRow;
           const auto sw = stream_waits.find({s_.pid[g], s_.tid[g]});
           const bool waited = sw != stream_waits.end() &&
@@ -555,10 +597,12 @@ void Attributor::run() {
         } else {
           // The GPU waited for the host. A blocking call open when it ran dry drained it.
           uint32_t generic = kNoRow;
-          const Node* drain = node_at(tl, a);
-          if (!drain || drain->cause != IdleCause::Sync) drain = node_at(tl, a - kSyncReturnSlackNs);
+          std::optional<Node> drain_node = node_at(tl, a);
+          if (!drain_node || drain_node->cause != IdleCause::Sync) drain_node = node_at(tl, a - kSyncReturnSlackNs);
+          const Node* drain = drain_node ? &*drain_node : nullptr;
           if (drain && drain->cause == IdleCause::Sync) generic = entry_for_node(drain);
-          const Node* launch = node_at(tl, s_.ts_ns[rt]);
+          const std::optional<Node> launch_node = node_at(tl, s_.ts_ns[rt]);
+          const Node* launch = launch_node ? &*launch_node : nullptr;
           const uint32_t launch_entry = entry_for_node(launch);
           if (generic == kNoRow && b - a < kLaunchGapNs && launch && launch->cause == IdleCause::Launch)
             generic = launch_entry;
