@@ -90,6 +90,7 @@ def main():
             cmds[(s, "json1")] = [exe, "-q", "analyze", "--json", "--read-threads", "1", files[s]]
         cmds[(s, "gz")] = [exe, "-q", "analyze", "--json", gzs[s]]
         cmds[(s, "python")] = [PYTHON, "-c", "import json,sys; json.load(open(sys.argv[1],'rb'))", files[s]]
+    load_before = open("/proc/loadavg").read().split()[:3]
     warm(list(files.values()) + list(gzs.values()))
     for c in cmds.values():  # warm-up round (not counted)
         if c[0] == exe:
@@ -99,13 +100,13 @@ def main():
         for k, c in cmds.items():
             res[k].append(run(c))
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
-    print(f"load average before/after: {open('/proc/loadavg').read().split()[:3]}; {os.cpu_count()} cores;"
+    print(f"load average before/after: {load_before} / {open('/proc/loadavg').read().split()[:3]}; {os.cpu_count()} cores;"
           f" medians of {args.rounds} interleaved rounds")
     print(f"{'input':<34} {'MB':>7} {'wall s':>7} {'MB/s':>7} {'cpu s':>7} {'sys s (min-max)':>15} {'x json.load':>11}"
           f" {'peak RSS MB':>11} {'RSS/file':>8}")
     for s in shapes:
         size = os.path.getsize(files[s])
-        py = statistics.median(w for w, _, _ in res[(s, "python")])
+        py = statistics.median(r[0] for r in res[(s, "python")])
         for form in ("json", "json1", "gz", "python"):
             rows = res.get((s, form))
             if not rows:
