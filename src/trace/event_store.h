@@ -131,6 +131,9 @@ struct TraceMeta {
 inline constexpr int64_t kNone = -1;
 inline constexpr uint32_t kNoArgs = std::numeric_limits<uint32_t>::max();
 inline constexpr uint32_t kNoString = 0;  // string id 0 is the empty string
+// Rows are numbered in 32 bits (the analyses' row lists halve their memory that way), with
+// UINT32_MAX kept for "no row": a trace of more events (a terabyte of JSON) is refused.
+inline constexpr uint64_t kMaxRows = UINT32_MAX - 1;
 
 // pid/tid: numbers as written (GPU events: pid = device, tid = stream; real traces have negative
 // tids, e.g. -247463936). A non-numeric pid/tid ("CPU functions", "stream 7 ") is interned and
