@@ -167,6 +167,9 @@ class ChunkedEvents {
     }
   }
 
+  // Workers parse at most this many chunks past the one being merged: each parsed chunk holds
+  // its store until merged, so running further ahead only costs memory (the merge is in order).
+  bool too_far_ahead() const { return next_claim_ >= merged_ + 2 * static_cast<uint64_t>(threads_) + 2; }  // mu_ held
   bool claim(uint64_t& c) {  // mu_ held
     if (abort_ || next_claim_ >= end_k_) return false;
     c = next_claim_++;
@@ -185,11 +188,15 @@ class ChunkedEvents {
   // past the last chunk.
   Slot* wait_slot(uint64_t k) {
     std::unique_lock<std::mutex> lk(mu_);
+    if (k > merged_) {  // chunks before k are merged or skipped: the workers may run further ahead
+      merged_ = k;
+      cv_.notify_all();
+    }
     for (;;) {
       if (k >= end_k_) return nullptr;
       if (k - k0_ < slots_.size() && slots_[k - k0_].done) return &slots_[k - k0_];
       uint64_t c;
-      if (next_claim_ < end_k_ && spans_.chunk_ready(next_claim_) && claim(c)) {
+      if (next_claim_ < end_k_ && !too_far_ahead() && spans_.chunk_ready(next_claim_) && claim(c)) {
         lk.unlock();
         bool end;
         ChunkOutcome o = work(c, end);
@@ -206,7 +213,8 @@ class ChunkedEvents {
     for (;;) {
       uint64_t c;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return abort_ || next_claim_ >= end_k_ || !too_far_ahead(); });
         if (!claim(c)) return;
       }
       bool end;
@@ -237,6 +245,7 @@ class ChunkedEvents {
       std::lock_guard<std::mutex> lock(mu_);
       abort_ = true;
     }
+    cv_.notify_all();  // workers waiting to run ahead
     if (cancel) spans_.cancel();
     for (auto& t : pool_) t.join();
     pool_.clear();
@@ -250,6 +259,7 @@ class ChunkedEvents {
   std::condition_variable cv_;
   std::deque<Slot> slots_;  // chunk k0_ + i (references stay valid as it grows)
   uint64_t next_claim_, end_k_ = UINT64_MAX;
+  uint64_t merged_ = k0_;  // the chunk the merge waits for
   bool abort_ = false;
   std::vector<EventStore> free_;
   std::vector<std::thread> pool_;
