@@ -65,28 +65,32 @@ simdjson::dom::element fix_for(simdjson::dom::element doc, const std::string& id
 // work on them breaks that premise, not the model. So when the measured speedup falls short while
 // others took at least half a core (tests/support/contention.h), verify runs again, once; if it
 // falls short again and the machine was busy again, the test says so and skips the comparison
-// (never a pass). A miss on a quiet machine, or a gain above the prediction (load cannot cause
-// one), fails at once; the 25% bound is unchanged.
+// (never a pass). A gain well above the prediction was also seen once, in CI (9.69x against
+// 6.67x) while the probe saw no other load: a neighbour it cannot see (another VM, a build in
+// another ctest slot) had slowed the baseline. So any miss is measured again, once; a second
+// miss fails (short of the prediction on a busy machine: skipped, as above). The 25% bound is
+// unchanged.
 TEST_F(VerifyCli, DataStarvedPredictedMatchesMeasured) {
   const std::string cmd = fmt::format("verify --json --steps 200 -- /usr/bin/python3 {} 400", example("data_starved.py"));
   Result r;
   auto run = [&] { return ts::test::measure_contention([&] { r = cli(cmd); }); };
-  auto short_of_prediction = [&](double& predicted, double& measured) {
+  auto missed = [&](double& predicted, double& measured) {
     simdjson::dom::element doc;
     simdjson::dom::array fixes;
     if (r.code != 0 || parser_.parse(r.out).get(doc) || doc["fixes"].get(fixes)) return false;
     for (simdjson::dom::element f : fixes) {
       std::string_view id;
-      if (!f["finding"].get(id) && id == "dataloader-starvation")
-        return !f["predicted_speedup"].get(predicted) && !f["measured_speedup"].get(measured) &&
-               measured < predicted * (1 - 0.25);
+      if (!f["finding"].get(id) && id == "dataloader-starvation") {
+        if (f["predicted_speedup"].get(predicted) || f["measured_speedup"].get(measured)) return false;
+        return std::abs(measured / predicted - 1) >= 0.25;
+      }
     }
     return false;
   };
   ts::test::Contention load = run();
   std::string tries = fmt::format("others used {:.2f} cores", load.other_cores);
   double p = 0, m = 0;
-  if (short_of_prediction(p, m) && load.loaded()) {
+  if (missed(p, m)) {
     tries += fmt::format(" (predicted {:.2f}x, measured {:.2f}x); measured again: ", p, m);
     load = run();
     tries += fmt::format("others used {:.2f} cores", load.other_cores);
