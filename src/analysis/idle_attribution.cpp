@@ -254,17 +254,10 @@ void Attributor::bucket_threads() {
 Timeline Attributor::build(const ThreadKey& t) {
   Timeline tl;
   if (!bucketed_) bucket_threads();
+  // run() asks only for launching threads (the launcher of a gap's GPU event, or launching_[k]).
   std::vector<uint32_t> lists[3];
-  if (auto it = std::find(launching_.begin(), launching_.end(), t); it != launching_.end()) {
+  if (auto it = std::find(launching_.begin(), launching_.end(), t); it != launching_.end())
     for (int l = 0; l < 3; ++l) lists[l] = std::move(buckets_[it - launching_.begin()][l]);
-  } else {  // not a launching thread (not reached today): scan
-    const std::vector<uint32_t>* src[3] = {&idx_.host_ops, &idx_.python, &idx_.runtime};
-    for (int l = 0; l < 3; ++l)
-      for (uint32_t r : *src[l])
-        if (s_.pid[r] == t.first && s_.tid[r] == t.second && s_.dur_ns[r] > 0 &&
-            s_.end_ns(r) > idx_.window_begin && s_.ts_ns[r] < idx_.window_end)
-          lists[l].push_back(r);
-  }
   // Parents first: by start, then longer first; a runtime call sorts inside an op that starts
   // at the same instant with the same length.
   auto kind_rank = [&](uint32_t r) {

@@ -118,7 +118,8 @@ TraceIndex::TraceIndex(const trace::EventStore& store) : s(store) {
   size_t with_corr = 0;
   for (uint32_t r : runtime)
     if (const int64_t c = s.correlation[r]; c != trace::kNone) lo = std::min(lo, c), hi = std::max(hi, c), ++with_corr;
-  if (with_corr > 0 && static_cast<uint64_t>(hi - lo) < 4 * with_corr + 1024) {
+  // (The span in unsigned arithmetic: ids at both ends of int64 must not overflow it.)
+  if (with_corr > 0 && static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) < 4 * with_corr + 1024) {
     corr_min_ = lo;
     corr_dense_.assign(static_cast<size_t>(hi - lo) + 1, kNoRow);
     for (uint32_t r : runtime)

@@ -336,8 +336,7 @@ ChunkOutcome Parser::parse_chunk(uint64_t from, bool at_separator, uint64_t stop
 }
 
 void Parser::absorb(ChunkOutcome& o) {
-  if (store_.size() + o.store.size() > kMaxRows)
-    fail_at(o.start, "at most " + std::to_string(kMaxRows) + " events (the reader's limit)");
+  if (store_.size() + o.store.size() > max_rows()) fail_at(o.start, row_limit());
   append_store(store_, o.store);
   saw_2021_cats_ = saw_2021_cats_ || o.saw_2021_cats;
 }

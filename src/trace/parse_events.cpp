@@ -167,9 +167,7 @@ const char* Parser::parse_event_args(const char* p, PendingEvent& ev) {
 
 void Parser::commit(const PendingEvent& ev, const char* p) {
   if (!ev.has_ph) return;  // not a trace event (Chrome's viewer ignores these too)
-  if (store_.size() >= (opt_.max_events ? std::min(opt_.max_events, kMaxRows) : kMaxRows)) [[unlikely]]
-    fail(p, "at most " + std::to_string(opt_.max_events ? std::min(opt_.max_events, kMaxRows) : kMaxRows) +
-                " events (the reader's limit)");
+  if (store_.size() >= max_rows()) [[unlikely]] fail(p, row_limit());
   Category c = ev.cat;
   if (ev.name == memory_id_) {
     c = Category::Memory;

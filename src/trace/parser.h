@@ -125,6 +125,9 @@ class Parser {
   [[noreturn]] void fail_at(uint64_t offset, const std::string& what) const {
     fail(data_ + (offset - base_), what);
   }
+  // The most events a store may hold: ReadOptions::max_events, within the 32-bit row numbers.
+  uint64_t max_rows() const { return opt_.max_events ? std::min(opt_.max_events, kMaxRows) : kMaxRows; }
+  std::string row_limit() const { return "at most " + std::to_string(max_rows()) + " events (the reader's limit)"; }
   const std::string& origin() const { return origin_; }
   ByteSource& source() { return src_; }
   const ReadOptions& options() const { return opt_; }

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/store_builder.h"
+#include "analysis/one_gap_per_cause.h"
 #include "analysis/trace_analysis.h"
 #include "report/idle_by_cause.h"
 #include "report/report.h"
@@ -16,7 +16,8 @@ using namespace ts;
 
 namespace {
 
-// One step [0,1000) µs on one thread, one gap per cause:
+// The timeline of analysis/one_gap_per_cause.h, as the table sees it. One step [0,1000) µs on
+// one thread, one gap per cause:
 //   k1 [20,100) launched [10,15)
 //   gap A [100,300) 200: DataLoader.__next__ [50,250) -> data_loading 150; aten::add [250,296)
 //         -> host_compute 40 until its launch cudaLaunchKernel [290,295), then the launch and
@@ -31,26 +32,7 @@ namespace {
 // GPU span [20,950) = 930, busy 80+100+100+20+55+50 = 405, idle 525 in 5 gaps: 56.5% of the span.
 analysis::TraceAnalysis one_gap_per_cause() {
   analysis::testing::StoreBuilder b;
-  using trace::Category;
-  b.host("ProfilerStep#1", 0, 1000, Category::UserAnnotation);
-  b.runtime("cudaLaunchKernel", 10, 5, 1);
-  b.kernel("k1", 20, 80, 1);
-  b.host("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 50, 200, Category::UserAnnotation);
-  b.host("aten::add", 250, 46);
-  b.runtime("cudaLaunchKernel", 290, 5, 2);
-  b.kernel("k2", 300, 100, 2);
-  b.host("aten::item", 380, 40);
-  b.runtime("cudaStreamSynchronize", 385, 25, 90);
-  b.host("aten::mul", 420, 170);
-  b.runtime("cudaLaunchKernel", 590, 5, 3);
-  b.kernel("k3", 600, 100, 3);
-  b.host("aten::relu", 695, 17);
-  b.runtime("cudaLaunchKernel", 705, 6, 4);
-  b.kernel("k4", 720, 20, 4);
-  b.runtime("cudaLaunchKernel", 712, 2, 5);
-  b.kernel("k5", 745, 55, 5);
-  b.runtime("cudaLaunchKernel", 715, 2, 6);
-  b.kernel("k6", 900, 50, 6, 8);
+  analysis::testing::add_one_gap_per_cause(b);
   return analysis::analyse(b.s);
 }
 

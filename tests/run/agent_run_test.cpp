@@ -63,10 +63,11 @@ TEST(AgentRun, DataStarvedLoopWaitsMostOfTheStep) {
 // waits for a core while the sleeps do not, so other processes' load grows the 2-worker run's
 // wait where the 0-worker run's, mostly sleep, hardly moves: the ratios below can miss on a busy
 // machine though the workers work (they passed on a second try beside two busy loops). So when
-// the wait did not collapse while others took at least half a core (tests/support/contention.h),
-// the pair of runs is measured again, once; if it misses again on a busy machine, the test says
-// so and skips the comparison (never a pass). A miss on a quiet machine fails at once; the bounds
-// are unchanged.
+// the wait did not collapse, the pair of runs is measured again, once, whatever the load: a
+// full ctest once saw 5.4 ms against 9.4 ms while the probe (tests/support/contention.h) saw
+// only 0.11 cores of other work, a neighbour it cannot see (a VM's host). If the second pair
+// misses on a busy machine, the test says so and skips the comparison (never a pass); on a quiet
+// one it fails. The bounds are unchanged.
 TEST(AgentRun, TwoWorkersCutTheDataWait) {
   REQUIRE_TORCH();
   RunResult r0, r2;
@@ -83,7 +84,7 @@ TEST(AgentRun, TwoWorkersCutTheDataWait) {
   };
   ts::test::Contention load = runs();
   std::string tries = fmt::format("others used {:.2f} cores", load.other_cores);
-  if (!collapsed() && load.loaded()) {
+  if (!collapsed()) {
     load = runs();
     tries += fmt::format("; measured again: others used {:.2f} cores", load.other_cores);
   }
