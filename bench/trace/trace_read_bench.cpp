@@ -4,10 +4,17 @@
 // and the ratio to json.load measured in the same run.
 //
 // Usage: trace_read_bench TRACE.json [TRACE.json.gz] [--runs N] [--no-python]
+//        trace_read_bench --parse-cpu N TRACE.json...
+//
+// --parse-cpu: the parser's own speed on one core, free of page faults and of the file: each
+// trace is loaded into memory once, then parsed serially (parse_trace) N times in this process;
+// prints the least user CPU time of a parse, as MB/s per core, against a baseline measured in
+// the same run on the same bytes (one pass counting quotes: the cost of touching every byte).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -126,21 +133,75 @@ void print(const char* what, const Result& r) {
               r.bytes / r.cpu_s / 1e6, r.max_rss_kb / 1024.0);
 }
 
+double user_s() {
+  rusage r{};
+  getrusage(RUSAGE_THREAD, &r);
+  return r.ru_utime.tv_sec + r.ru_utime.tv_usec * 1e-6;
+}
+
+int parse_cpu(const std::vector<std::string>& files, int runs) {
+  std::printf("parser CPU on one core (least user time of %d in-memory parses; baseline: one pass counting quotes)\n",
+              runs);
+  for (const std::string& path : files) {
+    std::string json;
+    {
+      FILE* f = std::fopen(path.c_str(), "rb");
+      if (!f) {
+        std::fprintf(stderr, "%s: cannot open\n", path.c_str());
+        return 1;
+      }
+      char buf[1 << 16];
+      size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) json.append(buf, n);
+      std::fclose(f);
+    }
+    double base = 1e9, best = 1e9;
+    size_t quotes = 0, events = 0;
+    for (int i = 0; i < runs; ++i) {
+      double t0 = user_s();
+      size_t q = 0;
+      for (const char* p = json.data(); (p = static_cast<const char*>(std::memchr(p, '"', json.data() + json.size() - p)));
+           ++p)
+        ++q;
+      base = std::min(base, user_s() - t0);
+      quotes = q;
+      t0 = user_s();
+      try {
+        events = ts::trace::parse_trace(json, path).size();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 1;
+      }
+      best = std::min(best, user_s() - t0);
+    }
+    std::printf("%-40s %7.1f MB %9zu events  parse %6.3f s %7.1f MB/s %6.0f ns/event   baseline %6.3f s %7.1f MB/s "
+                "(%zu quotes)  parse/baseline %.1fx\n",
+                path.substr(path.find_last_of('/') + 1).c_str(), json.size() / 1e6, events, best,
+                json.size() / best / 1e6, best / events * 1e9, base, json.size() / base / 1e6, quotes, best / base);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> files;
   int runs = 3;
   bool python = true;
+  int parse_runs = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--parse-cpu") && i + 1 < argc) parse_runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-python")) python = false;
     else files.push_back(argv[i]);
   }
   if (files.empty()) {
-    std::fprintf(stderr, "usage: trace_read_bench TRACE.json [TRACE.json.gz] [--runs N] [--no-python]\n");
+    std::fprintf(stderr,
+                 "usage: trace_read_bench TRACE.json [TRACE.json.gz] [--runs N] [--no-python]\n"
+                 "       trace_read_bench --parse-cpu N TRACE.json...\n");
     return 2;
   }
+  if (parse_runs > 0) return parse_cpu(files, parse_runs);
   std::printf("trace reader benchmark (best of %d runs each; cpu = user+sys of the reading process)\n", runs);
   Result plain = bench_reader(files[0], runs);
   print("trainscope read_trace .json", plain);

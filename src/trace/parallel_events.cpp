@@ -281,7 +281,6 @@ Parser::Parser(ByteSource& src, const std::string& origin, const ReadOptions& op
   if (store_.name.capacity() < expect_events) {
     store_.reserve(expect_events);
     store_.args_table.reserve(expect_events / 4);
-    advise_huge_pages();
   }
 }
 

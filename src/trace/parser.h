@@ -6,8 +6,6 @@
 //   parse_metadata.cpp  top-level keys: deviceProperties, distributedInfo, baseTimeNanoseconds...
 //   parallel_events.cpp traceEvents cut into chunks parsed on several threads, then merged
 // Hot helpers (short strings, member/element loops) are inline here.
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -99,16 +97,19 @@ class Parser {
       }
     }
     intern_fixed_names();
-    // Reserve the columns from the file size: growing by doubling would copy every column,
-    // touch twice the memory and lose the huge-page advice below. So err high: real traces
-    // hold 220-470 bytes of JSON per event (modern Kineto / 2021 form) and gzip shrinks them
-    // 10-30x; assume 128 bytes and 16x. Unused reservation is only address space, never resident.
+    // Reserve the columns from the file size: growing by doubling would copy every column and
+    // touch twice the memory. So err high: real traces hold 220-470 bytes of JSON per event
+    // (modern Kineto / 2021 form) and gzip shrinks them 10-30x; assume 128 bytes and 16x.
+    // Unused reservation is only address space, never resident. The columns are not advised
+    // into transparent huge pages: on the 2-core benchmark VM a fresh process's first touch of
+    // 160 MB took 0.25-0.64 s in huge pages against 0.10-0.13 s in 4 KiB pages (freed memory goes
+    // back to the host, and a 2 MiB page must be found, compacted and backed whole), and
+    // `analyze` of a 527 MB trace went from 0.70 s to 0.59 s median (docs/BENCHMARKS.md).
     uint64_t expect_bytes = src_.raw_size() * (src_.compressed() ? 16 : 1);
     uint64_t expect_events = std::min<uint64_t>(expect_bytes / 128 + 1024, uint64_t(1) << 27);
     if (opt_.max_events) expect_events = std::min<uint64_t>(expect_events, opt_.max_events);
     store_.reserve(static_cast<size_t>(expect_events));
     store_.args_table.reserve(static_cast<size_t>(expect_events / 4));
-    advise_huge_pages();
   }
 
   EventStore run();
@@ -132,27 +133,6 @@ class Parser {
   ByteSource& source() { return src_; }
   const ReadOptions& options() const { return opt_; }
   bool bare() const { return bare_; }
-
-  // Large columns: ask for transparent huge pages (Linux "madvise" mode), so filling them
-  // costs one fault per 2 MiB instead of per 4 KiB.
-  void advise_huge_pages() {
-    auto advise = [](const void* data, size_t bytes) {
-      constexpr uintptr_t kHuge = 2u << 20;
-      if (bytes < 2 * kHuge) return;
-      uintptr_t b = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-      uintptr_t e = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
-      if (e > b) ::madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);
-    };
-    EventStore& s = store_;
-    size_t n = s.name.capacity();
-    advise(s.name.data(), n * sizeof(uint32_t));
-    advise(s.cat.data(), n);
-    advise(s.ph.data(), n);
-    for (auto* col : {&s.pid, &s.tid, &s.ts_ns, &s.dur_ns, &s.correlation, &s.external_id})
-      advise(col->data(), col->capacity() * sizeof(int64_t));
-    for (auto* col : {&s.args, &s.input_dims, &s.input_types}) advise(col->data(), col->capacity() * sizeof(uint32_t));
-    advise(s.args_table.data(), s.args_table.capacity() * sizeof(EventArgs));
-  }
 
  private:
   enum class State { Start, ObjFirst, ObjKey, ObjNext, EvFirst, EvNext, End, Done };
