@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 namespace ts::analysis {
 
@@ -30,6 +31,44 @@ uint16_t classify_name(std::string_view n) {
   return f;
 }
 
+bool radix_sort_by_start(std::vector<uint32_t>& rows, const std::vector<int64_t>& ts) {
+  const size_t n = rows.size();
+  if (n == 0 || n >= (size_t{1} << 32)) return n == 0;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0 && rows[i] <= rows[i - 1]) return false;
+    lo = std::min(lo, ts[rows[i]]);
+    hi = std::max(hi, ts[rows[i]]);
+  }
+  // Keys: (start - earliest) above the position in the list; positions < 2^pos_bits.
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  const int key_bits = span ? 64 - __builtin_clzll(span) : 0;
+  const int pos_bits = 64 - __builtin_clzll(n);
+  if (key_bits + pos_bits > 64) return false;
+  std::vector<uint64_t> a(n), b(n);
+  for (size_t i = 0; i < n; ++i)
+    a[i] = ((static_cast<uint64_t>(ts[rows[i]]) - static_cast<uint64_t>(lo)) << pos_bits) | i;
+  // 11-bit digits of the start only, lowest first; each pass is stable, so equal starts keep
+  // their positions' order. A digit every key shares is skipped.
+  constexpr int kDigit = 11;
+  constexpr uint64_t kMask = (1u << kDigit) - 1;
+  std::vector<size_t> count(size_t{1} << kDigit);
+  for (int shift = pos_bits; shift < pos_bits + key_bits; shift += kDigit) {
+    std::fill(count.begin(), count.end(), 0);
+    for (uint64_t v : a) ++count[(v >> shift) & kMask];
+    if (count[(a[0] >> shift) & kMask] == n) continue;
+    size_t sum = 0;
+    for (size_t& c : count) sum += std::exchange(c, sum);
+    for (uint64_t v : a) b[count[(v >> shift) & kMask]++] = v;
+    a.swap(b);
+  }
+  const uint64_t pos_mask = (uint64_t{1} << pos_bits) - 1;
+  std::vector<uint32_t> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = rows[a[i] & pos_mask];
+  rows.swap(out);
+  return true;
+}
+
 void sort_by_start(std::vector<uint32_t>& rows, const std::vector<int64_t>& ts) {
   auto less = [&ts](uint32_t a, uint32_t b) { return ts[a] != ts[b] ? ts[a] < ts[b] : a < b; };
   // Row lists come in file order, which Kineto writes as a few long time-ordered runs (per
@@ -39,8 +78,10 @@ void sort_by_start(std::vector<uint32_t>& rows, const std::vector<int64_t>& ts) 
     if (less(rows[i], rows[i - 1])) bounds.push_back(i);
   if (bounds.size() == 1) return;
   if (bounds.size() > rows.size() / 8) {
-    // Many short runs (the 2021 form writes operators as they end): sort (start, row) keys,
-    // which stay in cache, rather than rows compared through the timestamp column.
+    // Many short runs (the 2021 form writes operators as they end). A list in file order is
+    // radix-sorted by start (27 ms -> 6-12 ms on 355 k operators); otherwise sort (start, row)
+    // keys, which stay in cache, rather than rows compared through the timestamp column.
+    if (radix_sort_by_start(rows, ts)) return;
     std::vector<std::pair<int64_t, uint32_t>> keys(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) keys[i] = {ts[rows[i]], rows[i]};
     std::sort(keys.begin(), keys.end());

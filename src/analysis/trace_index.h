@@ -62,6 +62,10 @@ struct TraceIndex {
 uint16_t classify_name(std::string_view name);
 // Sorts rows by (start, row).
 void sort_by_start(std::vector<uint32_t>& rows, const std::vector<int64_t>& ts);
+// sort_by_start's path for lists in file order (ascending rows): an LSD radix sort by start,
+// stable, so equal starts stay in row order. False, rows untouched, when the list is not
+// ascending or its span of starts and its length need more than 64 bits together.
+bool radix_sort_by_start(std::vector<uint32_t>& rows, const std::vector<int64_t>& ts);
 bool is_comm_kernel_name(std::string_view name);
 
 }  // namespace ts::analysis

@@ -78,5 +78,44 @@ TEST(TraceIndex, SortByStartMergesRunsAndSortsShuffledLists) {
   EXPECT_EQ(got, reference_order(in_row_order, ts));  // (start, row): the row list's order does not matter
 }
 
+// The radix path: lists in file order with many short runs and many equal starts, over spans
+// from one value to epoch nanoseconds; against the obvious stable sort.
+TEST(TraceIndex, RadixSortByStartKeepsRowOrderForEqualStarts) {
+  std::mt19937_64 rng(11);
+  for (const int64_t base : {int64_t{0}, int64_t{1'712'195'495'526'803'433}}) {
+    for (const uint64_t spread : {uint64_t{1}, uint64_t{3000}, uint64_t{1} << 40}) {
+      std::vector<int64_t> ts(30000);
+      for (auto& t : ts) t = base + static_cast<int64_t>(rng() % spread);
+      std::vector<uint32_t> rows;
+      for (uint32_t i = 0; i < ts.size(); i += 1 + rng() % 3) rows.push_back(i);  // ascending, with gaps
+      std::vector<uint32_t> got = rows;
+      ASSERT_TRUE(radix_sort_by_start(got, ts)) << "spread " << spread;
+      EXPECT_EQ(got, reference_order(rows, ts)) << "spread " << spread;
+      got = rows;
+      sort_by_start(got, ts);  // whichever path it takes, the same order
+      EXPECT_EQ(got, reference_order(rows, ts)) << "spread " << spread;
+    }
+  }
+}
+
+// Where the radix path does not apply it says so and leaves the list alone: rows out of file
+// order, and starts so far apart that start and position need more than 64 bits.
+TEST(TraceIndex, RadixSortByStartDeclinesAndSortByStartStillSorts) {
+  std::vector<int64_t> ts = {50, 10, 40, 10, 30};
+  std::vector<uint32_t> shuffled = {4, 0, 3, 1, 2};
+  std::vector<uint32_t> got = shuffled;
+  EXPECT_FALSE(radix_sort_by_start(got, ts));
+  EXPECT_EQ(got, shuffled);
+  std::vector<int64_t> far = {INT64_MAX, INT64_MIN + 1, 0, -5, 7};
+  std::vector<uint32_t> rows = {0, 1, 2, 3, 4};
+  got = rows;
+  EXPECT_FALSE(radix_sort_by_start(got, far));  // a 64-bit span leaves no bit for positions
+  EXPECT_EQ(got, rows);
+  sort_by_start(got, far);
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 3, 2, 4, 0}));
+  std::vector<uint32_t> empty;
+  EXPECT_TRUE(radix_sort_by_start(empty, far));
+}
+
 }  // namespace
 }  // namespace ts::analysis
