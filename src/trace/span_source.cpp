@@ -8,6 +8,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "trace/trace_parser.h"
 
@@ -42,17 +43,56 @@ class MappedSpans final : public SpanSource {
   std::string_view whole_;
 };
 
+// Inflated buffers' memory, used again: a new buffer per chunk is new memory the kernel must
+// zero on first touch, and on a VM that hands freed memory back to its host, back again each
+// time (docs/BENCHMARKS.md, session 6). Every block has the largest chunk's size, so any fits.
+class BufferPool {
+ public:
+  explicit BufferPool(size_t block) : block_(block) {}
+  std::unique_ptr<char[]> take() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        std::unique_ptr<char[]> m = std::move(free_.back());
+        free_.pop_back();
+        return m;
+      }
+    }
+    return std::unique_ptr<char[]>(new char[block_]);
+  }
+  void give(std::unique_ptr<char[]> m) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(std::move(m));
+  }
+  size_t block() const { return block_; }
+
+ private:
+  const size_t block_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<char[]>> free_;
+};
+
 struct Buffer {
   uint64_t base = 0;
   size_t len = 0;
   bool last = false;
   std::unique_ptr<char[]> mem;
+  std::shared_ptr<BufferPool> pool;  // where `mem` goes back when the last span lets go
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() {
+    if (pool && mem) pool->give(std::move(mem));
+  }
 };
 
 class InflatingSpans final : public SpanSource {
  public:
   InflatingSpans(ByteSource& gz, uint64_t chunk, uint64_t overlap, int ahead)
-      : SpanSource(chunk, overlap), gz_(gz), ahead_(static_cast<uint64_t>(std::max(ahead, 2))) {
+      : SpanSource(chunk, overlap),
+        gz_(gz),
+        ahead_(static_cast<uint64_t>(std::max(ahead, 2))),
+        pool_(std::make_shared<BufferPool>(static_cast<size_t>(chunk + overlap) + kBack + kProbe + kZeroPad)) {
     thread_ = std::thread([this] { produce(); });
   }
   ~InflatingSpans() override {
@@ -169,7 +209,8 @@ class InflatingSpans final : public SpanSource {
         auto b = std::make_shared<Buffer>();
         b->base = chunk_low(k, c);
         const size_t cap = static_cast<size_t>((k + 1) * c + overlap() + kProbe - b->base);
-        b->mem.reset(new char[cap + kZeroPad]);
+        b->mem = pool_->take();  // cap + kZeroPad <= the pool's block (chunk_low is at most kBack back)
+        b->pool = pool_;
         if (prev) {  // the overlap: bytes the previous buffer already holds
           uint64_t prev_end = prev->base + prev->len;
           if (prev_end > b->base) {
@@ -237,6 +278,7 @@ class InflatingSpans final : public SpanSource {
 
   ByteSource& gz_;
   const uint64_t ahead_;
+  std::shared_ptr<BufferPool> pool_;  // shared with the buffers, which may outlive this source
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Buffer>> bufs_;  // buffers first_, first_ + 1, ...
