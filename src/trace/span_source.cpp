@@ -60,9 +60,13 @@ class BufferPool {
     }
     return std::unique_ptr<char[]>(new char[block_]);
   }
-  void give(std::unique_ptr<char[]> m) {
+  // From a destructor: where the list cannot grow, the memory is simply freed.
+  void give(std::unique_ptr<char[]> m) noexcept {
     std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(std::move(m));
+    try {
+      free_.push_back(std::move(m));
+    } catch (...) {
+    }
   }
   size_t block() const { return block_; }
 
