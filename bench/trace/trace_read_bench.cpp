@@ -136,7 +136,7 @@ void print(const char* what, const Result& r) {
 
 // This thread's CPU time (user and system: after the first parse the store's memory is reused,
 // so little of it is page faults), to the nanosecond where getrusage counts in ticks.
-double user_s() {
+double thread_cpu_s() {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return t.tv_sec + t.tv_nsec * 1e-9;
@@ -161,21 +161,21 @@ int parse_cpu(const std::vector<std::string>& files, int runs) {
     double base = 1e9, best = 1e9;
     size_t quotes = 0, events = 0;
     for (int i = 0; i < runs; ++i) {
-      double t0 = user_s();
+      double t0 = thread_cpu_s();
       size_t q = 0;
       for (const char* p = json.data(); (p = static_cast<const char*>(std::memchr(p, '"', json.data() + json.size() - p)));
            ++p)
         ++q;
-      base = std::min(base, user_s() - t0);
+      base = std::min(base, thread_cpu_s() - t0);
       quotes = q;
-      t0 = user_s();
+      t0 = thread_cpu_s();
       try {
         events = ts::trace::parse_trace(json, path).size();
       } catch (const std::exception& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;
       }
-      best = std::min(best, user_s() - t0);
+      best = std::min(best, thread_cpu_s() - t0);
     }
     std::printf("%-40s %7.1f MB %9zu events  parse %7.4f s %7.1f MB/s %6.0f ns/event   baseline %7.4f s %7.1f MB/s "
                 "(%zu quotes)  parse/baseline %.1fx\n",

@@ -68,7 +68,6 @@ class BufferPool {
     } catch (...) {
     }
   }
-  size_t block() const { return block_; }
 
  private:
   const size_t block_;
@@ -82,9 +81,6 @@ struct Buffer {
   bool last = false;
   std::unique_ptr<char[]> mem;
   std::shared_ptr<BufferPool> pool;  // where `mem` goes back when the last span lets go
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
   ~Buffer() {
     if (pool && mem) pool->give(std::move(mem));
   }
