@@ -39,130 +39,256 @@ Category Parser::category_of(std::string_view cat) {
   return c;
 }
 
+// The members an event's reader keeps: each key maps to a field, each field to its value reader.
+namespace {
+enum EventField : uint8_t { kEvSkip, kEvPh, kEvTs, kEvId, kEvCat, kEvPid, kEvTid, kEvDur, kEvName, kEvArgs };
+enum ArgField : uint8_t {
+  kArgSkip, kArgGrid, kArgName, kArgBlock, kArgBytes, kArgDtype, kArgDevice, kArgInputDims, kArgInputType,
+  kArgGroupSize, kArgCorrelation, kArgExternalId, kArgDeviceType, kArgWarpsPerSm, kArgSharedMemory,
+  kArgBlocksPerSm, kArgInNelems, kArgTotalReserved, kArgOutNelems, kArgTotalAllocated, kArgCollective,
+  kArgGroupName, kArgGroupRanks, kArgRegisters, kArgBandwidth, kArgOccupancy,
+};
+
+uint8_t event_field(std::string_view k) {
+  switch (k.size()) {
+    case 2:
+      if (KEY_IS(k, "ph")) return kEvPh;
+      if (KEY_IS(k, "ts")) return kEvTs;
+      if (KEY_IS(k, "id")) return kEvId;
+      break;
+    case 3:
+      if (KEY_IS(k, "cat")) return kEvCat;
+      if (KEY_IS(k, "pid")) return kEvPid;
+      if (KEY_IS(k, "tid")) return kEvTid;
+      if (KEY_IS(k, "dur")) return kEvDur;
+      break;
+    case 4:
+      if (KEY_IS(k, "name")) return kEvName;
+      if (KEY_IS(k, "args")) return kEvArgs;
+      break;
+  }
+  return kEvSkip;
+}
+
+uint8_t arg_field(std::string_view k) {
+  switch (k.size()) {
+    case 4:
+      if (KEY_IS(k, "grid")) return kArgGrid;
+      if (KEY_IS(k, "name")) return kArgName;
+      break;
+    case 5:
+      if (KEY_IS(k, "block")) return kArgBlock;
+      if (KEY_IS(k, "bytes") || KEY_IS(k, "Bytes")) return kArgBytes;
+      if (KEY_IS(k, "dtype")) return kArgDtype;
+      break;
+    case 6:
+      if (KEY_IS(k, "device")) return kArgDevice;
+      break;
+    case 9:
+      if (KEY_IS(k, "Device Id")) return kArgDevice;
+      break;
+    case 10:
+      if (KEY_IS(k, "Input Dims")) return kArgInputDims;
+      if (KEY_IS(k, "Input type")) return kArgInputType;
+      if (KEY_IS(k, "Group size")) return kArgGroupSize;
+      break;
+    case 11:
+      if (KEY_IS(k, "correlation")) return kArgCorrelation;
+      if (KEY_IS(k, "External id") || KEY_IS(k, "external id")) return kArgExternalId;
+      if (KEY_IS(k, "Device Type")) return kArgDeviceType;
+      break;
+    case 12:
+      if (KEY_IS(k, "warps per SM")) return kArgWarpsPerSm;
+      break;
+    case 13:
+      if (KEY_IS(k, "shared memory")) return kArgSharedMemory;
+      if (KEY_IS(k, "blocks per SM")) return kArgBlocksPerSm;
+      if (KEY_IS(k, "In msg nelems")) return kArgInNelems;
+      break;
+    case 14:
+      if (KEY_IS(k, "Total Reserved")) return kArgTotalReserved;
+      if (KEY_IS(k, "Out msg nelems")) return kArgOutNelems;
+      break;
+    case 15:
+      if (KEY_IS(k, "Total Allocated")) return kArgTotalAllocated;
+      if (KEY_IS(k, "Collective name")) return kArgCollective;
+      break;
+    case 18:
+      if (KEY_IS(k, "Process Group Name")) return kArgGroupName;
+      break;
+    case 19:
+      if (KEY_IS(k, "Process Group Ranks")) return kArgGroupRanks;
+      break;
+    case 20:
+      if (KEY_IS(k, "registers per thread")) return kArgRegisters;
+      break;
+    case 23:
+      if (KEY_IS(k, "memory bandwidth (GB/s)")) return kArgBandwidth;
+      break;
+    case 25:
+      if (KEY_IS(k, "est. achieved occupancy %")) return kArgOccupancy;
+      break;
+  }
+  return kArgSkip;
+}
+}  // namespace
+
+template <class FieldOf, class Value>
+const char* Parser::parse_object(const char* p, ObjectShapes& shapes, const char* what, FieldOf field_of,
+                                 Value&& value) {
+  // p at '{'. First along the layouts learnt so far, literal by literal.
+  const char* const start = p;
+  uint16_t node = ObjectShapes::kRoot;
+  while (opt_.learn_layouts) {
+    const uint16_t c = shapes.match(node, p);
+    if (c == ObjectShapes::kNone) break;
+    const ObjectShapes::Node& n = shapes.node(c);
+    if (n.field == ObjectShapes::kClose) return p + n.len;
+    // More blanks before the value than the literal holds: member by member from here.
+    if (kBytes.ws[static_cast<unsigned char>(p[n.len])]) break;
+    p = value(n.field, p + n.len);
+    node = c;
+  }
+  // Member by member from where the layouts part (at the '{', or just after a value), noting
+  // this object's literals to learn its layout.
+  constexpr size_t kMaxSteps = 40;
+  ObjectShapes::Step steps[kMaxSteps];
+  size_t n = 0;
+  bool learnable = true;
+  const char* lit = p;
+  auto note = [&](const char* to, uint8_t field) {
+    if (n < kMaxSteps && to - start < (1 << 20)) {
+      steps[n++] = {static_cast<uint32_t>(lit - start), static_cast<uint32_t>(to - start), field};
+    } else {
+      learnable = false;
+    }
+  };
+  auto close = [&](const char* after) {
+    note(after, ObjectShapes::kClose);
+    if (learnable && opt_.learn_layouts) shapes.learn(node, start, steps, n);
+    return after;
+  };
+  if (node == ObjectShapes::kRoot) {
+    p = skip_ws(p + 1);
+    if (*p == '}') return close(p + 1);
+  } else {
+    p = skip_ws(p);
+    if (*p == '}') return close(p + 1);
+    if (*p != ',') unexpected_in(p, "',' or '}' in ", what);
+    p = skip_ws(p + 1);
+  }
+  for (;;) {
+    if (*p != '"') unexpected_in(p, "a key string in ", what);
+    std::string_view key;
+    p = read_short_string(p, key);
+    const uint8_t field = field_of(key);  // before the value: a key with escapes lives in scratch_
+    p = skip_ws(p);
+    p = expect(p, ':', "':' after a key");
+    p = skip_ws(p);
+    note(p, field);
+    p = value(field, p);
+    lit = p;
+    p = skip_ws(p);
+    if (*p == ',') {
+      p = skip_ws(p + 1);
+      continue;
+    }
+    if (*p == '}') return close(p + 1);
+    unexpected_in(p, "',' or '}' in ", what);
+  }
+}
+
 const char* Parser::parse_event(const char* p) {
   if (*p != '{') unexpected(p, "an event object '{'");
   PendingEvent ev;
-  std::string_view s;
-  p = for_each_member(p, "an event", [&](std::string_view k, const char* v) -> const char* {
-    switch (k.size()) {
-      case 2:
-        if (KEY_IS(k, "ph")) {
-          if (*v != '"') unexpected(v, "a string for \"ph\"");
-          v = read_short_string(v, s);
-          ev.ph = phase_of(s);
-          ev.has_ph = true;
-          return v;
-        }
-        if (KEY_IS(k, "ts")) return read_time(v, ev.ts, "ts");
-        if (KEY_IS(k, "id")) {
-          int64_t id;
-          bool ok;
-          v = read_scaled(v, 0, id, ok);
-          if (ok) ev.flow_id = id;
-          return v;
-        }
-        break;
-      case 3:
-        if (KEY_IS(k, "cat")) {
-          if (*v != '"') return skip_value(v);
-          v = read_short_string(v, s);
-          ev.cat = category_of(s);
-          return v;
-        }
-        if (KEY_IS(k, "pid")) return read_id(v, ev.pid);
-        if (KEY_IS(k, "tid")) return read_id(v, ev.tid);
-        if (KEY_IS(k, "dur")) return read_time(v, ev.dur, "dur");
-        break;
-      case 4:
-        if (KEY_IS(k, "name")) {
-          if (*v != '"') return skip_value(v);
-          v = read_string(v, s);
-          ev.name = store_.strings.intern(s);
-          return v;
-        }
-        if (KEY_IS(k, "args")) {
-          if (*v != '{') return skip_value(v);
-          return parse_event_args(v, ev);
-        }
-        break;
-    }
-    return skip_value(v);
-  });
+  p = parse_object(p, event_shapes_, "an event", event_field,
+                   [&](uint8_t field, const char* v) { return event_value(field, v, ev); });
   commit(ev, p);
   return p;
 }
 
+inline const char* Parser::event_value(uint8_t field, const char* v, PendingEvent& ev) {
+  std::string_view s;
+  switch (field) {
+    case kEvPh:
+      if (*v != '"') unexpected(v, "a string for \"ph\"");
+      v = read_short_string(v, s);
+      ev.ph = phase_of(s);
+      ev.has_ph = true;
+      return v;
+    case kEvTs: return read_time(v, ev.ts, "ts");
+    case kEvId: {
+      int64_t id;
+      bool ok;
+      v = read_scaled(v, 0, id, ok);
+      if (ok) ev.flow_id = id;
+      return v;
+    }
+    case kEvCat:
+      if (*v != '"') return skip_value(v);
+      v = read_short_string(v, s);
+      ev.cat = category_of(s);
+      return v;
+    case kEvPid: return read_id(v, ev.pid);
+    case kEvTid: return read_id(v, ev.tid);
+    case kEvDur: return read_time(v, ev.dur, "dur");
+    case kEvName:
+      if (*v != '"') return skip_value(v);
+      v = read_string(v, s);
+      ev.name = store_.strings.intern(s);
+      return v;
+    case kEvArgs:
+      if (*v != '{') return skip_value(v);
+      return parse_event_args(v, ev);
+  }
+  return skip_value(v);
+}
+
 const char* Parser::parse_event_args(const char* p, PendingEvent& ev) {
   ++depth_;
-  EventArgs& a = ev.a;
-  p = for_each_member(p, "event args", [&](std::string_view k, const char* v) -> const char* {
-    switch (k.size()) {
-      case 4:
-        if (KEY_IS(k, "grid")) return ev.has_args = true, read_int3(v, a.grid);
-        if (KEY_IS(k, "name") && *v == '"') {
-          std::string_view s;
-          v = read_string(v, s);
-          ev.meta_name = store_.strings.intern(s);
-          return v;
-        }
-        break;
-      case 5:
-        if (KEY_IS(k, "block")) return ev.has_args = true, read_int3(v, a.block);
-        if (KEY_IS(k, "bytes") || KEY_IS(k, "Bytes")) return ev.has_args = true, read_int(v, a.bytes);
-        if (KEY_IS(k, "dtype")) return ev.has_comm = true, read_interned(v, ev.comm.dtype);
-        break;
-      case 6:
-        if (KEY_IS(k, "device")) return ev.has_args = true, read_int_as(v, a.device_id);
-        break;
-      case 9:
-        if (KEY_IS(k, "Device Id")) return ev.has_args = true, read_int_as(v, a.device_id);
-        break;
-      case 10:
-        if (KEY_IS(k, "Input Dims")) return read_raw_interned(v, ev.dims);
-        if (KEY_IS(k, "Input type")) return read_raw_interned(v, ev.types);
-        if (KEY_IS(k, "Group size")) return ev.has_comm = true, read_int_as(v, ev.comm.group_size);
-        break;
-      case 11:
-        if (KEY_IS(k, "correlation")) return read_int(v, ev.corr);
-        if (KEY_IS(k, "External id") || KEY_IS(k, "external id")) return read_int(v, ev.ext);
-        if (KEY_IS(k, "Device Type")) return ev.has_args = true, read_int_as(v, a.device_type);
-        break;
-      case 12:
-        if (KEY_IS(k, "warps per SM")) return ev.has_args = true, read_float(v, a.warps_per_sm);
-        break;
-      case 13:
-        if (KEY_IS(k, "shared memory")) return ev.has_args = true, read_int_as(v, a.shared_memory);
-        if (KEY_IS(k, "blocks per SM")) return ev.has_args = true, read_float(v, a.blocks_per_sm);
-        if (KEY_IS(k, "In msg nelems")) return ev.has_comm = true, read_int(v, ev.comm.in_nelems);
-        break;
-      case 14:
-        if (KEY_IS(k, "Total Reserved")) return ev.has_args = true, read_int(v, a.total_reserved);
-        if (KEY_IS(k, "Out msg nelems")) return ev.has_comm = true, read_int(v, ev.comm.out_nelems);
-        break;
-      case 15:
-        if (KEY_IS(k, "Total Allocated")) return ev.has_args = true, read_int(v, a.total_allocated);
-        if (KEY_IS(k, "Collective name")) return ev.has_comm = true, read_interned(v, ev.comm.collective);
-        break;
-      case 18:
-        if (KEY_IS(k, "Process Group Name")) return ev.has_comm = true, read_interned(v, ev.comm.group_name);
-        break;
-      case 19:
-        if (KEY_IS(k, "Process Group Ranks")) return ev.has_comm = true, read_interned(v, ev.comm.group_ranks);
-        break;
-      case 20:
-        if (KEY_IS(k, "registers per thread")) return ev.has_args = true, read_int_as(v, a.registers_per_thread);
-        break;
-      case 23:
-        if (KEY_IS(k, "memory bandwidth (GB/s)")) return ev.has_args = true, read_float(v, a.bandwidth_gbps);
-        break;
-      case 25:
-        if (KEY_IS(k, "est. achieved occupancy %")) return ev.has_args = true, read_float(v, a.occupancy_pct);
-        break;
-    }
-    return skip_value(v);
-  });
+  p = parse_object(p, args_shapes_, "event args", arg_field,
+                   [&](uint8_t field, const char* v) { return arg_value(field, v, ev); });
   --depth_;
   return p;
+}
+
+inline const char* Parser::arg_value(uint8_t field, const char* v, PendingEvent& ev) {
+  EventArgs& a = ev.a;
+  switch (field) {
+    case kArgGrid: return ev.has_args = true, read_int3(v, a.grid);
+    case kArgName:
+      if (*v == '"') {
+        std::string_view s;
+        v = read_string(v, s);
+        ev.meta_name = store_.strings.intern(s);
+        return v;
+      }
+      break;
+    case kArgBlock: return ev.has_args = true, read_int3(v, a.block);
+    case kArgBytes: return ev.has_args = true, read_int(v, a.bytes);
+    case kArgDtype: return ev.has_comm = true, read_interned(v, ev.comm.dtype);
+    case kArgDevice: return ev.has_args = true, read_int_as(v, a.device_id);
+    case kArgInputDims: return read_raw_interned(v, ev.dims);
+    case kArgInputType: return read_raw_interned(v, ev.types);
+    case kArgGroupSize: return ev.has_comm = true, read_int_as(v, ev.comm.group_size);
+    case kArgCorrelation: return read_int(v, ev.corr);
+    case kArgExternalId: return read_int(v, ev.ext);
+    case kArgDeviceType: return ev.has_args = true, read_int_as(v, a.device_type);
+    case kArgWarpsPerSm: return ev.has_args = true, read_float(v, a.warps_per_sm);
+    case kArgSharedMemory: return ev.has_args = true, read_int_as(v, a.shared_memory);
+    case kArgBlocksPerSm: return ev.has_args = true, read_float(v, a.blocks_per_sm);
+    case kArgInNelems: return ev.has_comm = true, read_int(v, ev.comm.in_nelems);
+    case kArgTotalReserved: return ev.has_args = true, read_int(v, a.total_reserved);
+    case kArgOutNelems: return ev.has_comm = true, read_int(v, ev.comm.out_nelems);
+    case kArgTotalAllocated: return ev.has_args = true, read_int(v, a.total_allocated);
+    case kArgCollective: return ev.has_comm = true, read_interned(v, ev.comm.collective);
+    case kArgGroupName: return ev.has_comm = true, read_interned(v, ev.comm.group_name);
+    case kArgGroupRanks: return ev.has_comm = true, read_interned(v, ev.comm.group_ranks);
+    case kArgRegisters: return ev.has_args = true, read_int_as(v, a.registers_per_thread);
+    case kArgBandwidth: return ev.has_args = true, read_float(v, a.bandwidth_gbps);
+    case kArgOccupancy: return ev.has_args = true, read_float(v, a.occupancy_pct);
+  }
+  return skip_value(v);
 }
 
 void Parser::commit(const PendingEvent& ev, const char* p) {

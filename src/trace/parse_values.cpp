@@ -154,15 +154,8 @@ const char* Parser::skip_value(const char* p) {
   return skip_literal(p);
 }
 
-const char* Parser::read_scaled(const char* p, int scale, int64_t& out, bool& ok) {
-  if (is_number_start(*p)) {
-    // Fast path in the window; a number that touches the window's end is re-read after a refill.
-    const char* q = parse_scaled_fast(p, scale, out);
-    if (q && (q < end_ || eof_)) {
-      ok = true;
-      return q;
-    }
-  }
+const char* Parser::read_scaled_slow(const char* p, int scale, int64_t& out, bool& ok) {
+  // Not the fast path's shape, or a number that touches the window's end (re-read after a refill).
   ok = false;
   const char* b;
   const char* e;
@@ -183,13 +176,8 @@ const char* Parser::read_scaled(const char* p, int scale, int64_t& out, bool& ok
   return after;
 }
 
-const char* Parser::read_time(const char* p, int64_t& out, const char* field) {
-  bool ok;
-  const char* start = p;
-  p = read_scaled(p, 3, out, ok);
-  if (!ok && *start != 'n')  // null is allowed and means absent
-    fail(start, std::string("a number of microseconds for \"") + field + "\" (within +-292 years)");
-  return p;
+void Parser::bad_time(const char* p, const char* field) const {
+  fail(p, std::string("a number of microseconds for \"") + field + "\" (within +-292 years)");
 }
 
 const char* Parser::read_float(const char* p, float& out) {
@@ -240,29 +228,22 @@ const char* Parser::read_interned(const char* p, uint32_t& out) {
   return p;
 }
 
-const char* Parser::read_id(const char* p, int64_t& out) {
+const char* Parser::read_id_string(const char* p, int64_t& out) {
   // pid/tid: a number, a numeric string ("25738"), or a name ("CPU functions", "stream 7").
-  if (*p == '"') {
-    std::string_view s;
-    const char* after = read_short_string(p, s);
-    int64_t v;
-    if (!s.empty() && s.size() <= 19 && (is_digit(s[0]) || s[0] == '-') &&
-        scan_digits(s.data() + (s[0] == '-'), s.data() + s.size()) == s.data() + s.size() &&
-        decimal_to_scaled_int(s.data(), s.data() + s.size(), 0, v)) {
-      out = v;
-    } else {
-      out = EventStore::named_id(store_.strings.intern(s));
-    }
-    return after;
+  std::string_view s;
+  const char* after = read_short_string(p, s);
+  int64_t v;
+  if (!s.empty() && s.size() <= 19 && (is_digit(s[0]) || s[0] == '-') &&
+      scan_digits(s.data() + (s[0] == '-'), s.data() + s.size()) == s.data() + s.size() &&
+      decimal_to_scaled_int(s.data(), s.data() + s.size(), 0, v)) {
+    out = v;
+  } else {
+    out = EventStore::named_id(store_.strings.intern(s));
   }
-  bool ok;
-  int64_t v = 0;
-  const char* start = p;
-  p = read_scaled(p, 0, v, ok);
-  if (!ok && *start != 'n') fail(start, "a number or string for pid/tid");
-  out = ok ? v : 0;
-  return p;
+  return after;
 }
+
+void Parser::bad_id(const char* p) const { fail(p, "a number or string for pid/tid"); }
 
 
 }  // namespace ts::trace::detail

@@ -17,6 +17,7 @@
 #include "trace/byte_source.h"
 #include "trace/event_store.h"
 #include "trace/json_scan.h"
+#include "trace/object_shapes.h"
 #include "trace/reader.h"
 #include "trace/span_source.h"
 #include "trace/trace_parser.h"
@@ -191,7 +192,18 @@ class Parser {
     return q;
   }
   // Number (or numeric string) scaled by 10^scale into `out`; false if absent/not numeric.
-  const char* read_scaled(const char* p, int scale, int64_t& out, bool& ok);
+  // The common shapes inline, everything else (strings, exponents, the window's end) out of line.
+  const char* read_scaled(const char* p, int scale, int64_t& out, bool& ok) {
+    if (is_number_start(*p)) {
+      const char* q = parse_scaled_fast(p, scale, out);
+      if (q && (q < end_ || eof_)) [[likely]] {
+        ok = true;
+        return q;
+      }
+    }
+    return read_scaled_slow(p, scale, out, ok);
+  }
+  [[gnu::noinline]] const char* read_scaled_slow(const char* p, int scale, int64_t& out, bool& ok);
   const char* read_int(const char* p, int64_t& out) {
     bool ok;
     int64_t v;
@@ -212,8 +224,24 @@ class Parser {
   const char* read_raw_interned(const char* p, uint32_t& out);
   // A string's text interned (any other value: its raw JSON text).
   const char* read_interned(const char* p, uint32_t& out);
-  const char* read_time(const char* p, int64_t& out, const char* field);
-  const char* read_id(const char* p, int64_t& out);
+  const char* read_time(const char* p, int64_t& out, const char* field) {
+    bool ok;
+    const char* after = read_scaled(p, 3, out, ok);
+    if (!ok && *p != 'n') bad_time(p, field);  // null is allowed and means absent
+    return after;
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void bad_time(const char* p, const char* field) const;
+  const char* read_id(const char* p, int64_t& out) {
+    if (*p == '"') return read_id_string(p, out);
+    bool ok;
+    int64_t v = 0;
+    const char* after = read_scaled(p, 0, v, ok);
+    if (!ok && *p != 'n') bad_id(p);
+    out = ok ? v : 0;
+    return after;
+  }
+  [[gnu::noinline]] const char* read_id_string(const char* p, int64_t& out);
+  [[noreturn, gnu::cold, gnu::noinline]] void bad_id(const char* p) const;
   template <class F>
   const char* for_each_member(const char* p, const char* what, F&& on_member);
   template <class F>
@@ -222,6 +250,13 @@ class Parser {
   // ---- trace structure ----
   const char* parse_event(const char* p);
   const char* parse_event_args(const char* p, PendingEvent& ev);
+  // One member's value (field: what its key names; parse_events.cpp).
+  const char* event_value(uint8_t field, const char* v, PendingEvent& ev);
+  const char* arg_value(uint8_t field, const char* v, PendingEvent& ev);
+  // An object ('{' at p) along the layouts in `shapes`, then member by member where they part
+  // (object_shapes.h); field_of(key) names a member's field, value(field, p) reads its value.
+  template <class FieldOf, class Value>
+  const char* parse_object(const char* p, ObjectShapes& shapes, const char* what, FieldOf field_of, Value&& value);
   void commit(const PendingEvent& ev, const char* p);
   Category category_of(std::string_view cat);
   const char* parse_top_value(const char* p, std::string_view key);
@@ -260,6 +295,7 @@ class Parser {
     Category cat;
   };
   std::vector<CatEntry> cat_cache_;
+  ObjectShapes event_shapes_, args_shapes_;  // layouts of events and of their args, as learnt
 };
 
 

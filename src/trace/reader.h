@@ -25,6 +25,10 @@ struct ReadOptions {
   // element start within chunk_overlap bytes after the cut. Tests force tiny values so every
   // split path (an event across a cut, no element start found, an error right after a cut) runs.
   uint64_t chunk_bytes = 0, chunk_overlap = 0;
+  // Events and args in a layout seen before are read literal by literal (object_shapes.h);
+  // false reads every member by its key. Both give the same store and the same errors (the
+  // tests compare them).
+  bool learn_layouts = true;
 };
 
 EventStore read_trace(const std::string& path, const ReadOptions& opt = {});

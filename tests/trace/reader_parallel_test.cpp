@@ -16,50 +16,7 @@ namespace {
 
 using test::data_path;
 
-void expect_identical(const EventStore& a, const EventStore& b) {
-  ASSERT_EQ(a.size(), b.size());
-  EXPECT_EQ(a.name, b.name);
-  EXPECT_TRUE(a.cat == b.cat);
-  EXPECT_TRUE(a.ph == b.ph);
-  EXPECT_EQ(a.pid, b.pid);
-  EXPECT_EQ(a.tid, b.tid);
-  EXPECT_EQ(a.ts_ns, b.ts_ns);
-  EXPECT_EQ(a.dur_ns, b.dur_ns);
-  EXPECT_EQ(a.correlation, b.correlation);
-  EXPECT_EQ(a.external_id, b.external_id);
-  EXPECT_EQ(a.args, b.args);
-  EXPECT_EQ(a.input_dims, b.input_dims);
-  EXPECT_EQ(a.input_types, b.input_types);
-  ASSERT_EQ(a.strings.size(), b.strings.size());
-  for (uint32_t i = 0; i < a.strings.size(); ++i) ASSERT_EQ(a.strings.view(i), b.strings.view(i)) << "string " << i;
-  ASSERT_EQ(a.args_table.size(), b.args_table.size());
-  for (size_t i = 0; i < a.args_table.size(); ++i) {
-    const EventArgs &x = a.args_table[i], &y = b.args_table[i];
-    ASSERT_TRUE(std::memcmp(x.grid, y.grid, sizeof x.grid) == 0 && std::memcmp(x.block, y.block, sizeof x.block) == 0 &&
-                x.registers_per_thread == y.registers_per_thread && x.shared_memory == y.shared_memory &&
-                x.blocks_per_sm == y.blocks_per_sm && x.warps_per_sm == y.warps_per_sm &&
-                x.occupancy_pct == y.occupancy_pct && x.bytes == y.bytes && x.total_allocated == y.total_allocated &&
-                x.total_reserved == y.total_reserved && x.device_type == y.device_type &&
-                x.device_id == y.device_id && x.bandwidth_gbps == y.bandwidth_gbps)
-        << "args " << i;
-  }
-  auto same_names = [](const std::vector<EventStore::NameEntry>& x, const std::vector<EventStore::NameEntry>& y) {
-    if (x.size() != y.size()) return false;
-    for (size_t i = 0; i < x.size(); ++i)
-      if (x[i].pid != y[i].pid || x[i].tid != y[i].tid || x[i].name != y[i].name) return false;
-    return true;
-  };
-  EXPECT_TRUE(same_names(a.process_names, b.process_names));
-  EXPECT_TRUE(same_names(a.thread_names, b.thread_names));
-  EXPECT_EQ(a.meta.format, b.meta.format);
-  EXPECT_EQ(a.meta.schema_version, b.meta.schema_version);
-  EXPECT_EQ(a.meta.base_time_ns, b.meta.base_time_ns);
-  EXPECT_EQ(a.meta.devices.size(), b.meta.devices.size());
-  EXPECT_EQ(a.meta.distributed.rank, b.meta.distributed.rank);
-  EXPECT_EQ(a.meta.is_rocm, b.meta.is_rocm);
-  EXPECT_EQ(a.meta.cuda_runtime_version, b.meta.cuda_runtime_version);
-  EXPECT_EQ(a.meta.input_bytes, b.meta.input_bytes);
-}
+using test::expect_identical;
 
 ReadOptions serial() {
   ReadOptions o;

@@ -23,6 +23,9 @@ std::map<std::string, std::string> reference_for(const std::string& path);
 // Same keys computed from a parsed store.
 std::map<std::string, std::string> summary_of(const EventStore& s);
 
+// Every row, string, args entry, name and metadata field equal (gtest expectations).
+void expect_identical(const EventStore& a, const EventStore& b);
+
 // Index of the first event with this name and category, or SIZE_MAX.
 size_t find_event(const EventStore& s, std::string_view name, Category c);
 

@@ -1,0 +1,110 @@
+#pragma once
+// The shapes of JSON objects a trace writes again and again, learnt while parsing.
+//
+// A profiler writes millions of events with a handful of layouts, byte for byte: the same keys
+// in the same order with the same blanks between them (Kineto writes
+// `{\n    "ph": "X", "cat": "kernel", ...`). The text between one member's value and the next
+// one's (blanks, ',', the quoted key, ':') is a literal that repeats. Once an object has been
+// parsed member by member, its literals and the fields their keys name go into a trie; the next
+// object of that shape is parsed by comparing each literal whole (one 16-byte compare for most)
+// and calling the field's value reader, instead of scanning blanks and keys byte by byte and
+// looking the key up. Where no literal of the trie matches, the object goes on member by member
+// from that point, so the result (values, errors) is the one the member-by-member parse gives:
+// a literal matches only text that parse would read as the same keys in the same order.
+#include <cstdint>
+#include <cstring>
+#include <vector>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace ts::trace::detail {
+
+class ObjectShapes {
+ public:
+  static constexpr uint16_t kNone = 0xFFFF;
+  static constexpr uint16_t kRoot = 0;        // before the object's '{'
+  static constexpr uint8_t kClose = 0xFF;     // field code of a literal that ends with the '}'
+  static constexpr size_t kMaxLiteral = 48;   // a longer literal is not learnt (readers pad 64 bytes)
+  static constexpr size_t kMaxNodes = 512;    // then learning stops: a trace of ever-new layouts
+
+  // One step of a layout: the literal before a member's value (or up to the '}': kClose).
+  struct alignas(16) Node {
+    char lit[kMaxLiteral];
+    uint32_t mask = 0;       // the literal's bytes among the first 32
+    uint16_t tail_mask = 0;  // its bytes among the next 16 (0 for most)
+    uint8_t len = 0;
+    uint8_t field = kClose;
+    uint16_t child = kNone;    // first step after this one
+    uint16_t sibling = kNone;  // the next alternative to this step
+  };
+
+  // A step of an object parsed member by member: the literal's offsets in the text and the field.
+  struct Step {
+    uint32_t from, to;
+    uint8_t field;
+  };
+
+  ObjectShapes() { nodes_.emplace_back(); }
+
+  // The step after `node` whose literal the text at `p` starts with, or kNone. Reads up to 48
+  // bytes from `p`; the readers keep 64 zero bytes after their data, and no literal holds a
+  // zero byte, so a literal never matches past the data's end.
+  uint16_t match(uint16_t node, const char* p) const {
+    for (uint16_t c = nodes_[node].child; c != kNone; c = nodes_[c].sibling)
+      if (literal_at(p, nodes_[c])) return c;
+    return kNone;
+  }
+  const Node& node(uint16_t i) const { return nodes_[i]; }
+
+  // Adds the layout `steps` (literals in `text`) after `node`: a path ending in a kClose step.
+  void learn(uint16_t node, const char* text, const Step* steps, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      const Step& s = steps[i];
+      const size_t len = s.to - s.from;
+      if (len == 0 || len > kMaxLiteral || nodes_.size() >= kMaxNodes) return;
+      uint16_t c = find_child(node, text + s.from, len, s.field);
+      if (c == kNone) {
+        Node nd;
+        std::memcpy(nd.lit, text + s.from, len);
+        nd.len = static_cast<uint8_t>(len);
+        nd.field = s.field;
+        nd.mask = len >= 32 ? 0xFFFFFFFFu : (1u << len) - 1;
+        nd.tail_mask = static_cast<uint16_t>(len <= 32 ? 0 : (1u << (len - 32)) - 1);
+        nd.sibling = nodes_[node].child;  // the newest layout is tried first: it is the likeliest next
+        c = static_cast<uint16_t>(nodes_.size());
+        nodes_.push_back(nd);
+        nodes_[node].child = c;
+      }
+      node = c;
+    }
+  }
+
+ private:
+  // The first 32 bytes in one step, without a loop: a loop's exit, taken after one block for
+  // some literals and two for others, would be mispredicted about once per member.
+  static bool literal_at(const char* p, const Node& n) {
+#if defined(__SSE2__)
+    const __m128i* d = reinterpret_cast<const __m128i*>(p);
+    const __m128i* l = reinterpret_cast<const __m128i*>(n.lit);
+    uint32_t eq = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(d), _mm_load_si128(l)))) |
+                  static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(d + 1), _mm_load_si128(l + 1))))
+                      << 16;
+    if ((eq & n.mask) != n.mask) return false;
+    if (n.tail_mask == 0) [[likely]] return true;
+    uint32_t tail = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(d + 2), _mm_load_si128(l + 2))));
+    return (tail & n.tail_mask) == n.tail_mask;
+#else
+    return std::memcmp(p, n.lit, n.len) == 0;
+#endif
+  }
+  uint16_t find_child(uint16_t node, const char* lit, size_t len, uint8_t field) const {
+    for (uint16_t c = nodes_[node].child; c != kNone; c = nodes_[c].sibling)
+      if (nodes_[c].len == len && nodes_[c].field == field && std::memcmp(nodes_[c].lit, lit, len) == 0) return c;
+    return kNone;
+  }
+
+  std::vector<Node> nodes_;
+};
+
+}  // namespace ts::trace::detail

@@ -1,0 +1,97 @@
+// The layout trie on its own: what it learns, what it matches, and where it declines.
+#include "trace/object_shapes.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ts::trace::detail {
+namespace {
+
+using Step = ObjectShapes::Step;
+
+// `text` with 64 zero bytes after it, as the readers keep.
+std::string padded(const std::string& text) { return text + std::string(64, '\0'); }
+
+TEST(ObjectShapes, MatchesALearntLayoutLiteralByLiteral) {
+  ObjectShapes sh;
+  const std::string t = padded(R"({"ph": "X", "ts": 5})");
+  // Literals: `{"ph": ` -> field 1, `, "ts": ` -> field 2, `}` -> close.
+  const Step steps[] = {{0, 7, 1}, {10, 18, 2}, {19, 20, ObjectShapes::kClose}};
+  sh.learn(ObjectShapes::kRoot, t.data(), steps, 3);
+  uint16_t a = sh.match(ObjectShapes::kRoot, t.data());
+  ASSERT_NE(a, ObjectShapes::kNone);
+  EXPECT_EQ(sh.node(a).field, 1);
+  EXPECT_EQ(sh.node(a).len, 7);
+  uint16_t b = sh.match(a, t.data() + 10);
+  ASSERT_NE(b, ObjectShapes::kNone);
+  EXPECT_EQ(sh.node(b).field, 2);
+  uint16_t c = sh.match(b, t.data() + 19);
+  ASSERT_NE(c, ObjectShapes::kNone);
+  EXPECT_EQ(sh.node(c).field, ObjectShapes::kClose);
+  // Another object of the same layout, other values.
+  const std::string u = padded(R"({"ph": "B", "ts": 1234567})");
+  EXPECT_EQ(sh.match(ObjectShapes::kRoot, u.data()), a);
+  EXPECT_EQ(sh.match(a, u.data() + 10), b);
+  EXPECT_EQ(sh.match(b, u.data() + 25), c);
+}
+
+TEST(ObjectShapes, OtherTextDoesNotMatch) {
+  ObjectShapes sh;
+  const std::string t = padded(R"({"ph": "X"})");
+  const Step steps[] = {{0, 7, 1}, {10, 11, ObjectShapes::kClose}};
+  sh.learn(ObjectShapes::kRoot, t.data(), steps, 2);
+  for (const char* other : {R"({"ps": "X"})", R"({ "ph": "X"})", R"({"ph" : "X"})", R"({"p)"}) {
+    SCOPED_TRACE(other);
+    EXPECT_EQ(sh.match(ObjectShapes::kRoot, padded(other).data()), ObjectShapes::kNone);
+  }
+  // A literal never matches into the zero padding after the data.
+  EXPECT_EQ(sh.match(ObjectShapes::kRoot, padded(R"({"ph")").data()), ObjectShapes::kNone);
+}
+
+TEST(ObjectShapes, LayoutsShareTheirCommonStepsAndTheNewestIsTriedFirst) {
+  ObjectShapes sh;
+  const std::string x = padded(R"({"ph": "X", "cat": "k"})");
+  const std::string s = padded(R"({"ph": "s", "id": 7})");
+  const Step sx[] = {{0, 7, 1}, {10, 19, 4}, {22, 23, ObjectShapes::kClose}};
+  const Step ss[] = {{0, 7, 1}, {10, 18, 3}, {19, 20, ObjectShapes::kClose}};
+  sh.learn(ObjectShapes::kRoot, x.data(), sx, 3);
+  sh.learn(ObjectShapes::kRoot, s.data(), ss, 3);
+  uint16_t ph = sh.match(ObjectShapes::kRoot, x.data());
+  EXPECT_EQ(sh.match(ObjectShapes::kRoot, s.data()), ph);  // one shared first step
+  uint16_t cat = sh.match(ph, x.data() + 10), id = sh.match(ph, s.data() + 10);
+  ASSERT_NE(cat, ObjectShapes::kNone);
+  ASSERT_NE(id, ObjectShapes::kNone);
+  EXPECT_EQ(sh.node(cat).field, 4);
+  EXPECT_EQ(sh.node(id).field, 3);
+  EXPECT_EQ(sh.node(ph).child, id);  // learnt last, tried first
+  // Learning a layout again adds nothing.
+  uint16_t before = sh.node(ph).child;
+  sh.learn(ObjectShapes::kRoot, x.data(), sx, 3);
+  EXPECT_EQ(sh.node(ph).child, before);
+}
+
+TEST(ObjectShapes, LongLiteralsUpTo48BytesAndNoLonger) {
+  ObjectShapes sh;
+  const std::string key40 = "{" + std::string(33, ' ') + "\"ph\": ";  // 40 bytes
+  const std::string t = padded(key40 + "1}");
+  const Step steps[] = {{0, 40, 1}, {41, 42, ObjectShapes::kClose}};
+  sh.learn(ObjectShapes::kRoot, t.data(), steps, 2);
+  uint16_t a = sh.match(ObjectShapes::kRoot, t.data());
+  ASSERT_NE(a, ObjectShapes::kNone);
+  EXPECT_EQ(sh.node(a).len, 40);
+  // One byte changed past the first 32 still tells them apart.
+  std::string u = t;
+  u[35] = 'x';
+  EXPECT_EQ(sh.match(ObjectShapes::kRoot, u.data()), ObjectShapes::kNone);
+  // A 60-byte literal is not learnt (and neither is the rest of its layout).
+  ObjectShapes sh2;
+  const std::string key60 = "{" + std::string(53, ' ') + "\"ph\": ";
+  const std::string v = padded(key60 + "1}");
+  const Step long_steps[] = {{0, 60, 1}, {61, 62, ObjectShapes::kClose}};
+  sh2.learn(ObjectShapes::kRoot, v.data(), long_steps, 2);
+  EXPECT_EQ(sh2.match(ObjectShapes::kRoot, v.data()), ObjectShapes::kNone);
+}
+
+}  // namespace
+}  // namespace ts::trace::detail
