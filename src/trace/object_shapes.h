@@ -50,9 +50,25 @@ class ObjectShapes {
   // The step after `node` whose literal the text at `p` starts with, or kNone. Reads up to 48
   // bytes from `p`; the readers keep 64 zero bytes after their data, and no literal holds a
   // zero byte, so a literal never matches past the data's end.
-  uint16_t match(uint16_t node, const char* p) const {
-    for (uint16_t c = nodes_[node].child; c != kNone; c = nodes_[c].sibling)
-      if (literal_at(p, nodes_[c])) return c;
+  // A match that is not the first alternative moves one place ahead of the one before it, so
+  // the alternatives drift into the order of how often they occur (a trace interleaves its
+  // layouts: moving the last match to the front would reorder them at every switch).
+  uint16_t match(uint16_t node, const char* p) {
+    uint16_t* link = &nodes_[node].child;  // the link to `c`
+    uint16_t* link_before = nullptr;       // the link to the alternative before `c`
+    for (uint16_t c = *link; c != kNone; c = *link) {
+      if (literal_at(p, nodes_[c])) {
+        if (link_before) {  // before: *link_before = b, b.sibling = c, c.sibling = d
+          const uint16_t b = *link_before;
+          nodes_[b].sibling = nodes_[c].sibling;
+          nodes_[c].sibling = b;
+          *link_before = c;
+        }
+        return c;
+      }
+      link_before = link;
+      link = &nodes_[c].sibling;
+    }
     return kNone;
   }
   const Node& node(uint16_t i) const { return nodes_[i]; }

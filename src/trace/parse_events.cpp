@@ -253,9 +253,8 @@ const char* Parser::parse_event_args(const char* p, PendingEvent& ev) {
 }
 
 inline const char* Parser::arg_value(uint8_t field, const char* v, PendingEvent& ev) {
-  EventArgs& a = ev.a;
   switch (field) {
-    case kArgGrid: return ev.has_args = true, read_int3(v, a.grid);
+    case kArgGrid: return read_int3(v, ev.args().grid);
     case kArgName:
       if (*v == '"') {
         std::string_view s;
@@ -264,34 +263,34 @@ inline const char* Parser::arg_value(uint8_t field, const char* v, PendingEvent&
         return v;
       }
       break;
-    case kArgBlock: return ev.has_args = true, read_int3(v, a.block);
-    case kArgBytes: return ev.has_args = true, read_int(v, a.bytes);
-    case kArgDtype: return ev.has_comm = true, read_interned(v, ev.comm.dtype);
-    case kArgDevice: return ev.has_args = true, read_int_as(v, a.device_id);
+    case kArgBlock: return read_int3(v, ev.args().block);
+    case kArgBytes: return read_int(v, ev.args().bytes);
+    case kArgDtype: return read_interned(v, ev.comm_args().dtype);
+    case kArgDevice: return read_int_as(v, ev.args().device_id);
     case kArgInputDims: return read_raw_interned(v, ev.dims);
     case kArgInputType: return read_raw_interned(v, ev.types);
-    case kArgGroupSize: return ev.has_comm = true, read_int_as(v, ev.comm.group_size);
+    case kArgGroupSize: return read_int_as(v, ev.comm_args().group_size);
     case kArgCorrelation: return read_int(v, ev.corr);
     case kArgExternalId: return read_int(v, ev.ext);
-    case kArgDeviceType: return ev.has_args = true, read_int_as(v, a.device_type);
-    case kArgWarpsPerSm: return ev.has_args = true, read_float(v, a.warps_per_sm);
-    case kArgSharedMemory: return ev.has_args = true, read_int_as(v, a.shared_memory);
-    case kArgBlocksPerSm: return ev.has_args = true, read_float(v, a.blocks_per_sm);
-    case kArgInNelems: return ev.has_comm = true, read_int(v, ev.comm.in_nelems);
-    case kArgTotalReserved: return ev.has_args = true, read_int(v, a.total_reserved);
-    case kArgOutNelems: return ev.has_comm = true, read_int(v, ev.comm.out_nelems);
-    case kArgTotalAllocated: return ev.has_args = true, read_int(v, a.total_allocated);
-    case kArgCollective: return ev.has_comm = true, read_interned(v, ev.comm.collective);
-    case kArgGroupName: return ev.has_comm = true, read_interned(v, ev.comm.group_name);
-    case kArgGroupRanks: return ev.has_comm = true, read_interned(v, ev.comm.group_ranks);
-    case kArgRegisters: return ev.has_args = true, read_int_as(v, a.registers_per_thread);
-    case kArgBandwidth: return ev.has_args = true, read_float(v, a.bandwidth_gbps);
-    case kArgOccupancy: return ev.has_args = true, read_float(v, a.occupancy_pct);
+    case kArgDeviceType: return read_int_as(v, ev.args().device_type);
+    case kArgWarpsPerSm: return read_float(v, ev.args().warps_per_sm);
+    case kArgSharedMemory: return read_int_as(v, ev.args().shared_memory);
+    case kArgBlocksPerSm: return read_float(v, ev.args().blocks_per_sm);
+    case kArgInNelems: return read_int(v, ev.comm_args().in_nelems);
+    case kArgTotalReserved: return read_int(v, ev.args().total_reserved);
+    case kArgOutNelems: return read_int(v, ev.comm_args().out_nelems);
+    case kArgTotalAllocated: return read_int(v, ev.args().total_allocated);
+    case kArgCollective: return read_interned(v, ev.comm_args().collective);
+    case kArgGroupName: return read_interned(v, ev.comm_args().group_name);
+    case kArgGroupRanks: return read_interned(v, ev.comm_args().group_ranks);
+    case kArgRegisters: return read_int_as(v, ev.args().registers_per_thread);
+    case kArgBandwidth: return read_float(v, ev.args().bandwidth_gbps);
+    case kArgOccupancy: return read_float(v, ev.args().occupancy_pct);
   }
   return skip_value(v);
 }
 
-void Parser::commit(const PendingEvent& ev, const char* p) {
+void Parser::commit(PendingEvent& ev, const char* p) {
   if (!ev.has_ph) return;  // not a trace event (Chrome's viewer ignores these too)
   if (store_.size() >= max_rows()) [[unlikely]] fail(p, row_limit());
   Category c = ev.cat;
@@ -307,13 +306,13 @@ void Parser::commit(const PendingEvent& ev, const char* p) {
   const bool keep_args = ev.has_args && (c == Category::Kernel || c == Category::GpuMemcpy ||
                                          c == Category::GpuMemset || c == Category::Memory);
   // A collective's parameters count only with its name (record_param_comms without args says nothing).
-  if (ev.has_comm && ev.comm.collective != kNoString) {
-    EventArgs a = keep_args ? ev.a : EventArgs{};
+  if (ev.has_comm && ev.comm_args().collective != kNoString) {
+    EventArgs a = keep_args ? ev.args() : EventArgs{};
     a.comm = static_cast<uint32_t>(store_.comm_args.size());
-    store_.comm_args.push_back(ev.comm);
+    store_.comm_args.push_back(ev.comm_args());
     args_idx = store_.add_args(a);
   } else if (keep_args) {
-    args_idx = store_.add_args(ev.a);
+    args_idx = store_.add_args(ev.args());
   }
   int64_t corr = ev.corr;
   if ((ev.ph == Phase::FlowStart || ev.ph == Phase::FlowStep || ev.ph == Phase::FlowEnd) && ev.flow_id != kNone)
