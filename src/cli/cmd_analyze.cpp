@@ -95,12 +95,13 @@ analysis::MultiTraceAnalysis analyse_all(const std::vector<std::string>& given, 
 
 // A one-shot command that allocates and frees hundreds of MB: freed blocks stay in the heap for
 // the next allocation instead of going back to the kernel, which would zero fresh pages again
-// on their first touch. Blocks up to 32 MiB (glibc's largest threshold) come from the heap, and
-// the heap is not trimmed. On the 2-core benchmark VM, where every fresh page is backed anew by
-// the host, analysing the 507 MB recommender trace took 0.03-0.08 s less and 0.07 s less system
-// time, for 18 MB more peak RSS (docs/BENCHMARKS.md, session 7).
+// on their first touch. Blocks up to 4 MiB come from the heap, and the heap is not trimmed. On
+// the 2-core benchmark VM, where every fresh page is backed anew by the host, analysing the
+// 507 MB recommender trace took 0.04 s less (median of 7 alternated runs: 0.595 -> 0.555 s) with
+// the same peak RSS; a 32 MiB threshold was no faster and kept 70 MB more of the gzipped
+// trace's inflated buffers (docs/BENCHMARKS.md, session 7).
 static void keep_freed_memory() {
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
