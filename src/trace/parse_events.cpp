@@ -5,6 +5,7 @@
 
 #include "trace/decimal.h"
 #include "trace/json_scan.h"
+#include "trace/same_bytes.h"
 #include "util/error.h"
 
 namespace ts::trace::detail {
@@ -30,7 +31,7 @@ static Phase phase_of(std::string_view s) {
 
 Category Parser::category_of(std::string_view cat) {
   for (const auto& e : cat_cache_)
-    if (e.text.size() == cat.size() && std::memcmp(e.text.data(), cat.data(), cat.size()) == 0) return e.cat;
+    if (e.text.size() == cat.size() && same_bytes(e.text.data(), cat.data(), cat.size())) return e.cat;
   Category c = parse_category(cat);
   // The 2021 form spells its categories capitalised.
   if (cat == "Operator" || cat == "Runtime" || cat == "Kernel" || cat == "Memcpy" || cat == "Memset")

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <limits>
 
+#include "trace/same_bytes.h"
+
 namespace ts::trace {
 namespace {
 
@@ -80,7 +82,7 @@ uint32_t StringPool::intern(std::string_view s) {
     if (sl.id == 0) break;
     if (sl.hash == h) {
       std::string_view v = views_[sl.id];
-      if (v.size() == s.size() && std::memcmp(v.data(), s.data(), s.size()) == 0) return sl.id;
+      if (v.size() == s.size() && same_bytes(v.data(), s.data(), s.size())) return sl.id;
     }
     i = (i + 1) & mask;
   }
@@ -100,7 +102,7 @@ uint32_t StringPool::find(std::string_view s) const {
     if (sl.id == 0) return std::numeric_limits<uint32_t>::max();
     if (sl.hash == h) {
       std::string_view v = views_[sl.id];
-      if (v.size() == s.size() && std::memcmp(v.data(), s.data(), s.size()) == 0) return sl.id;
+      if (v.size() == s.size() && same_bytes(v.data(), s.data(), s.size())) return sl.id;
     }
   }
 }
