@@ -8,10 +8,14 @@ Two trace shapes, each made by repeating a real trace's events (make_big_trace.p
            recommender-model trace of issue 17): ~224 bytes per event, twice the events per MB
 Every measured command is its own process; rounds are interleaved (each round runs every
 command once, json.load included), and the figures are medians over the rounds. MB/s is of
-uncompressed JSON; peak RSS is the process's (wait4), the largest over the rounds.
+uncompressed JSON; peak RSS is the process's (wait4), the largest over the rounds. Each command
+starts --settle seconds after the last one ended (default 2): on a VM that hands freed memory
+back to its host, a process started right after json.load freed 2.5 GB pays for the host's
+reclaim (session 7 measured recsys .json at 0.52-0.75 s right after json.load and 0.52-0.58 s
+3 s later). --settle 0 gives the back-to-back figures.
 
   bench/trace/analyze_bench.py [--build build] [--mb 500] [--rounds 3] [--shapes resnet,recsys]
-                               [--huge-gb 6]   # also one run on a >= 6 GB plain trace (not in CI)
+                               [--settle 2] [--huge-gb 6]   # also one run on a >= 6 GB plain trace (not in CI)
 """
 import argparse
 import os
@@ -74,6 +78,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--shapes", default="resnet,recsys")
     ap.add_argument("--huge-gb", type=float, default=0)
+    ap.add_argument("--settle", type=float, default=2.0, help="seconds between commands (0: back to back)")
     ap.add_argument("--serial", action="store_true", help="also --read-threads 1 on the plain .json")
     args = ap.parse_args()
     exe = next((e for e in (os.path.join(args.build, d, "trainscope") for d in ("bin", "src/cli", "."))
@@ -98,10 +103,11 @@ def main():
     res = {k: [] for k in cmds}
     for r in range(args.rounds):
         for k, c in cmds.items():
+            time.sleep(args.settle)
             res[k].append(run(c))
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
     print(f"load average before/after: {load_before} / {open('/proc/loadavg').read().split()[:3]}; {os.cpu_count()} cores;"
-          f" medians of {args.rounds} interleaved rounds")
+          f" medians of {args.rounds} interleaved rounds, {args.settle:g} s between commands")
     print(f"{'input':<34} {'MB':>7} {'wall s':>7} {'MB/s':>7} {'cpu s':>7} {'sys s (min-max)':>15} {'x json.load':>11}"
           f" {'peak RSS MB':>11} {'RSS/file':>8}")
     for s in shapes:
@@ -127,6 +133,7 @@ def main():
     if args.huge_gb:
         huge = make(shapes[-1], args.huge_gb * 1000, "_huge")
         warm([huge])
+        time.sleep(args.settle)
         wall, cpu, rss, _ = run([exe, "-q", "analyze", "--json", huge])
         size = os.path.getsize(huge)
         print(f"huge {shapes[-1]} .json {size / 1e9:.2f} GB: wall {wall:.2f} s ({size / 1e6 / wall:.0f} MB/s), "
