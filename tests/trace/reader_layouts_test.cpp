@@ -53,19 +53,7 @@ void expect_same_both_ways(const std::string& name, const std::string& json) {
 }
 
 TEST(TraceLayouts, EveryFixtureReadsAsMemberByMember) {
-  const char* fixtures[] = {
-      "tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz",
-      "tb_resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz",
-      "hta_critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
-      "hta_ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
-      "hta_trace_filter_sampled_rank-0.json.gz",
-      "hta_nccl_parser_config_nccl_data.json.gz",
-      "hta_triton_example_triton_example.json.gz",
-      "hta_amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-      "hta_cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
-      "torch113_bare_array_cpu.json",
-  };
-  for (const char* f : fixtures) {
+  for (const char* f : test::kFixtures) {
     SCOPED_TRACE(f);
     const EventStore by_key = read_trace(data_path(f), with_layouts(false));
     ASSERT_GT(by_key.size(), 20u);

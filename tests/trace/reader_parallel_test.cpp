@@ -57,21 +57,9 @@ std::string gzip_to(const std::string& path, const std::string& json) {
   return path;
 }
 
-const char* kFixtures[] = {
-    "tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz",
-    "tb_resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz",
-    "hta_critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz",
-    "hta_ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
-    "hta_trace_filter_sampled_rank-0.json.gz",
-    "hta_nccl_parser_config_nccl_data.json.gz",
-    "hta_triton_example_triton_example.json.gz",
-    "hta_amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-    "hta_cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
-    "torch113_bare_array_cpu.json",
-};
 
 TEST(TraceParallel, EveryFixtureGivesTheSerialStore) {
-  for (const char* f : kFixtures) {
+  for (const char* f : test::kFixtures) {
     const std::string gz = data_path(f);
     const bool is_gz = std::string(f).ends_with(".gz");
     const std::string plain = test::temp_dir() + "/plain_" + f + ".json";
