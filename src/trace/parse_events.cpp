@@ -140,13 +140,15 @@ const char* Parser::parse_object(const char* p, ObjectShapes& shapes, const char
   // p at '{'. First along the layouts learnt so far, literal by literal.
   const char* const start = p;
   uint16_t node = ObjectShapes::kRoot;
-  while (opt_.learn_layouts) {
+  const bool layouts = opt_.learn_layouts && shapes.in_use();
+  while (layouts) {
     const uint16_t c = shapes.match(node, p);
     if (c == ObjectShapes::kNone) break;
     const ObjectShapes::Node& n = shapes.node(c);
-    if (n.field == ObjectShapes::kClose) return p + n.len;
-    // More blanks before the value than the literal holds: member by member from here.
-    if (kBytes.ws[static_cast<unsigned char>(p[n.len])]) break;
+    if (n.field == ObjectShapes::kClose) {
+      shapes.tally(false);
+      return p + n.len;
+    }
     p = value(n.field, p + n.len);
     node = c;
   }
@@ -158,6 +160,7 @@ const char* Parser::parse_object(const char* p, ObjectShapes& shapes, const char
   bool learnable = true;
   const char* lit = p;
   auto note = [&](const char* to, uint8_t field) {
+    if (!layouts) return;
     if (n < kMaxSteps && to - start < (1 << 20)) {
       steps[n++] = {static_cast<uint32_t>(lit - start), static_cast<uint32_t>(to - start), field};
     } else {
@@ -166,7 +169,10 @@ const char* Parser::parse_object(const char* p, ObjectShapes& shapes, const char
   };
   auto close = [&](const char* after) {
     note(after, ObjectShapes::kClose);
-    if (learnable && opt_.learn_layouts) shapes.learn(node, start, steps, n);
+    if (layouts) {
+      shapes.tally(true);
+      if (learnable) shapes.learn(node, start, steps, n);
+    }
     return after;
   };
   if (node == ObjectShapes::kRoot) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace ts::trace::detail {
 namespace {
@@ -69,6 +70,48 @@ TEST(ObjectShapes, LayoutsShareTheirCommonStepsAndTheNewestIsTriedFirst) {
   uint16_t before = sh.node(ph).child;
   sh.learn(ObjectShapes::kRoot, x.data(), sx, 3);
   EXPECT_EQ(sh.node(ph).child, before);
+}
+
+TEST(ObjectShapes, ALiteralBeforeAValueNeedsTheValueRightAfterIt) {
+  ObjectShapes sh;
+  const std::string t = padded(R"({"ts": 5})");
+  const Step steps[] = {{0, 7, 2}, {8, 9, ObjectShapes::kClose}};
+  sh.learn(ObjectShapes::kRoot, t.data(), steps, 2);
+  EXPECT_NE(sh.match(ObjectShapes::kRoot, t.data()), ObjectShapes::kNone);
+  // `{"ts": ` is a prefix of `{"ts":  5}`, but the value does not start after it.
+  EXPECT_EQ(sh.match(ObjectShapes::kRoot, padded(R"({"ts":  5})").data()), ObjectShapes::kNone);
+  // The layout with two blanks, once learnt, is the one that matches there.
+  const std::string u = padded(R"({"ts":  5})");
+  const Step two[] = {{0, 8, 2}, {9, 10, ObjectShapes::kClose}};
+  sh.learn(ObjectShapes::kRoot, u.data(), two, 2);
+  uint16_t c = sh.match(ObjectShapes::kRoot, u.data());
+  ASSERT_NE(c, ObjectShapes::kNone);
+  EXPECT_EQ(sh.node(c).len, 8);
+}
+
+TEST(ObjectShapes, AtMostEightAlternativesPerStep) {
+  ObjectShapes sh;
+  std::vector<std::string> texts;
+  for (int i = 0; i < 12; ++i) texts.push_back(padded("{\"k" + std::to_string(i) + "\": 1}"));
+  for (const std::string& t : texts) {
+    const Step steps[] = {{0, 7, 1}, {8, 9, ObjectShapes::kClose}};  // `{"kN": ` is 7 bytes for N < 10
+    if (t[4] == '"') sh.learn(ObjectShapes::kRoot, t.data(), steps, 2);
+    else {
+      const Step longer[] = {{0, 8, 1}, {9, 10, ObjectShapes::kClose}};
+      sh.learn(ObjectShapes::kRoot, t.data(), longer, 2);
+    }
+  }
+  size_t matched = 0;
+  for (const std::string& t : texts) matched += sh.match(ObjectShapes::kRoot, t.data()) != ObjectShapes::kNone;
+  EXPECT_EQ(matched, ObjectShapes::kMaxAlternatives);
+}
+
+TEST(ObjectShapes, GivenUpWhereMostObjectsNeedReadingMemberByMember) {
+  ObjectShapes sh;
+  for (int i = 0; i < 4096; ++i) sh.tally(i % 4 == 0);  // a quarter by members: kept
+  EXPECT_TRUE(sh.in_use());
+  for (int i = 0; i < 4096; ++i) sh.tally(i % 4 != 0);  // three quarters: given up
+  EXPECT_FALSE(sh.in_use());
 }
 
 TEST(ObjectShapes, LongLiteralsUpTo48BytesAndNoLonger) {

@@ -130,10 +130,10 @@ TEST(TraceLayouts, TruncationAnywhereReadsAsMemberByMember) {
 }
 
 // A trace of ever-new layouts (every event's args keys differ) stops learning at the trie's
-// bound and still reads as member by member.
+// bounds, gives its args' layouts up after 4096 objects, and still reads as member by member.
 TEST(TraceLayouts, EverNewLayoutsStillReadAsMemberByMember) {
   std::string j = "{\"traceEvents\": [\n";
-  for (int i = 0; i < 3000; ++i) {
+  for (int i = 0; i < 10000; ++i) {
     if (i) j += ",\n";
     j += "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": " + std::to_string(i) +
          ", \"dur\": 1, \"args\": {\"key" + std::to_string(i) + "\": 1, \"correlation\": " + std::to_string(i) + "}}";
