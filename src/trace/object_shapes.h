@@ -6,7 +6,7 @@
 // `{\n    "ph": "X", "cat": "kernel", ...`). The text between one member's value and the next
 // one's (blanks, ',', the quoted key, ':') is a literal that repeats. Once an object has been
 // parsed member by member, its literals and the fields their keys name go into a trie; the next
-// object of that shape is parsed by comparing each literal whole (one 16-byte compare for most)
+// object of that shape is parsed by comparing each literal whole (one 32-byte compare for most)
 // and calling the field's value reader, instead of scanning blanks and keys byte by byte and
 // looking the key up. Where no literal of the trie matches, the object goes on member by member
 // from that point, so the result (values, errors) is the one the member-by-member parse gives:
