@@ -2,12 +2,45 @@
 // never a crash, a sanitizer report, a hang or unbounded memory.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "trace/byte_source.h"
 #include "trace/reader.h"
 #include "trace/trace_parser.h"
 #include "util/error.h"
+
+namespace {
+
+// A fingerprint of a store's rows and strings (FNV-1a over the columns).
+std::string digest(const ts::trace::EventStore& s) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  auto col = [&](const auto& v) { mix(v.data(), v.size() * sizeof(v[0])); };
+  col(s.name), col(s.cat), col(s.ph), col(s.pid), col(s.tid), col(s.ts_ns), col(s.dur_ns);
+  col(s.correlation), col(s.external_id), col(s.args), col(s.input_dims), col(s.input_types);
+  for (uint32_t i = 0; i < s.strings.size(); ++i) mix(s.strings.view(i).data(), s.strings.view(i).size()), mix("", 1);
+  for (const auto& a : s.args_table) mix(&a, sizeof a);
+  return std::to_string(s.size()) + ":" + std::to_string(h);
+}
+
+// Reading by learnt layouts (src/trace/object_shapes.h) against member by member.
+std::string outcome(std::string_view in, bool layouts) {
+  auto src = ts::trace::memory_byte_source(in);
+  ts::trace::ReadOptions opt;
+  opt.max_events = 100000;
+  opt.learn_layouts = layouts;
+  try {
+    return digest(ts::trace::detail::parse_source(*src, "fuzz", opt, in.size() + 1));
+  } catch (const ts::UserError& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);
@@ -27,5 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const ts::UserError&) {
     }
   }
+  // Both ways of reading an object must give the same store, or the same error.
+  if (outcome(in, true) != outcome(in, false)) __builtin_trap();
   return 0;
 }
