@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+#include "trace/json_scan.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -60,7 +62,8 @@ class ObjectShapes {
     uint16_t* link = &nodes_[node].child;  // the link to `c`
     uint16_t* link_before = nullptr;       // the link to the alternative before `c`
     for (uint16_t c = *link; c != kNone; c = *link) {
-      if (literal_at(p, nodes_[c]) && (nodes_[c].field == kClose || !is_blank(p[nodes_[c].len]))) {
+      const Node& n = nodes_[c];
+      if (literal_at(p, n) && (n.field == kClose || !kBytes.ws[static_cast<unsigned char>(p[n.len])])) {
         if (link_before) {  // before: *link_before = b, b.sibling = c, c.sibling = d
           const uint16_t b = *link_before;
           nodes_[b].sibling = nodes_[c].sibling;
@@ -131,7 +134,6 @@ class ObjectShapes {
     return std::memcmp(p, n.lit, n.len) == 0;
 #endif
   }
-  static bool is_blank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
   size_t alternatives(uint16_t node) const {
     size_t k = 0;
     for (uint16_t c = nodes_[node].child; c != kNone; c = nodes_[c].sibling) ++k;

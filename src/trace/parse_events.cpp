@@ -167,42 +167,18 @@ const char* Parser::parse_object(const char* p, ObjectShapes& shapes, const char
       learnable = false;
     }
   };
-  auto close = [&](const char* after) {
-    note(after, ObjectShapes::kClose);
-    if (layouts) {
-      shapes.tally(true);
-      if (learnable) shapes.learn(node, start, steps, n);
-    }
-    return after;
-  };
-  if (node == ObjectShapes::kRoot) {
-    p = skip_ws(p + 1);
-    if (*p == '}') return close(p + 1);
-  } else {
-    p = skip_ws(p);
-    if (*p == '}') return close(p + 1);
-    if (*p != ',') unexpected_in(p, "',' or '}' in ", what);
-    p = skip_ws(p + 1);
+  const char* after = members_from(p, node != ObjectShapes::kRoot, what, [&](std::string_view key, const char* v) {
+    const uint8_t field = field_of(key);
+    note(v, field);
+    lit = value(field, v);
+    return lit;
+  });
+  note(after, ObjectShapes::kClose);
+  if (layouts) {
+    shapes.tally(true);
+    if (learnable) shapes.learn(node, start, steps, n);
   }
-  for (;;) {
-    if (*p != '"') unexpected_in(p, "a key string in ", what);
-    std::string_view key;
-    p = read_short_string(p, key);
-    const uint8_t field = field_of(key);  // before the value: a key with escapes lives in scratch_
-    p = skip_ws(p);
-    p = expect(p, ':', "':' after a key");
-    p = skip_ws(p);
-    note(p, field);
-    p = value(field, p);
-    lit = p;
-    p = skip_ws(p);
-    if (*p == ',') {
-      p = skip_ws(p + 1);
-      continue;
-    }
-    if (*p == '}') return close(p + 1);
-    unexpected_in(p, "',' or '}' in ", what);
-  }
+  return after;
 }
 
 const char* Parser::parse_event(const char* p) {

@@ -13,6 +13,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "trace/byte_source.h"
@@ -255,6 +256,10 @@ class Parser {
   [[noreturn, gnu::cold, gnu::noinline]] void bad_id(const char* p) const;
   template <class F>
   const char* for_each_member(const char* p, const char* what, F&& on_member);
+  // The same from '{' or, with after_value, from just after a member's value (where reading by
+  // layouts leaves an object to be read member by member).
+  template <class F>
+  const char* members_from(const char* p, bool after_value, const char* what, F&& on_member);
   template <class F>
   const char* for_each_element(const char* p, const char* what, F&& on_element);
 
@@ -325,9 +330,19 @@ inline const char* Parser::read_string(const char* p, std::string_view& out) {
 
 template <class F>
 const char* Parser::for_each_member(const char* p, const char* what, F&& on_member) {
-  // p at '{'. on_member(key, p_at_value) returns the pointer after the value.
-  p = skip_ws(p + 1);
+  return members_from(p, false, what, std::forward<F>(on_member));
+}
+
+template <class F>
+const char* Parser::members_from(const char* p, bool after_value, const char* what, F&& on_member) {
+  // p at '{', or (after_value) just after a member's value. on_member(key, p_at_value) returns
+  // the pointer after the value.
+  p = skip_ws(after_value ? p : p + 1);
   if (*p == '}') return p + 1;
+  if (after_value) {
+    if (*p != ',') unexpected_in(p, "',' or '}' in ", what);
+    p = skip_ws(p + 1);
+  }
   for (;;) {
     if (*p != '"') unexpected_in(p, "a key string in ", what);
     std::string_view key;
