@@ -78,7 +78,7 @@ Result bench_reader(const std::string& path, int runs) {
         double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         char line[128];
         std::snprintf(line, sizeof line, "%.6f %llu %llu", wall, (unsigned long long)s.meta.input_bytes,
-                      (unsigned long long)s.size());
+                      (unsigned long long)s.events_read());
         return std::string(line);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "%s\n", e.what());
@@ -170,7 +170,7 @@ int parse_cpu(const std::vector<std::string>& files, int runs) {
       quotes = q;
       t0 = thread_cpu_s();
       try {
-        events = ts::trace::parse_trace(json, path).size();
+        events = ts::trace::parse_trace(json, path).events_read();
       } catch (const std::exception& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;

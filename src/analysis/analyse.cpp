@@ -44,7 +44,7 @@ TraceAnalysis analyse(const trace::EventStore& store, const AnalyseOptions& opt)
   const auto t0 = std::chrono::steady_clock::now();
   TraceAnalysis a;
   a.format = store.meta.format;
-  a.events = store.size();
+  a.events = store.events_read();
   a.bytes = store.meta.input_bytes;
   a.base_time_ns = store.meta.base_time_ns;
   if (!store.meta.devices.empty()) a.device_name = store.meta.devices.front().name;

@@ -78,7 +78,7 @@ analysis::MultiTraceAnalysis analyse_all(const std::vector<std::string>& given, 
     };
     trace::EventStore store = trace::read_trace(p, ro);
     double read_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    progress.update(fmt::format("analyze: analysing {} ({} events)", p, store.size()));
+    progress.update(fmt::format("analyze: analysing {} ({} events)", p, store.events_read()));
     analysis::TraceAnalysis a = analysis::analyse(store, opt);
     a.path = p;
     a.read_seconds = read_s;

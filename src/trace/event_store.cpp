@@ -162,6 +162,7 @@ void append_store(EventStore& into, EventStore& from) {
   for (const auto& e : from.process_names) into.process_names.push_back({named(e.pid), kNone, id[e.name]});
   for (const auto& e : from.thread_names) into.thread_names.push_back({named(e.pid), named(e.tid), id[e.name]});
   into.meta.is_rocm = into.meta.is_rocm || from.meta.is_rocm;
+  into.meta.flow_events += from.meta.flow_events;
   from.clear_rows();
 }
 

@@ -4,7 +4,8 @@
 // One row per trace event, one std::vector per field, so an analysis that looks at
 // timestamps and categories touches only those columns. Strings (names, thread names,
 // Input Dims) are interned once. Only the args the analyses need are kept; everything
-// else in a trace is skipped by the reader.
+// else in a trace is skipped by the reader. Flow events (ph s/t/f) are only counted
+// (meta.flow_events) unless ReadOptions::keep_flows asks for them.
 //
 // Time: ts_ns/dur_ns are the trace's own microsecond values converted to integer
 // nanoseconds from their decimal text (16-digit epoch µs keep their ns fraction).
@@ -126,6 +127,7 @@ struct TraceMeta {
   std::string cuda_runtime_version, cuda_driver_version, cupti_version;
   bool is_rocm = false;  // AMD/ROCm trace (hip* runtime names)
   uint64_t input_bytes = 0;  // uncompressed JSON bytes read
+  uint64_t flow_events = 0;  // flow events read but not stored (ReadOptions::keep_flows)
 };
 
 inline constexpr int64_t kNone = -1;
@@ -162,6 +164,8 @@ class EventStore {
   TraceMeta meta;
 
   size_t size() const { return name.size(); }
+  // Every event of the trace, stored or only counted (flows, unless kept).
+  uint64_t events_read() const { return name.size() + meta.flow_events; }
   std::string_view name_of(size_t i) const { return strings.view(name[i]); }
   const EventArgs* args_of(size_t i) const {
     return args[i] == kNoArgs ? nullptr : &args_table[args[i]];

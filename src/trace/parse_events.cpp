@@ -275,6 +275,11 @@ inline const char* Parser::arg_value(uint8_t field, const char* v, PendingEvent&
 
 void Parser::commit(PendingEvent& ev, const char* p) {
   if (!ev.has_ph) return;  // not a trace event (Chrome's viewer ignores these too)
+  const bool is_flow = ev.ph == Phase::FlowStart || ev.ph == Phase::FlowStep || ev.ph == Phase::FlowEnd;
+  if (is_flow && !opt_.keep_flows) {
+    ++store_.meta.flow_events;
+    return;
+  }
   if (store_.size() >= max_rows()) [[unlikely]] fail(p, row_limit());
   Category c = ev.cat;
   if (ev.name == memory_id_) {
@@ -298,8 +303,7 @@ void Parser::commit(PendingEvent& ev, const char* p) {
     args_idx = store_.add_args(ev.args());
   }
   int64_t corr = ev.corr;
-  if ((ev.ph == Phase::FlowStart || ev.ph == Phase::FlowStep || ev.ph == Phase::FlowEnd) && ev.flow_id != kNone)
-    corr = ev.flow_id;
+  if (is_flow && ev.flow_id != kNone) corr = ev.flow_id;
   if (ev.ph == Phase::Metadata) {
     if (ev.name == process_name_id_) store_.process_names.push_back({ev.pid, kNone, ev.meta_name});
     if (ev.name == thread_name_id_) store_.thread_names.push_back({ev.pid, ev.tid, ev.meta_name});

@@ -47,9 +47,9 @@ uint64_t estimate_read_memory(const std::string& path) {
   return json / 2 + kFixed;
 }
 
-EventStore parse_trace(std::string_view json, const std::string& origin) {
+EventStore parse_trace(std::string_view json, const std::string& origin, const ReadOptions& opt) {
   auto src = memory_byte_source(json);
-  return detail::parse_source(*src, origin, ReadOptions{});
+  return detail::parse_source(*src, origin, opt);
 }
 
 }  // namespace ts::trace

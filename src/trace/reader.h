@@ -12,7 +12,7 @@ namespace ts::trace {
 struct ReadOptions {
   // Called now and then with (uncompressed bytes consumed, compressed bytes consumed, file size).
   std::function<void(uint64_t, uint64_t, uint64_t)> progress;
-  // Refuse traces with more events than this (bounded memory on hostile input). 0 = no limit.
+  // Refuse traces that would store more events than this (bounded memory on hostile input). 0 = no limit.
   uint64_t max_events = 0;
   // A named pipe must deliver its first bytes (or close) within this long (-1: no bound).
   int pipe_wait_ms = 30000;
@@ -29,6 +29,11 @@ struct ReadOptions {
   // false reads every member by its key. Both give the same store and the same errors (the
   // tests compare them).
   bool learn_layouts = true;
+  // Flow events (ph "s", "t", "f": the arrows from a launch to its kernel, forward to backward)
+  // are counted in TraceMeta::flow_events but not stored unless asked: no analysis reads them
+  // (a kernel finds its launch by correlation id), and they are a third of a modern trace's
+  // events. Their text is read and checked all the same, so errors do not change.
+  bool keep_flows = false;
 };
 
 EventStore read_trace(const std::string& path, const ReadOptions& opt = {});
@@ -37,6 +42,6 @@ EventStore read_trace(const std::string& path, const ReadOptions& opt = {});
 // for the store, docs/BENCHMARKS.md), a gzip's size is taken from its trailer or as 16x.
 uint64_t estimate_read_memory(const std::string& path);
 // Parses JSON text already in memory (tests, fuzzing); `origin` names it in errors.
-EventStore parse_trace(std::string_view json, const std::string& origin = "<memory>");
+EventStore parse_trace(std::string_view json, const std::string& origin = "<memory>", const ReadOptions& opt = {});
 
 }  // namespace ts::trace

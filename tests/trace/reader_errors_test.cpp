@@ -87,7 +87,7 @@ TEST(TraceErrors, TruncatedPlainJsonAtManyOffsets) {
   }
   // Cutting only the final newline leaves a complete trace.
   std::string p = write_temp("trunc.json", full.substr(0, full.size() - 1));
-  EXPECT_EQ(read_trace(p).size(), 1408u);
+  EXPECT_EQ(read_trace(p).events_read(), 1408u);
 }
 
 TEST(TraceErrors, TruncatedGzipAtManyOffsets) {
@@ -148,7 +148,7 @@ TEST(TraceErrors, GzipWithTrailingGarbage) {
   EXPECT_TRUE(has(error_of(p), "of the gzip file: expected end of file or another gzip member")) << error_of(p);
   // Zero padding (as tape and some tools leave) is accepted.
   p = write_temp("padded.json.gz", gz + std::string(100, '\0'));
-  EXPECT_EQ(read_trace(p).size(), 71u);
+  EXPECT_EQ(read_trace(p).events_read(), 71u);
 }
 
 TEST(TraceErrors, DeepNestingIsBounded) {

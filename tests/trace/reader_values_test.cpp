@@ -11,7 +11,9 @@ namespace {
 using test::data_path;
 
 TEST(TraceValues, SubMicrosecondEpochTimestampsKeepTheirNanoseconds) {
-  EventStore s = read_trace(data_path("hta_ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"));
+  ReadOptions with_flows;
+  with_flows.keep_flows = true;
+  EventStore s = read_trace(data_path("hta_ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"), with_flows);
   // "ts": 1712195495505582.988, "dur": 4.928 (a double would give ...582.98828125 -> 582988 ns only by luck)
   std::string_view kname =
       "void at::native::(anonymous namespace)::CatArrayBatchedCopy_aligned16_contig<at::native::(anonymous "
@@ -139,8 +141,19 @@ TEST(TraceValues, SyntheticModernForms) {
     {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 0.0004, "args": {"grid": [2, 3], "block": [1, 2, 3, 4]}},
     {"ph": "X", "cat": "mystery", "name": "m", "pid": 0, "tid": 7, "ts": -5, "dur": 1}
   ], "baseTimeNanoseconds": 1700000000000000000, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "numSms": 132}]})JSON";
-  EventStore s = parse_trace(json, "synthetic");
+  ReadOptions with_flows;
+  with_flows.keep_flows = true;
+  EventStore s = parse_trace(json, "synthetic", with_flows);
   ASSERT_EQ(s.size(), 7u);
+  EXPECT_EQ(s.meta.flow_events, 0u);
+  // By default the flow is counted, not stored; the rows after it move up by one.
+  EventStore d = parse_trace(json, "synthetic");
+  ASSERT_EQ(d.size(), 6u);
+  EXPECT_EQ(d.meta.flow_events, 1u);
+  EXPECT_EQ(d.events_read(), 7u);
+  EXPECT_EQ(d.name_of(4), "k");
+  EXPECT_EQ(d.args_of(4)->grid[1], 3);
+  EXPECT_EQ(d.ts_ns[5], -5000);
   EXPECT_EQ(s.name_of(0), "a\"b\\c\xC3\xA9\xF0\x9F\x98\x80");
   EXPECT_EQ(s.ts_ns[0], 1700000000000000500);
   EXPECT_EQ(s.dur_ns[0], 2250);
