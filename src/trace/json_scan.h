@@ -4,6 +4,7 @@
 // "end of window" from "NUL in the data" by position. The quote search reads up to 15 bytes
 // past `end`: the window has zeroed padding there.
 #include <cstdint>
+#include <initializer_list>
 #include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -56,6 +57,12 @@ inline bool is_eight_digits(uint64_t v) {
   return (((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
           0x3333333333333333ull);
 }
+// Nonzero bits in the bytes of v that are not ASCII digits (a byte's +6 may carry into the next
+// one only past a non-digit, so the first non-digit byte is always right).
+inline uint64_t non_digits(uint64_t v) {
+  return ((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ^
+         0x3333333333333333ull;
+}
 inline uint32_t parse_eight_digits(uint64_t v) {
   v = (v & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
   v = (v & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
@@ -73,7 +80,14 @@ inline uint32_t parse_eight_digits(uint64_t v) {
   const char* ds = q;
   uint64_t ip = 0;
   uint64_t w = load8(q);
-  if (is_eight_digits(w)) {
+  if (const uint64_t nd = non_digits(w)) {
+    // Fewer than 8 digits (most numbers in a trace): shifted to the top of the word, below
+    // them zero bytes read as leading zeros.
+    const int n = __builtin_ctzll(nd) >> 3;
+    if (n == 0) return nullptr;
+    ip = parse_eight_digits(w << (64 - 8 * n));
+    q += n;
+  } else {
     ip = parse_eight_digits(w);
     q += 8;
     w = load8(q);
@@ -81,8 +95,8 @@ inline uint32_t parse_eight_digits(uint64_t v) {
       ip = ip * 100000000ull + parse_eight_digits(w);
       q += 8;
     }
+    while (is_digit(*q)) ip = ip * 10 + static_cast<unsigned>(*q++ - '0');
   }
-  while (is_digit(*q)) ip = ip * 10 + static_cast<unsigned>(*q++ - '0');
   size_t nint = static_cast<size_t>(q - ds);
   if (nint == 0 || nint > 16) return nullptr;
   uint64_t frac = 0;
