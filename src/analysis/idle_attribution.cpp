@@ -519,9 +519,13 @@ void Attributor::run() {
   if (gpu.empty()) return;
   out_.present = true;
   pageable_launch_.assign(s_.size(), 0);
+  std::vector<int8_t> pageable_name(s_.strings.size(), -1);  // a copy's name parsed once, not per copy
   for (uint32_t m : idx_.memcpys) {
     const uint32_t rt = idx_.launcher(m);
-    if (rt != kNoRow && parse_copy_name(s_.name_of(m)).second == "pageable") pageable_launch_[rt] = 1;
+    if (rt == kNoRow) continue;
+    int8_t& pageable = pageable_name[s_.name[m]];
+    if (pageable < 0) pageable = parse_copy_name(s_.name_of(m)).second == "pageable";
+    if (pageable) pageable_launch_[rt] = 1;
   }
   // The threads that launch GPU work, most launches first (without correlation ids: those
   // with runtime calls in the window). The first stands in for events with no known launch.
