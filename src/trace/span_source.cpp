@@ -6,6 +6,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -161,6 +162,10 @@ class InflatingSpans final : public SpanSource {
     std::lock_guard<std::mutex> lock(mu_);
     return stop_ || produced_ > k || ended_;
   }
+  void set_ready_hook(std::function<void()> hook) override {
+    std::lock_guard<std::mutex> lock(hook_mu_);
+    hook_ = std::move(hook);
+  }
   void release_before(uint64_t offset) override {
     std::lock_guard<std::mutex> lock(mu_);
     // Keep the buffer before offset's own: the JSON may end in its overlap, and then that one
@@ -239,22 +244,32 @@ class InflatingSpans final : public SpanSource {
         }
         std::memset(b->mem.get() + b->len, 0, kZeroPad);
         b->last = eof;
-        std::lock_guard<std::mutex> lock(mu_);
-        bufs_.push_back(b);
-        produced_ = k + 1;
-        cv_.notify_all();
-        if (eof) {
-          ended_ = true;
-          return;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          bufs_.push_back(b);
+          produced_ = k + 1;
+          if (eof) ended_ = true;
+          cv_.notify_all();
         }
+        ready();
+        if (eof) return;
         prev = std::move(b);
       }
     } catch (...) {
-      std::lock_guard<std::mutex> lock(mu_);
-      error_ = std::current_exception();
-      ended_ = true;
-      cv_.notify_all();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        error_ = std::current_exception();
+        ended_ = true;
+        cv_.notify_all();
+      }
+      ready();
     }
+  }
+  // The hook is called under its own mutex, never under mu_: the parallel reader holds its lock
+  // while it asks chunk_ready(), and the hook takes that lock.
+  void ready() {
+    std::lock_guard<std::mutex> lock(hook_mu_);
+    if (hook_) hook_();
   }
 
   // Reads of less than kStage go through a staging buffer: the inflater is asked for large
@@ -286,6 +301,8 @@ class InflatingSpans final : public SpanSource {
   bool ended_ = false, stop_ = false;
   std::exception_ptr error_;
   std::atomic<uint64_t> raw_consumed_{0};
+  std::mutex hook_mu_;
+  std::function<void()> hook_;
   std::thread thread_;
 };
 

@@ -10,6 +10,7 @@
 // ahead of what the parser has released, so memory stays bounded whatever the trace's size.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -48,6 +49,10 @@ class SpanSource {
   virtual uint64_t raw_consumed() const = 0;
   // Wakes and ends every wait (the reader is giving up).
   virtual void cancel() {}
+  // Called (on the inflater's thread, no lock of this source held) whenever a chunk becomes
+  // ready or the data ends, so a reader that has other work to wait for too (chunks parsed by
+  // other threads) need not poll chunk_ready(). Cleared with nullptr before the hook's owner goes.
+  virtual void set_ready_hook(std::function<void()>) {}
 
  private:
   uint64_t chunk_, overlap_;
