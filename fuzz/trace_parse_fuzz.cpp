@@ -24,15 +24,16 @@ std::string digest(const ts::trace::EventStore& s) {
   col(s.correlation), col(s.external_id), col(s.args), col(s.input_dims), col(s.input_types);
   for (uint32_t i = 0; i < s.strings.size(); ++i) mix(s.strings.view(i).data(), s.strings.view(i).size()), mix("", 1);
   for (const auto& a : s.args_table) mix(&a, sizeof a);
-  return std::to_string(s.size()) + ":" + std::to_string(h);
+  return std::to_string(s.size()) + "+" + std::to_string(s.meta.flow_events) + ":" + std::to_string(h);
 }
 
 // Reading by learnt layouts (src/trace/object_shapes.h) against member by member.
-std::string outcome(std::string_view in, bool layouts) {
+std::string outcome(std::string_view in, bool layouts, bool keep_flows) {
   auto src = ts::trace::memory_byte_source(in);
   ts::trace::ReadOptions opt;
   opt.max_events = 100000;
   opt.learn_layouts = layouts;
+  opt.keep_flows = keep_flows;
   try {
     return digest(ts::trace::detail::parse_source(*src, "fuzz", opt, in.size() + 1));
   } catch (const ts::UserError& e) {
@@ -60,7 +61,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const ts::UserError&) {
     }
   }
-  // Both ways of reading an object must give the same store, or the same error.
-  if (outcome(in, true) != outcome(in, false)) __builtin_trap();
+  // Both ways of reading an object must give the same store, or the same error (flow events
+  // stored or only counted, as the first byte says).
+  const bool keep_flows = size > 0 && (data[0] & 0x80);
+  if (outcome(in, true, keep_flows) != outcome(in, false, keep_flows)) __builtin_trap();
   return 0;
 }
