@@ -95,13 +95,14 @@ analysis::MultiTraceAnalysis analyse_all(const std::vector<std::string>& given, 
 
 // A one-shot command that allocates and frees hundreds of MB: freed blocks stay in the heap for
 // the next allocation instead of going back to the kernel, which would zero fresh pages again
-// on their first touch. Blocks up to 4 MiB come from the heap, and the heap is not trimmed. On
-// the 2-core benchmark VM, where every fresh page is backed anew by the host, analysing the
-// 507 MB recommender trace took 0.04 s less (median of 7 alternated runs: 0.595 -> 0.555 s) with
-// the same peak RSS; a 32 MiB threshold was no faster and kept 70 MB more of the gzipped
-// trace's inflated buffers (docs/BENCHMARKS.md, session 7).
+// on their first touch. Blocks up to 64 MiB come from the heap, and the heap is not trimmed, so
+// the analysis's lists (a few MB to tens of MB each) reuse the pages the read's chunk stores
+// freed. On the 2-core benchmark VM, where a fresh page costs 2-4 us, the 507 MB recommender
+// trace took 0.69-0.72 -> 0.68-0.69 s plain and 0.80-0.83 -> 0.75 s gzipped (medians of 7
+// alternated runs; 64 MiB against session 7's 4 MiB), and the gzipped trace's peak RSS went
+// from 192 to 257 MB (0.51x the JSON); docs/BENCHMARKS.md, session 8.
 static void keep_freed_memory() {
-  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
