@@ -98,9 +98,9 @@ analysis::MultiTraceAnalysis analyse_all(const std::vector<std::string>& given, 
 // on their first touch. Blocks up to 64 MiB come from the heap, and the heap is not trimmed, so
 // the analysis's lists (a few MB to tens of MB each) reuse the pages the read's chunk stores
 // freed. On the 2-core benchmark VM, where a fresh page costs 2-4 us, the 507 MB recommender
-// trace took 0.69-0.72 -> 0.68-0.69 s plain and 0.80-0.83 -> 0.75 s gzipped (medians of 7
-// alternated runs; 64 MiB against session 7's 4 MiB), and the gzipped trace's peak RSS went
-// from 192 to 257 MB (0.51x the JSON); docs/BENCHMARKS.md, session 8.
+// trace took 0.623 -> 0.592 s plain (medians of 14 alternated runs, against 4 MiB); gzipped the
+// gain was 5-9% in two 7-run series and none in a 16-run one, and its peak RSS went from 192 to
+// 257 MB (0.51x the JSON); docs/BENCHMARKS.md, session 8.
 static void keep_freed_memory() {
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
