@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -47,14 +48,24 @@ void write_file(const std::string& path, const std::string& bytes) {
   if (!f) throw std::runtime_error("cannot write " + path);
 }
 
+// One directory per test process, removed when the process exits: ctest runs every test as a
+// process of its own, and the directories (up to 260 MB each) had piled up by the thousand.
 std::string temp_dir() {
-  static std::string dir = [] {
-    char tmpl[] = "/tmp/ts_trace_test.XXXXXX";
-    const char* d = ::mkdtemp(tmpl);
-    if (!d) throw std::runtime_error("mkdtemp failed");
-    return std::string(d);
-  }();
-  return dir;
+  struct Dir {
+    std::string path;
+    Dir() {
+      char tmpl[] = "/tmp/ts_trace_test.XXXXXX";
+      const char* d = ::mkdtemp(tmpl);
+      if (!d) throw std::runtime_error("mkdtemp failed");
+      path = d;
+    }
+    ~Dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static Dir dir;
+  return dir.path;
 }
 
 std::map<std::string, std::string> reference_for(const std::string& path) {
