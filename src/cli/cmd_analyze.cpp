@@ -99,8 +99,9 @@ analysis::MultiTraceAnalysis analyse_all(const std::vector<std::string>& given, 
 // the analysis's lists (a few MB to tens of MB each) reuse the pages the read's chunk stores
 // freed. On the 2-core benchmark VM, where a fresh page costs 2-4 us, the 507 MB recommender
 // trace took 0.623 -> 0.592 s plain (medians of 14 alternated runs, against 4 MiB); gzipped the
-// gain was 5-9% in two 7-run series and none in a 16-run one, and its peak RSS went from 192 to
-// 257 MB (0.51x the JSON); docs/BENCHMARKS.md, session 8.
+// gain was 3-9% in four series of 7-12 runs and none in a 16-run one, and its peak RSS went from
+// 192 to 257 MB (0.51x the JSON): the inflater's pooled buffers stay in the heap (mapping them
+// instead returned those 60 MB but measured slower); docs/BENCHMARKS.md, session 8.
 static void keep_freed_memory() {
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
