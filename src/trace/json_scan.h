@@ -4,8 +4,8 @@
 // "end of window" from "NUL in the data" by position. The quote search reads up to 15 bytes
 // past `end`: the window has zeroed padding there.
 #include <cstdint>
-#include <initializer_list>
 #include <cstring>
+#include <initializer_list>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -53,16 +53,13 @@ inline uint64_t load8(const char* p) {
   std::memcpy(&v, p, 8);
   return v;
 }
-inline bool is_eight_digits(uint64_t v) {
-  return (((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
-          0x3333333333333333ull);
-}
 // Nonzero bits in the bytes of v that are not ASCII digits (a byte's +6 may carry into the next
 // one only past a non-digit, so the first non-digit byte is always right).
 inline uint64_t non_digits(uint64_t v) {
   return ((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ^
          0x3333333333333333ull;
 }
+inline bool is_eight_digits(uint64_t v) { return non_digits(v) == 0; }
 inline uint32_t parse_eight_digits(uint64_t v) {
   v = (v & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
   v = (v & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
