@@ -232,7 +232,7 @@ AgentSummary summarise(const Records& r) {
   std::vector<const StepRecord*> kept = steady_steps(out.steps, out.warmup_steps);
 
   std::vector<double> dur, data, h2d, fwd, bwd, opt_ms, io, items, item_ms, gpu, h2dn, h2dpg, h2dbl,
-      h2db, loading;
+      h2db, loading, compute;
   double sum_dur = 0, sum_data = 0, sum_io = 0, sum_h2d = 0;
   for (const auto* s : kept) {
     dur.push_back(ms(s->dur_ns));
@@ -249,6 +249,7 @@ AgentSummary summarise(const Records& r) {
     h2dbl.push_back(static_cast<double>(s->h2d_blocking));
     h2db.push_back(static_cast<double>(s->h2d_bytes));
     loading.push_back(ms(s->getitem_ns + s->collate_ns));
+    compute.push_back(ms(std::max<int64_t>(0, s->dur_ns - s->data_wait_ns - s->h2d_ns - s->io_ns)));
     if (s->gpu_ns >= 0) gpu.push_back(ms(s->gpu_ns));
     sum_dur += s->dur_ns;
     sum_data += s->data_wait_ns;
@@ -265,7 +266,9 @@ AgentSummary summarise(const Records& r) {
     ev.io_ms = median(io);
     ev.item_ms = median(item_ms);
     ev.item_calls_per_step = static_cast<int64_t>(std::llround(median(items)));
-    ev.compute_ms = std::max(0.0, ev.step_ms - ev.data_wait_ms - ev.h2d_ms - ev.io_ms);
+    // The median of each step's own remainder: where waiting is most of the step, the difference
+    // of two medians carries both medians' noise into a small result.
+    ev.compute_ms = median(compute);
     ev.gpu_ms = gpu.empty() ? -1 : median(gpu);
     ev.h2d_copies = std::llround(median(h2dn));
     ev.h2d_pageable = std::llround(median(h2dpg));

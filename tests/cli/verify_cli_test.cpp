@@ -73,6 +73,16 @@ simdjson::dom::element fix_for(simdjson::dom::element doc, const std::string& id
 TEST_F(VerifyCli, DataStarvedPredictedMatchesMeasured) {
   const std::string cmd = fmt::format("verify --json --steps 200 -- /usr/bin/python3 {} 400", example("data_starved.py"));
   Result r;
+  // The last run's step times, for the log: which side moved when the two disagree.
+  auto step_times = [&] {
+    simdjson::dom::element doc;
+    double base = 0, fixed = 0;
+    if (r.code != 0 || parser_.parse(r.out).get(doc) || doc["baseline"]["step_ms"].get(base)) return std::string();
+    for (simdjson::dom::element f : doc["fixes"].get_array())
+      if (std::string_view id; !f["finding"].get(id) && id == "dataloader-starvation")
+        if (f["run"]["step_ms"].get(fixed)) fixed = 0;
+    return fmt::format("baseline {:.2f} ms, fixed {:.2f} ms per step", base, fixed);
+  };
   auto run = [&] { return ts::test::measure_contention([&] { r = cli(cmd); }); };
   auto missed = [&](double& predicted, double& measured) {
     simdjson::dom::element doc;
@@ -91,10 +101,11 @@ TEST_F(VerifyCli, DataStarvedPredictedMatchesMeasured) {
   std::string tries = fmt::format("others used {:.2f} cores", load.other_cores);
   double p = 0, m = 0;
   if (missed(p, m)) {
-    tries += fmt::format(" (predicted {:.2f}x, measured {:.2f}x); measured again: ", p, m);
+    tries += fmt::format(" (predicted {:.2f}x, measured {:.2f}x; {}); measured again: ", p, m, step_times());
     load = run();
     tries += fmt::format("others used {:.2f} cores", load.other_cores);
   }
+  tries += "; " + step_times();
   fmt::print("load during the runs: {}\n", tries);  // in the test's log, pass or fail
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("trainscope verify: baseline run"), std::string::npos) << r.err;  // progress on stderr
