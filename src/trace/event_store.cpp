@@ -125,30 +125,26 @@ void append_store(EventStore& into, EventStore& from) {
   auto named = [&](int64_t v) {
     return EventStore::is_named_id(v) ? EventStore::named_id(id[static_cast<size_t>(v - kNamedIdBase)]) : v;
   };
-  const size_t n0 = into.size(), n = from.size();
   const uint32_t args0 = static_cast<uint32_t>(into.args_table.size());
+  // Appended element by element, never resized then overwritten: the destination is fresh
+  // memory, and a resize would first write zeros over it.
   auto copy = [](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
-  auto map_ids = [&](std::vector<uint32_t>& dst, const std::vector<uint32_t>& src) {
-    dst.resize(n0 + n);
-    for (size_t i = 0; i < n; ++i) dst[n0 + i] = id[src[i]];
+  auto copy_mapped = [](auto& dst, const auto& src, auto f) {
+    for (auto v : src) dst.push_back(f(v));
   };
-  map_ids(into.name, from.name);
-  map_ids(into.input_dims, from.input_dims);
-  map_ids(into.input_types, from.input_types);
+  auto str = [&](uint32_t v) { return id[v]; };
+  copy_mapped(into.name, from.name, str);
+  copy_mapped(into.input_dims, from.input_dims, str);
+  copy_mapped(into.input_types, from.input_types, str);
   copy(into.cat, from.cat);
   copy(into.ph, from.ph);
-  into.pid.resize(n0 + n);
-  into.tid.resize(n0 + n);
-  for (size_t i = 0; i < n; ++i) {
-    into.pid[n0 + i] = named(from.pid[i]);
-    into.tid[n0 + i] = named(from.tid[i]);
-  }
+  copy_mapped(into.pid, from.pid, named);
+  copy_mapped(into.tid, from.tid, named);
   copy(into.ts_ns, from.ts_ns);
   copy(into.dur_ns, from.dur_ns);
   copy(into.correlation, from.correlation);
   copy(into.external_id, from.external_id);
-  into.args.resize(n0 + n);
-  for (size_t i = 0; i < n; ++i) into.args[n0 + i] = from.args[i] == kNoArgs ? kNoArgs : from.args[i] + args0;
+  copy_mapped(into.args, from.args, [&](uint32_t a) { return a == kNoArgs ? kNoArgs : a + args0; });
   // Args rows point into comm_args, and comm_args hold string ids: both renumbered.
   const uint32_t comm0 = static_cast<uint32_t>(into.comm_args.size());
   for (EventArgs a : from.args_table) {
