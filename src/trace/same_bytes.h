@@ -7,14 +7,12 @@
 #include <cstdint>
 #include <cstring>
 
+#include "trace/json_scan.h"
+
 namespace ts::trace {
 
 inline bool same_bytes(const char* a, const char* b, size_t n) {
-  auto load8 = [](const char* p) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-  };
+  using detail::load8;
   if (n < 8) {
     if (n >= 4) {
       uint32_t x0, y0, x1, y1;

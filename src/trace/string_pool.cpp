@@ -3,21 +3,14 @@
 #include <cstring>
 #include <limits>
 
+#include "trace/json_scan.h"
 #include "trace/same_bytes.h"
 
 namespace ts::trace {
 namespace {
 
-// A fast 64-bit hash over 8-byte words (multiply-xorshift mixing); quality is ample for a
-// table whose keys come from one trace, and it runs at several bytes per cycle.
-// The last partial word is read by overlapping loads, never assembled byte by byte in memory:
-// a word loaded from bytes just stored one at a time cannot be forwarded from the store buffer
-// and stalled every lookup (a quarter of this function's samples).
-inline uint64_t load8(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
+using detail::load8;
+
 // 1-7 bytes as one word: two overlapping 4-byte loads, or the first, middle and last bytes.
 inline uint64_t load_short(const char* p, size_t n) {
   if (n >= 4) {
@@ -30,6 +23,11 @@ inline uint64_t load_short(const char* p, size_t n) {
   return (byte(0) << 16) | (byte(n >> 1) << 8) | byte(n - 1);
 }
 
+// A fast 64-bit hash over 8-byte words (multiply-xorshift mixing); quality is ample for a
+// table whose keys come from one trace, and it runs at several bytes per cycle.
+// The last partial word is read by overlapping loads, never assembled byte by byte in memory:
+// a word loaded from bytes just stored one at a time cannot be forwarded from the store buffer
+// and stalled every lookup (a quarter of this function's samples).
 inline uint64_t hash_bytes(const char* p, size_t n) {
   uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);  // the length seeds it
   const char* end = p + n;
