@@ -114,6 +114,54 @@ inline uint32_t parse_eight_digits(uint64_t v) {
   return q;
 }
 
+// The first '}' outside strings at or after p, 64 bytes at a time, where nothing before it
+// needs the byte-by-byte skip: returns nullptr at a '{', '[' or ']' outside strings, at a
+// backslash or a NUL anywhere, or when fewer than 64 bytes are left before `end`. Strings are
+// then plain quote pairs, so the bytes inside them are those after an odd number of quotes
+// (a running XOR of the quote bits). For the rest of an object that is skipped whole (a flow
+// event after its "ph"), it gives the '}' that the bracket-matching skip would reach.
+inline uint64_t prefix_xor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+inline const char* find_plain_close(const char* p, const char* end) {
+#if defined(__SSE2__)
+  uint64_t inside = 0;  // all ones when the previous block ended inside a string
+  while (end - p >= 64) {
+    uint64_t quote = 0, stop = 0, open = 0, close = 0;
+    for (int i = 0; i < 4; ++i) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+      const __m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));  // '[' -> '{', ']' -> '}'
+      const unsigned sh = 16u * static_cast<unsigned>(i);
+      quote |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"'))))) << sh;
+      stop |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(
+                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), _mm_cmpeq_epi8(v, _mm_setzero_si128())))))
+              << sh;
+      open |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(lower, _mm_set1_epi8('{'))))) << sh;
+      close |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(lower, _mm_set1_epi8('}'))))) << sh;
+    }
+    const uint64_t in_string = prefix_xor(quote) ^ inside;
+    inside = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
+    const uint64_t outside = ~in_string;
+    const uint64_t first = stop | ((open | close) & outside);
+    if (first) {
+      const uint64_t bit = first & (0 - first);
+      if ((bit & close & outside) && p[__builtin_ctzll(bit)] == '}') return p + __builtin_ctzll(bit);
+      return nullptr;
+    }
+    p += 64;
+  }
+#else
+  (void)p, (void)end;
+#endif
+  return nullptr;
+}
+
 // First '"' or '\\' in [p, end), or end.
 inline const char* find_quote_or_backslash(const char* p, const char* end) {
 #if defined(__SSE2__)

@@ -12,6 +12,8 @@ namespace ts::trace::detail {
 
 #define KEY_IS(k, lit) (std::memcmp((k).data(), lit, sizeof(lit) - 1) == 0)
 
+static bool is_flow(Phase ph) { return ph == Phase::FlowStart || ph == Phase::FlowStep || ph == Phase::FlowEnd; }
+
 static Phase phase_of(std::string_view s) {
   if (s.size() != 1) return Phase::Other;
   switch (s[0]) {
@@ -150,6 +152,11 @@ const char* Parser::parse_object(const char* p, ObjectShapes& shapes, const char
       return p + n.len;
     }
     p = value(n.field, p + n.len);
+    if (object_skipped_) [[unlikely]] {
+      object_skipped_ = false;
+      shapes.tally(false);
+      return p + 1;
+    }
     node = c;
   }
   // Member by member from where the layouts part (at the '{', or just after a value), noting
@@ -173,6 +180,15 @@ const char* Parser::parse_object(const char* p, ObjectShapes& shapes, const char
     lit = value(field, v);
     return lit;
   });
+  if (object_skipped_) {
+    // The layout up to the value that skipped the rest is still worth learning.
+    object_skipped_ = false;
+    if (layouts) {
+      shapes.tally(true);
+      if (learnable) shapes.learn(node, start, steps, n);
+    }
+    return after;
+  }
   note(after, ObjectShapes::kClose);
   if (layouts) {
     shapes.tally(true);
@@ -198,6 +214,13 @@ inline const char* Parser::event_value(uint8_t field, const char* v, PendingEven
       v = read_short_string(v, s);
       ev.ph = phase_of(s);
       ev.has_ph = true;
+      if (is_flow(ev.ph) && !opt_.keep_flows) {
+        // Only counted: nothing after "ph" is read (Kineto writes it first). A quarter of the
+        // parse went to these events' members (docs/BENCHMARKS.md, session 10).
+        v = skip_rest_of_object(v);
+        object_skipped_ = true;  // after the skip: one that needs a refill reads the event again
+        return v;
+      }
       return v;
     case kEvTs: return read_time(v, ev.ts, "ts");
     case kEvId: {
@@ -275,8 +298,8 @@ inline const char* Parser::arg_value(uint8_t field, const char* v, PendingEvent&
 
 void Parser::commit(PendingEvent& ev, const char* p) {
   if (!ev.has_ph) return;  // not a trace event (Chrome's viewer ignores these too)
-  const bool is_flow = ev.ph == Phase::FlowStart || ev.ph == Phase::FlowStep || ev.ph == Phase::FlowEnd;
-  if (is_flow && !opt_.keep_flows) {
+  const bool flow = is_flow(ev.ph);
+  if (flow && !opt_.keep_flows) {
     ++store_.meta.flow_events;
     return;
   }
@@ -303,7 +326,7 @@ void Parser::commit(PendingEvent& ev, const char* p) {
     args_idx = store_.add_args(ev.args());
   }
   int64_t corr = ev.corr;
-  if (is_flow && ev.flow_id != kNone) corr = ev.flow_id;
+  if (flow && ev.flow_id != kNone) corr = ev.flow_id;
   if (ev.ph == Phase::Metadata) {
     if (ev.name == process_name_id_) store_.process_names.push_back({ev.pid, kNone, ev.meta_name});
     if (ev.name == thread_name_id_) store_.thread_names.push_back({ev.pid, ev.tid, ev.meta_name});

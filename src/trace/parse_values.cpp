@@ -120,31 +120,10 @@ const char* Parser::skip_value(const char* p) {
   char c = *p;
   if (c == '"') return skip_string(p);
   if (c == '{' || c == '[') {
-    // Containers are skipped by matching brackets (strings skipped whole); their contents
-    // are not validated further. A small stack checks that ']' closes '[' and '}' closes '{'.
+    if (depth_ >= kMaxDepth) fail(p, "nesting shallower than " + std::to_string(kMaxDepth) + " levels");
     char stack[kMaxDepth];
-    int depth = 0;
-    for (;;) {
-      p = scan_structural(p);
-      switch (*p) {
-        case '"': p = skip_string(p); break;
-        case '{':
-        case '[':
-          if (depth + depth_ >= kMaxDepth) fail(p, "nesting shallower than " + std::to_string(kMaxDepth) + " levels");
-          stack[depth++] = *p == '{' ? '}' : ']';
-          ++p;
-          break;
-        case '}':
-        case ']':
-          if (*p != stack[depth - 1]) fail(p, std::string("'") + stack[depth - 1] + "' to close the value");
-          ++p;
-          if (--depth == 0) return p;
-          break;
-        default:  // NUL: the sentinel or a NUL byte in the data
-          if (p >= end_) more("the end of a JSON value");
-          fail(p, "JSON text, not a NUL byte");
-      }
-    }
+    stack[0] = c == '{' ? '}' : ']';
+    return skip_nested(p + 1, stack, 1);
   }
   if (is_number_start(c)) {
     const char* q = number_end(p);
@@ -152,6 +131,41 @@ const char* Parser::skip_value(const char* p) {
     return q;
   }
   return skip_literal(p);
+}
+
+const char* Parser::skip_nested(const char* p, char* stack, int depth) {
+  // Containers are skipped by matching brackets (strings skipped whole); their contents are not
+  // validated further. The stack (depth entries open) checks that ']' closes '[' and '}' closes '{'.
+  for (;;) {
+    p = scan_structural(p);
+    switch (*p) {
+      case '"': p = skip_string(p); break;
+      case '{':
+      case '[':
+        if (depth + depth_ >= kMaxDepth) fail(p, "nesting shallower than " + std::to_string(kMaxDepth) + " levels");
+        stack[depth++] = *p == '{' ? '}' : ']';
+        ++p;
+        break;
+      case '}':
+      case ']':
+        if (*p != stack[depth - 1]) fail(p, std::string("'") + stack[depth - 1] + "' to close the value");
+        ++p;
+        if (--depth == 0) return p;
+        break;
+      default:  // NUL: the sentinel or a NUL byte in the data
+        if (p >= end_) more("the end of a JSON value");
+        fail(p, "JSON text, not a NUL byte");
+    }
+  }
+}
+
+const char* Parser::skip_rest_of_object(const char* p) {
+  // Just after a member's value: the '}' that closes the object, found as skipping a container
+  // from inside it would (the members' syntax is not checked further).
+  if (const char* close = find_plain_close(p, end_)) [[likely]] return close;
+  char stack[kMaxDepth];
+  stack[0] = '}';
+  return skip_nested(p, stack, 1) - 1;
 }
 
 const char* Parser::read_scaled_slow(const char* p, int scale, int64_t& out, bool& ok) {

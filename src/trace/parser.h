@@ -197,6 +197,11 @@ class Parser {
   [[gnu::noinline]] const char* decode_string(const char* p, std::string_view& out);
   const char* skip_string(const char* p) const;
   const char* skip_value(const char* p);
+  // Inside `depth` open containers (their closing brackets in stack[0, depth)): just after the
+  // outermost one's close.
+  const char* skip_nested(const char* p, char* stack, int depth);
+  // From just after a member's value to the '}' closing its object (at it, not past it).
+  const char* skip_rest_of_object(const char* p);
   const char* skip_literal(const char* p) const;
   const char* number_end(const char* p) const {
     const char* q = scan_number(p);
@@ -302,6 +307,9 @@ class Parser {
   bool eof_ = false;
   std::string scratch_;  // decoded strings with escapes
   int depth_ = 0;
+  // Set by a value reader that skipped the rest of its object up to the '}' (a flow event
+  // that is only counted); parse_object then ends the object there.
+  bool object_skipped_ = false;
 
   EventStore store_;
   bool bare_ = false, saw_trace_events_ = false, saw_2021_cats_ = false;

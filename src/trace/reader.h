@@ -32,8 +32,9 @@ struct ReadOptions {
   // Flow events (ph "s", "t", "f": the arrows from a launch to its kernel, forward to backward)
   // are counted in TraceMeta::flow_events but not stored unless asked: no analysis reads them
   // (a kernel finds its launch by correlation id), and they are 24-35% of the events of the
-  // public traces in tests/data. Their text is read and checked all the same, so errors do not
-  // change.
+  // public traces in tests/data. Such a flow is read up to its "ph" (Kineto writes it first);
+  // the rest of its object is skipped as any unread value is, strings whole and brackets
+  // matched: a truncated or unbalanced flow is still an error, but its values are not read.
   bool keep_flows = false;
 };
 

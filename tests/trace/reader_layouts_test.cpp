@@ -120,6 +120,51 @@ TEST(TraceLayouts, TextThatPartsFromALearntLayoutReadsAsMemberByMember) {
   for (const auto& [name, text] : odd) expect_same_both_ways(name, kineto_with(text));
 }
 
+// A flow event that is only counted is read up to its "ph"; the rest is skipped as a container is
+// (strings whole, brackets matched). Flows of every shape: the same store or error both ways,
+// and where they read, the store kept with flows less its flow rows.
+TEST(TraceLayouts, FlowEventsSkippedAfterPhReadAsMemberByMember) {
+  const std::string flow =
+      "  {\n    \"ph\": \"f\", \"id\": 4400, \"pid\": 0, \"tid\": 7, \"ts\": 1712195497407272.674,\n"
+      "    \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"\n  }";
+  const std::vector<std::pair<std::string, std::string>> flows = {
+      {"kineto", flow},
+      {"brackets_in_strings", "  {\n    \"ph\": \"s\", \"id\": 1, \"name\": \"a}b]c{\", \"cat\": \"x\\\"}\\\\\"}"},
+      {"nested_args", "  {\n    \"ph\": \"t\", \"args\": {\"a\": \"}\\\"{\", \"b\": [1, {\"c\": \"]\"}]}, \"name\": \"x}\"}"},
+      {"ph_not_first", "  {\"id\": 5, \"ts\": 3, \"ph\": \"t\", \"pid\": 1, \"tid\": 2, \"name\": \"fwdbwd\"}"},
+      {"only_ph", "  {\"ph\": \"f\"}"},
+      {"long_rest", "  {\"ph\": \"s\", \"name\": \"" + std::string(300, 'n') + "\\\\" + std::string(100, '}') + "\", \"id\": 2}"},
+      {"two_flows", flow + ",\n" + flow},
+  };
+  for (const auto& [name, text] : flows) {
+    const std::string json = kineto_with(text);
+    expect_same_both_ways(name, json);
+    SCOPED_TRACE(name);
+    ReadOptions keep;
+    keep.keep_flows = true;
+    const EventStore all = parse_trace(json, name, keep);
+    const EventStore counted = parse_trace(json, name);
+    size_t flows_kept = 0;
+    for (size_t i = 0; i < all.size(); ++i) flows_kept += all.ph[i] >= Phase::FlowStart && all.ph[i] <= Phase::FlowEnd;
+    EXPECT_GT(flows_kept, 0u);
+    EXPECT_EQ(counted.meta.flow_events, flows_kept);
+    EXPECT_EQ(counted.size() + flows_kept, all.size());
+    EXPECT_EQ(counted.name_of(counted.size() - 1), "aten::mm");
+  }
+  // What the skip still checks: brackets that match, no NUL outside strings, the object's end.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"wrong_bracket", "  {\"ph\": \"f\", \"args\": {\"a\": [1}}, \"id\": 3}"},
+      {"nul_after_ph", std::string("  {\"ph\": \"f\", \"id\": ") + std::string(1, '\0') + "3}"},
+      {"unclosed", "  {\"ph\": \"f\", \"name\": \"x\", \"id\": 3"},
+  };
+  for (const auto& [name, text] : bad) {
+    const std::string path = test::temp_dir() + "/" + name + ".json";
+    test::write_file(path, kineto_with(text));
+    EXPECT_NE(outcome(path, with_layouts(true)), "(read)") << name;
+    expect_same_both_ways(name, kineto_with(text));
+  }
+}
+
 // Cut after every byte of a trace whose layouts are learnt by its middle: the same error both ways.
 TEST(TraceLayouts, TruncationAnywhereReadsAsMemberByMember) {
   const std::string whole = kineto_with(
