@@ -252,7 +252,7 @@ inline const char* Parser::event_value(uint8_t field, const char* v, PendingEven
 
 const char* Parser::parse_event_args(const char* p, PendingEvent& ev) {
   ++depth_;
-  p = parse_object(p, args_shapes_, "event args", arg_field,
+  p = parse_object(p, args_shapes_[static_cast<size_t>(ev.cat)], "event args", arg_field,
                    [&](uint8_t field, const char* v) { return arg_value(field, v, ev); });
   --depth_;
   return p;

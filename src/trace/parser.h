@@ -319,7 +319,12 @@ class Parser {
     Category cat;
   };
   std::vector<CatEntry> cat_cache_;
-  ObjectShapes event_shapes_, args_shapes_;  // layouts of events and of their args, as learnt
+  // Layouts of events and of their args, as learnt. Args have a trie per category (the event's
+  // "cat" comes before its "args" in Kineto's layout): a kernel's, a runtime call's and an
+  // operator's args part after their first key, and in one trie each event whose category
+  // differs from the last one's would pay a mispredicted compare there.
+  static constexpr size_t kCategories = static_cast<size_t>(Category::Other) + 1;
+  ObjectShapes event_shapes_, args_shapes_[kCategories];
 };
 
 
