@@ -136,9 +136,9 @@ uint8_t arg_field(std::string_view k) {
 }
 }  // namespace
 
-template <class FieldOf, class Value>
+template <class FieldOf, class Value, class Preset>
 const char* Parser::parse_object(const char* p, ObjectShapes& shapes, const char* what, FieldOf field_of,
-                                 Value&& value) {
+                                 Value&& value, Preset&& preset) {
   // p at '{'. First along the layouts learnt so far, literal by literal.
   const char* const start = p;
   uint16_t node = ObjectShapes::kRoot;
@@ -147,9 +147,22 @@ const char* Parser::parse_object(const char* p, ObjectShapes& shapes, const char
     const uint16_t c = shapes.match(node, p);
     if (c == ObjectShapes::kNone) break;
     const ObjectShapes::Node& n = shapes.node(c);
+    if (n.presets) {
+      bool skip = false;
+      for (uint8_t k = 0; k < n.presets; ++k) skip |= preset(n.preset_field[k], n.preset_code[k]);
+      if (skip) {
+        shapes.tally(false);
+        return skip_rest_of_object(p + n.len) + 1;
+      }
+    }
     if (n.field == ObjectShapes::kClose) {
       shapes.tally(false);
       return p + n.len;
+    }
+    node = c;
+    if (n.field == ObjectShapes::kNoValue) {
+      p += n.len;
+      continue;
     }
     p = value(n.field, p + n.len);
     if (object_skipped_) [[unlikely]] {
@@ -157,7 +170,6 @@ const char* Parser::parse_object(const char* p, ObjectShapes& shapes, const char
       shapes.tally(false);
       return p + 1;
     }
-    node = c;
   }
   // Member by member from where the layouts part (at the '{', or just after a value), noting
   // this object's literals to learn its layout.
@@ -177,7 +189,13 @@ const char* Parser::parse_object(const char* p, ObjectShapes& shapes, const char
   const char* after = members_from(p, node != ObjectShapes::kRoot, what, [&](std::string_view key, const char* v) {
     const uint8_t field = field_of(key);
     note(v, field);
+    const_code_ = -1;
     lit = value(field, v);
+    // A constant value (its reader said which) is noted, to join the literals around it.
+    if (const_code_ >= 0 && n > 0 && steps[n - 1].to == static_cast<uint32_t>(v - start) && const_end_ - start < (1 << 20)) {
+      steps[n - 1].code = const_code_;
+      steps[n - 1].value_end = static_cast<uint32_t>(const_end_ - start);
+    }
     return lit;
   });
   if (object_skipped_) {
@@ -201,7 +219,17 @@ const char* Parser::parse_event(const char* p) {
   if (*p != '{') unexpected(p, "an event object '{'");
   PendingEvent ev;
   p = parse_object(p, event_shapes_, "an event", event_field,
-                   [&](uint8_t field, const char* v) { return event_value(field, v, ev); });
+                   [&](uint8_t field, const char* v) { return event_value(field, v, ev); },
+                   [&](uint8_t field, uint8_t code) {
+                     // What event_value made of the constant that the literal holds.
+                     if (field == kEvCat) {
+                       ev.cat = static_cast<Category>(code);
+                       return false;
+                     }
+                     ev.ph = static_cast<Phase>(code);
+                     ev.has_ph = true;
+                     return is_flow(ev.ph) && !opt_.keep_flows;
+                   });
   commit(ev, p);
   return p;
 }
@@ -214,6 +242,8 @@ inline const char* Parser::event_value(uint8_t field, const char* v, PendingEven
       v = read_short_string(v, s);
       ev.ph = phase_of(s);
       ev.has_ph = true;
+      const_code_ = static_cast<int16_t>(ev.ph);
+      const_end_ = v;
       if (is_flow(ev.ph) && !opt_.keep_flows) {
         // Only counted: nothing after "ph" is read (Kineto writes it first). A quarter of the
         // parse went to these events' members (docs/BENCHMARKS.md, session 10).
@@ -234,6 +264,8 @@ inline const char* Parser::event_value(uint8_t field, const char* v, PendingEven
       if (*v != '"') return skip_value(v);
       v = read_short_string(v, s);
       ev.cat = category_of(s);
+      const_code_ = static_cast<int16_t>(ev.cat);
+      const_end_ = v;
       return v;
     case kEvPid: return read_id(v, ev.pid);
     case kEvTid: return read_id(v, ev.tid);
@@ -253,7 +285,8 @@ inline const char* Parser::event_value(uint8_t field, const char* v, PendingEven
 const char* Parser::parse_event_args(const char* p, PendingEvent& ev) {
   ++depth_;
   p = parse_object(p, args_shapes_[static_cast<size_t>(ev.cat)], "event args", arg_field,
-                   [&](uint8_t field, const char* v) { return arg_value(field, v, ev); });
+                   [&](uint8_t field, const char* v) { return arg_value(field, v, ev); },
+                   [](uint8_t, uint8_t) { return false; });  // args have no constants
   --depth_;
   return p;
 }

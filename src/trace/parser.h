@@ -276,8 +276,11 @@ class Parser {
   const char* arg_value(uint8_t field, const char* v, PendingEvent& ev);
   // An object ('{' at p) along the layouts in `shapes`, then member by member where they part
   // (object_shapes.h); field_of(key) names a member's field, value(field, p) reads its value.
-  template <class FieldOf, class Value>
-  const char* parse_object(const char* p, ObjectShapes& shapes, const char* what, FieldOf field_of, Value&& value);
+  // preset(field, code) applies a constant that a learnt literal holds (what value() made of
+  // it) and says whether the rest of the object is to be skipped.
+  template <class FieldOf, class Value, class Preset>
+  const char* parse_object(const char* p, ObjectShapes& shapes, const char* what, FieldOf field_of, Value&& value,
+                           Preset&& preset);
   void commit(PendingEvent& ev, const char* p);
   Category category_of(std::string_view cat);
   const char* parse_top_value(const char* p, std::string_view key);
@@ -310,6 +313,10 @@ class Parser {
   // Set by a value reader that skipped the rest of its object up to the '}' (a flow event
   // that is only counted); parse_object then ends the object there.
   bool object_skipped_ = false;
+  // Set by a value reader whose value is one of a few constants ("ph", "cat"): what it made of
+  // it and where its text ends, so that parse_object can learn it into the layout's literal.
+  int16_t const_code_ = -1;
+  const char* const_end_ = nullptr;
 
   EventStore store_;
   bool bare_ = false, saw_trace_events_ = false, saw_2021_cats_ = false;
