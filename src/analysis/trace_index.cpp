@@ -115,7 +115,9 @@ TraceIndex::TraceIndex(const trace::EventStore& store) : s(store) {
   for (uint32_t id = 0; id < s.strings.size(); ++id) name_flags[id] = classify_name(s.strings.view(id));
 
   // The list each row goes to (or none), counted first so every list is allocated once at its
-  // size: growing by doubling would copy the lists and touch twice their memory.
+  // size: growing by doubling would copy the lists and touch twice their memory. The list is
+  // looked up in a table by (category, complete or not) and written without a branch: rows of
+  // every kind interleave, so a branch per row would be mispredicted half of the time.
   const bool bare = s.meta.format == trace::TraceFormat::BareArray;
   std::vector<uint32_t>* const lists[] = {&kernels, &memcpys, &memsets, &runtime, &host_ops, &python, &memory, &cuda_sync};
   enum : uint8_t { kK, kMc, kMs, kRt, kHost, kPy, kMem, kSync, kNone };
@@ -137,12 +139,28 @@ TraceIndex::TraceIndex(const trace::EventStore& store) : s(store) {
       default: return kNone;
     }
   };
+  uint8_t table[256][2];  // [category][phase is Complete]
+  for (int c = 0; c < 256; ++c)
+    for (int x = 0; x < 2; ++x)
+      table[c][x] = list_of(static_cast<Category>(c), x ? Phase::Complete : Phase::Instant);
   const size_t n = s.size();
+  const Category* cat = s.cat.data();
+  const Phase* ph = s.ph.data();
+  auto list_at = [&](size_t i) { return table[static_cast<uint8_t>(cat[i])][ph[i] == Phase::Complete]; };
   size_t count[kNone + 1] = {};
-  for (size_t i = 0; i < n; ++i) ++count[list_of(s.cat[i], s.ph[i])];
-  for (int l = 0; l < kNone; ++l) lists[l]->reserve(count[l]);
-  for (uint32_t i = 0; i < n; ++i)
-    if (const uint8_t l = list_of(s.cat[i], s.ph[i]); l != kNone) lists[l]->push_back(i);
+  for (size_t i = 0; i < n; ++i) ++count[list_at(i)];
+  uint32_t* out[kNone + 1];
+  uint32_t sink = 0;  // rows of no list are written here, again and again
+  for (int l = 0; l < kNone; ++l) {
+    lists[l]->resize(count[l]);
+    out[l] = lists[l]->data();
+  }
+  out[kNone] = &sink;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint8_t l = list_at(i);
+    *out[l] = i;
+    out[l] += l != kNone;
+  }
   {
     // The host ops are the longest list: sorted on a second thread on large traces.
     std::thread host;
