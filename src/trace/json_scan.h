@@ -53,6 +53,18 @@ inline uint64_t load8(const char* p) {
   std::memcpy(&v, p, 8);
   return v;
 }
+// 1-7 bytes (n > 0) as one word, without reading past them: two overlapping 4-byte loads, or
+// the first, middle and last bytes. Two ranges of one length are equal iff their words are.
+inline uint64_t load_short(const char* p, size_t n) {
+  if (n >= 4) {
+    uint32_t lo, hi;
+    std::memcpy(&lo, p, 4);
+    std::memcpy(&hi, p + n - 4, 4);
+    return lo | (static_cast<uint64_t>(hi) << 32);
+  }
+  auto byte = [&](size_t i) { return static_cast<uint64_t>(static_cast<unsigned char>(p[i])); };
+  return (byte(0) << 16) | (byte(n >> 1) << 8) | byte(n - 1);
+}
 // Nonzero bits in the bytes of v that are not ASCII digits (a byte's +6 may carry into the next
 // one only past a non-digit, so the first non-digit byte is always right).
 inline uint64_t non_digits(uint64_t v) {

@@ -13,17 +13,7 @@ namespace ts::trace {
 
 inline bool same_bytes(const char* a, const char* b, size_t n) {
   using detail::load8;
-  if (n < 8) {
-    if (n >= 4) {
-      uint32_t x0, y0, x1, y1;
-      std::memcpy(&x0, a, 4), std::memcpy(&y0, b, 4);
-      std::memcpy(&x1, a + n - 4, 4), std::memcpy(&y1, b + n - 4, 4);
-      return ((x0 ^ y0) | (x1 ^ y1)) == 0;
-    }
-    for (size_t i = 0; i < n; ++i)
-      if (a[i] != b[i]) return false;
-    return true;
-  }
+  if (n < 8) return n == 0 || detail::load_short(a, n) == detail::load_short(b, n);
   uint64_t diff = 0;
   size_t i = 0;
   for (; i + 8 < n; i += 8) diff |= load8(a + i) ^ load8(b + i);

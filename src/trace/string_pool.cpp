@@ -10,18 +10,7 @@ namespace ts::trace {
 namespace {
 
 using detail::load8;
-
-// 1-7 bytes as one word: two overlapping 4-byte loads, or the first, middle and last bytes.
-inline uint64_t load_short(const char* p, size_t n) {
-  if (n >= 4) {
-    uint32_t lo, hi;
-    std::memcpy(&lo, p, 4);
-    std::memcpy(&hi, p + n - 4, 4);
-    return lo | (static_cast<uint64_t>(hi) << 32);
-  }
-  auto byte = [&](size_t i) { return static_cast<uint64_t>(static_cast<unsigned char>(p[i])); };
-  return (byte(0) << 16) | (byte(n >> 1) << 8) | byte(n - 1);
-}
+using detail::load_short;
 
 // A fast 64-bit hash over 8-byte words (multiply-xorshift mixing); quality is ample for a
 // table whose keys come from one trace, and it runs at several bytes per cycle.
