@@ -126,12 +126,7 @@ inline uint32_t parse_eight_digits(uint64_t v) {
   return q;
 }
 
-// The first '}' outside strings at or after p, 64 bytes at a time, where nothing before it
-// needs the byte-by-byte skip: returns nullptr at a '{', '[' or ']' outside strings, at a
-// backslash or a NUL anywhere, or when fewer than 64 bytes are left before `end`. Strings are
-// then plain quote pairs, so the bytes inside them are those after an odd number of quotes
-// (a running XOR of the quote bits). For the rest of an object that is skipped whole (a flow
-// event after its "ph"), it gives the '}' that the bracket-matching skip would reach.
+// Bit i set where an odd number of bits at or below i are set in x (a running XOR).
 inline uint64_t prefix_xor(uint64_t x) {
   x ^= x << 1;
   x ^= x << 2;
@@ -141,6 +136,12 @@ inline uint64_t prefix_xor(uint64_t x) {
   x ^= x << 32;
   return x;
 }
+// The first '}' outside strings at or after p, 64 bytes at a time, where nothing before it
+// needs the byte-by-byte skip: returns nullptr at a '{', '[' or ']' outside strings, at a
+// backslash or a NUL anywhere, or when fewer than 64 bytes are left before `end`. Strings are
+// then plain quote pairs, so the bytes inside them are those after an odd number of quotes
+// (a running XOR of the quote bits). For the rest of an object that is skipped whole (a flow
+// event after its "ph"), it gives the '}' that the bracket-matching skip would reach.
 inline const char* find_plain_close(const char* p, const char* end) {
 #if defined(__SSE2__)
   uint64_t inside = 0;  // all ones when the previous block ended inside a string

@@ -198,16 +198,10 @@ const char* Parser::parse_object(const char* p, ObjectShapes& shapes, const char
     }
     return lit;
   });
-  if (object_skipped_) {
-    // The layout up to the value that skipped the rest is still worth learning.
-    object_skipped_ = false;
-    if (layouts) {
-      shapes.tally(true);
-      if (learnable) shapes.learn(node, start, steps, n);
-    }
-    return after;
-  }
-  note(after, ObjectShapes::kClose);
+  // An object whose rest a value skipped has no closing literal; the layout up to that value is
+  // still worth learning.
+  if (!object_skipped_) note(after, ObjectShapes::kClose);
+  object_skipped_ = false;
   if (layouts) {
     shapes.tally(true);
     if (learnable) shapes.learn(node, start, steps, n);

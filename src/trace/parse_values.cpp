@@ -120,10 +120,8 @@ const char* Parser::skip_value(const char* p) {
   char c = *p;
   if (c == '"') return skip_string(p);
   if (c == '{' || c == '[') {
-    if (depth_ >= kMaxDepth) fail(p, "nesting shallower than " + std::to_string(kMaxDepth) + " levels");
     char stack[kMaxDepth];
-    stack[0] = c == '{' ? '}' : ']';
-    return skip_nested(p + 1, stack, 1);
+    return skip_nested(p, stack, 0);  // opens the container at p itself
   }
   if (is_number_start(c)) {
     const char* q = number_end(p);

@@ -197,8 +197,8 @@ class Parser {
   [[gnu::noinline]] const char* decode_string(const char* p, std::string_view& out);
   const char* skip_string(const char* p) const;
   const char* skip_value(const char* p);
-  // Inside `depth` open containers (their closing brackets in stack[0, depth)): just after the
-  // outermost one's close.
+  // Inside `depth` open containers (their closing brackets in stack[0, depth)), or at a
+  // container's opening bracket with depth 0: just after the outermost one's close.
   const char* skip_nested(const char* p, char* stack, int depth);
   // From just after a member's value to the '}' closing its object (at it, not past it).
   const char* skip_rest_of_object(const char* p);
