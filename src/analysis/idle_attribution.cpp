@@ -54,6 +54,7 @@
 #include <array>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include "analysis/passes.h"
 
@@ -159,12 +160,15 @@ struct Timeline {
   std::vector<int32_t> parent;   // index into rows, -1 at the top
   std::vector<int64_t> end;      // clamped to the parent's end
   std::vector<uint16_t> own;     // OwnFlag
+  // first_after's last answer: gaps come in time order, so the next search starts near it.
+  mutable size_t hint = 0;
 };
 
 class Attributor {
  public:
   Attributor(const TraceIndex& idx, const StepSummary& steps, IdleAttribution& out)
-      : idx_(idx), s_(idx.s), steps_(steps), out_(out), rt_class_(s_.strings.size(), kRtUnknown) {}
+      : idx_(idx), s_(idx.s), steps_(steps), out_(out), rt_class_(s_.strings.size(), kRtUnknown),
+        traits_(s_.strings.size(), 0) {}
 
   void run();
 
@@ -186,6 +190,31 @@ class Attributor {
     }
   };
 
+  // What an event's name says of it, looked up once per name (not per event) while the
+  // timelines are built: their string tests ran on every host event of a launching thread.
+  enum Trait : uint8_t {
+    kAtenName = 1 << 0,      // aten::*
+    kSyncOpName = 1 << 1,    // is_sync_op
+    kOptimizerName = 1 << 2, // Optimizer.step# / Optimizer.zero_grad#
+    kModuleName = 1 << 3,    // nn.Module: *
+    kUserFrame = 1 << 4,     // a Python frame outside torch (and not a built-in)
+    kCompileName = 1 << 5,   // is_compile_frame
+    kTraitsKnown = 1 << 7,
+  };
+  uint8_t traits(uint32_t name_id) {
+    uint8_t& t = traits_[name_id];
+    if (!(t & kTraitsKnown)) {
+      const std::string_view n = s_.strings.view(name_id);
+      t = kTraitsKnown;
+      if (n.starts_with("aten::")) t |= kAtenName;
+      if (is_sync_op(n)) t |= kSyncOpName;
+      if (n.starts_with("Optimizer.step#") || n.starts_with("Optimizer.zero_grad#")) t |= kOptimizerName;
+      if (n.starts_with("nn.Module: ")) t |= kModuleName;
+      if (n.find("torch/") == std::string_view::npos && !n.starts_with("<built-in")) t |= kUserFrame;
+      if (is_compile_frame(n)) t |= kCompileName;
+    }
+    return t;
+  }
   RtClass rt_class(uint32_t row) {
     RtClass& c = rt_class_[s_.name[row]];
     if (c == kRtUnknown) c = classify_runtime(s_.name_of(row));
@@ -215,6 +244,7 @@ class Attributor {
   const StepSummary& steps_;
   IdleAttribution& out_;
   std::vector<RtClass> rt_class_;
+  std::vector<uint8_t> traits_;  // Trait, by string id
   std::unordered_map<ThreadKey, Timeline, ThreadKeyHash> timelines_;
   std::unordered_map<EntryKey, uint32_t, EntryKeyHash> entry_index_;
   std::vector<int64_t> entry_last_gap_;
@@ -329,32 +359,34 @@ Timeline Attributor::build(const ThreadKey& t) {
     tl.end[i] = stack.empty() ? std::max(s_.end_ns(r), s_.ts_ns[r]) : std::min(s_.end_ns(r), tl.end[stack.back()]);
     uint16_t f = 0;
     const Category c = s_.cat[r];
-    std::string_view name = s_.name_of(r);
-    if (c == Category::CpuOp && idx_.flag(r, kProfilerStep)) {
+    const uint32_t name = s_.name[r];
+    const uint8_t tr = traits(name);
+    const uint16_t nf = idx_.name_flags[name];
+    if (c == Category::CpuOp && (nf & kProfilerStep)) {
       // 2021 traces record the step as an operator: it is neither an op nor an annotation here.
     } else if (c == Category::CpuOp) {
       f |= kOwnOp;
-      if (name.starts_with("aten::")) f |= kOwnAten;
-      if (std::binary_search(slow_first.begin(), slow_first.end(), r)) f |= kOwnSetup;
-      if (is_sync_op(name)) f |= kOwnSync;
+      if (tr & kAtenName) f |= kOwnAten;
+      if (long_name[name] && std::binary_search(slow_first.begin(), slow_first.end(), r)) f |= kOwnSetup;
+      if (tr & kSyncOpName) f |= kOwnSync;
     } else if (c == Category::UserAnnotation) {
-      if (!idx_.flag(r, kProfilerStep)) f |= kOwnAnnotation;
+      if (!(nf & kProfilerStep)) f |= kOwnAnnotation;
     } else if (c == Category::PythonFunction) {
-      if (name.starts_with("nn.Module: ")) {
+      if (tr & kModuleName) {
         f |= kOwnAnnotation;
       } else {
         f |= kOwnAnyFrame;
-        if (name.find("torch/") == std::string_view::npos && !name.starts_with("<built-in")) f |= kOwnFrame;
-        if (is_compile_frame(name)) f |= kOwnSetup;
+        if (tr & kUserFrame) f |= kOwnFrame;
+        if (tr & kCompileName) f |= kOwnSetup;
       }
     } else {  // runtime / driver
       const RtClass rc = rt_class(r);
       if (rc == kRtModule || (rc == kRtLaunch && s_.dur_ns[r] >= kLazyLaunchNs)) f |= kOwnSetup;
       if (rc == kRtSync || (rc == kRtCopyAsync && pageable_launch_[r])) f |= kOwnSync;
     }
-    if (idx_.flag(r, kDataLoader)) f |= kOwnData;
-    if (name.starts_with("Optimizer.step#") || name.starts_with("Optimizer.zero_grad#")) f |= kOwnOptimizer;
-    if (idx_.flag(r, kCommOp)) f |= kOwnComm;
+    if (nf & kDataLoader) f |= kOwnData;
+    if (tr & kOptimizerName) f |= kOwnOptimizer;
+    if (nf & kCommOp) f |= kOwnComm;
     tl.own[i] = f;
     stack.push_back(static_cast<int32_t>(i));
   }
@@ -449,9 +481,27 @@ void Attributor::emit(int64_t begin, int64_t end, uint32_t entry) {
 }
 
 size_t Attributor::first_after(const Timeline& tl, int64_t t) const {
-  return static_cast<size_t>(std::upper_bound(tl.rows.begin(), tl.rows.end(), t,
-                                              [&](int64_t v, uint32_t r) { return v < s_.ts_ns[r]; }) -
-                             tl.rows.begin());
+  // Galloping from the last answer: a few nearby loads, where a binary search over a long
+  // timeline made ~20 scattered ones (200 k gaps, several searches each, in a large trace).
+  const size_t n = tl.rows.size();
+  auto start = [&](size_t k) { return s_.ts_ns[tl.rows[k]]; };
+  const size_t h = std::min(tl.hint, n);
+  size_t lo, hi;  // the answer lies in [lo, hi]
+  if (h == 0 || start(h - 1) <= t) {
+    lo = h;
+    size_t step = 1;
+    while (lo + step - 1 < n && start(lo + step - 1) <= t) lo += std::exchange(step, step * 2);
+    hi = std::min(n, lo + step - 1);
+  } else {
+    hi = h - 1;
+    size_t step = 1;
+    while (hi >= step && start(hi - step) > t) hi -= std::exchange(step, step * 2);
+    lo = hi >= step ? hi - step + 1 : 0;
+  }
+  tl.hint = static_cast<size_t>(std::upper_bound(tl.rows.begin() + lo, tl.rows.begin() + hi, t,
+                                                 [&](int64_t v, uint32_t r) { return v < s_.ts_ns[r]; }) -
+                                tl.rows.begin());
+  return tl.hint;
 }
 
 int32_t Attributor::deepest_at(const Timeline& tl, int64_t t, size_t next) const {
@@ -531,8 +581,14 @@ void Attributor::run() {
   // with runtime calls in the window). The first stands in for events with no known launch.
   {
     std::unordered_map<ThreadKey, int64_t, ThreadKeyHash> launches;
+    ThreadKey last{INT64_MIN, INT64_MIN};
+    int64_t* last_count = nullptr;  // runs of one launching thread skip the hash (node-based map)
     for (uint32_t g : gpu)
-      if (uint32_t rt = idx_.launcher(g); rt != kNoRow) ++launches[{s_.pid[rt], s_.tid[rt]}];
+      if (uint32_t rt = idx_.launcher(g); rt != kNoRow) {
+        const ThreadKey k{s_.pid[rt], s_.tid[rt]};
+        if (!last_count || k != last) last_count = &launches[k], last = k;
+        ++*last_count;
+      }
     if (launches.empty())
       for (uint32_t r : idx_.runtime)
         if (idx_.in_window(r)) ++launches[{s_.pid[r], s_.tid[r]}];

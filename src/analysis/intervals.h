@@ -32,6 +32,11 @@ int64_t length(const Intervals& merged);
 // a ∩ b, a \ b (both merged). Linear.
 Intervals intersect(const Intervals& a, const Intervals& b);
 Intervals subtract(const Intervals& a, const Intervals& b);
+// a \ b into `out` (whose memory is reused), adding the length of a ∩ b inside each of `bins`
+// (disjoint, sorted by begin) to per_bin: lengths_per_bin(intersect(a, b), bins) without the
+// intersection's list. All merged. Linear.
+void subtract_counting(const Intervals& a, const Intervals& b, const Intervals& bins, std::vector<int64_t>& per_bin,
+                       Intervals& out);
 // Covered length of a merged list inside [begin, end). O(log n + k).
 int64_t length_within(const Intervals& merged, int64_t begin, int64_t end);
 // Covered length inside each of several disjoint bins sorted by begin. Linear in both.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace ts::analysis {
 namespace {
 
@@ -43,6 +45,41 @@ TEST(Intervals, LengthWithinAndPerBin) {
   EXPECT_EQ(per[0], 15);
   EXPECT_EQ(per[1], 10);
   EXPECT_EQ(per[2], 5);
+}
+
+// subtract_counting is subtract() plus lengths_per_bin(intersect()) in one pass: checked
+// against those two on random merged lists, with bins that pieces straddle.
+TEST(Intervals, SubtractCountingMatchesSubtractAndIntersect) {
+  std::mt19937 rng(7);
+  auto random_merged = [&](int n, int64_t span) {
+    Intervals v;
+    for (int i = 0; i < n; ++i) {
+      const int64_t b = static_cast<int64_t>(rng() % span);
+      v.push_back({b, b + 1 + static_cast<int64_t>(rng() % (span / 8 + 1))});
+    }
+    merge(v);
+    return v;
+  };
+  Intervals rest{{99, 99}};  // stale content: the call must clear it
+  for (int round = 0; round < 2000; ++round) {
+    const int64_t span = 50 + rng() % 2000;
+    const Intervals a = random_merged(1 + rng() % 12, span), b = random_merged(rng() % 12, span);
+    Intervals bins = random_merged(1 + rng() % 6, span);
+    std::vector<int64_t> per(bins.size(), 0);
+    subtract_counting(a, b, bins, per, rest);
+    const Intervals want = subtract(a, b);
+    ASSERT_EQ(rest.size(), want.size()) << "round " << round;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(rest[i].begin, want[i].begin);
+      EXPECT_EQ(rest[i].end, want[i].end);
+    }
+    EXPECT_EQ(per, lengths_per_bin(intersect(a, b), bins)) << "round " << round;
+  }
+  // Counts add to what per_bin already holds (one vector per role, filled role by role).
+  std::vector<int64_t> per{5};
+  subtract_counting({{0, 10}}, {{2, 4}}, {{0, 10}}, per, rest);
+  EXPECT_EQ(per[0], 7);
+  EXPECT_EQ(length(rest), 8);
 }
 
 }  // namespace
