@@ -30,46 +30,75 @@ Breakdown& Breakdown::operator+=(const Breakdown& o) {
   return *this;
 }
 
+namespace {
+
+// The union of a time-sorted row list's intervals, for the rows `keep` takes, yielded in order
+// (subtract_counting_from's generator) and never stored: merged lists of every runtime call or
+// operator were tens of MB of fresh memory on a large trace. Intervals that touch join, as in
+// add_merged.
+template <class Keep>
+auto row_union(const trace::EventStore& s, const std::vector<uint32_t>& rows, Keep keep) {
+  return [&s, &rows, keep, i = size_t{0}](Interval& out) mutable {
+    auto usable = [&](uint32_t r) { return keep(r) && s.dur_ns[r] > 0; };
+    while (i < rows.size() && !usable(rows[i])) ++i;
+    if (i == rows.size()) return false;
+    out = {s.ts_ns[rows[i]], s.end_ns(rows[i])};
+    for (++i; i < rows.size(); ++i) {
+      const uint32_t r = rows[i];
+      if (!usable(r)) continue;
+      if (s.ts_ns[r] > out.end) break;
+      out.end = std::max(out.end, s.end_ns(r));
+    }
+    return true;
+  };
+}
+
+}  // namespace
+
 void analyse_breakdown(const TraceIndex& idx, StepSummary& steps) {
   if (steps.steps.empty()) return;
   const auto& s = idx.s;
   enum { K, MC, MS, COMM, RT, DL, CPU, N_ROLES };
-  Intervals role[N_ROLES];
-  // Every list is sorted by start, so a role fed by one list is merged as it grows;
-  // communication has two sources (kernels, host annotations), merged together after.
-  Intervals comm_ops;
-  auto add = [&](Intervals& v, uint32_t row) { add_merged(v, s.ts_ns[row], s.end_ns(row)); };
-  for (uint32_t r : idx.kernels) add(role[idx.flag(r, kCommKernel) ? COMM : K], r);
-  for (uint32_t r : idx.memcpys) add(role[MC], r);
-  for (uint32_t r : idx.memsets) add(role[MS], r);
-  for (uint32_t r : idx.runtime) add(role[RT], r);
-  for (uint32_t r : idx.host_ops) {
+  // A host op's role by its name (ProfilerStep# itself has none).
+  auto host_role = [&](uint32_t r) {
     const uint16_t f = idx.name_flags[s.name[r]];
-    if (f & kProfilerStep) continue;
-    if (f & kDataLoader) add(role[DL], r);
-    else if (f & kCommOp) add(comm_ops, r);
-    else add(role[CPU], r);
+    return (f & kProfilerStep) ? -1 : (f & kDataLoader) ? DL : (f & kCommOp) ? COMM : CPU;
+  };
+  // Communication has two sources (kernels, host annotations) and data loading is needed twice:
+  // those two are stored, merged.
+  Intervals comm, data;
+  for (uint32_t r : idx.kernels)
+    if (idx.flag(r, kCommKernel)) add_merged(comm, s.ts_ns[r], s.end_ns(r));
+  for (uint32_t r : idx.host_ops) {
+    const int role = host_role(r);
+    if (role == COMM) comm.push_back({s.ts_ns[r], s.end_ns(r)});
+    else if (role == DL) add_merged(data, s.ts_ns[r], s.end_ns(r));
   }
-  role[COMM].insert(role[COMM].end(), comm_ops.begin(), comm_ops.end());
+  merge(comm);
 
   const Intervals bins = step_intervals(steps);
   Intervals slots = merged(bins);
-  merge(role[DL]);
-  steps.dataloader_host_ns = length(intersect(slots, role[DL]));
+  steps.dataloader_host_ns = length(intersect(slots, data));
   int64_t* fields[N_ROLES + 1];
   std::vector<std::vector<int64_t>> per_role(N_ROLES + 1, std::vector<int64_t>(bins.size(), 0));
   // Each role takes what it covers of the time still unclaimed. One pass per role counts that
-  // per step and leaves the rest, into a buffer reused from role to role: on a large trace the
-  // lists of what each role took and left were tens of MB of fresh memory.
+  // per step and leaves the rest, into a buffer reused from role to role.
   Intervals rest;
-  for (int r = 0; r < N_ROLES; ++r) {
-    merge(role[r]);
-    subtract_counting(slots, role[r], bins, per_role[r], rest);
+  auto take = [&](int role, auto next) {
+    subtract_counting_from(slots, next, bins, per_role[role], rest);
     slots.swap(rest);
-    role[r] = {};
-  }
+  };
+  auto stored = [](const Intervals& v) {
+    return [&v, k = size_t{0}](Interval& iv) mutable { return k < v.size() ? (iv = v[k++], true) : false; };
+  };
+  take(K, row_union(s, idx.kernels, [&](uint32_t r) { return !idx.flag(r, kCommKernel); }));
+  take(MC, row_union(s, idx.memcpys, [](uint32_t) { return true; }));
+  take(MS, row_union(s, idx.memsets, [](uint32_t) { return true; }));
+  take(COMM, stored(comm));
+  take(RT, row_union(s, idx.runtime, [](uint32_t) { return true; }));
+  take(DL, stored(data));
+  take(CPU, row_union(s, idx.host_ops, [&](uint32_t r) { return host_role(r) == CPU; }));
   per_role[N_ROLES] = lengths_per_bin(slots, bins);
-
   steps.total = Breakdown{};
   for (size_t i = 0; i < steps.steps.size(); ++i) {
     Breakdown& b = steps.steps[i].breakdown;

@@ -63,26 +63,9 @@ Intervals subtract(const Intervals& a, const Intervals& b) {
 
 void subtract_counting(const Intervals& a, const Intervals& b, const Intervals& bins, std::vector<int64_t>& per_bin,
                        Intervals& out) {
-  out.clear();
-  size_t j = 0, bin = 0;
-  // The covered pieces come in increasing order, so the first bin they can reach only moves on.
-  auto count = [&](int64_t lo, int64_t hi) {
-    while (bin < bins.size() && bins[bin].end <= lo) ++bin;
-    for (size_t k = bin; k < bins.size() && bins[k].begin < hi; ++k)
-      per_bin[k] += std::min(hi, bins[k].end) - std::max(lo, bins[k].begin);
-  };
-  for (const Interval& iv : a) {
-    int64_t cur = iv.begin;
-    while (j < b.size() && b[j].end <= cur) ++j;
-    for (size_t k = j; k < b.size() && b[k].begin < iv.end; ++k) {
-      if (b[k].begin > cur) out.push_back({cur, b[k].begin});
-      const int64_t lo = std::max(cur, b[k].begin), hi = std::min(b[k].end, iv.end);
-      if (lo < hi) count(lo, hi);
-      cur = std::max(cur, b[k].end);
-      if (cur >= iv.end) break;
-    }
-    if (cur < iv.end) out.push_back({cur, iv.end});
-  }
+  size_t k = 0;
+  subtract_counting_from(
+      a, [&](Interval& iv) { return k < b.size() ? (iv = b[k++], true) : false; }, bins, per_bin, out);
 }
 
 int64_t length_within(const Intervals& m, int64_t begin, int64_t end) {

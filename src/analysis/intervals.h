@@ -2,6 +2,7 @@
 // Half-open time intervals [begin, end) in ns, and the set operations the analyses need.
 // A "merged" list is sorted by begin with no two intervals touching or overlapping;
 // every function taking merged lists also returns one.
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -37,6 +38,34 @@ Intervals subtract(const Intervals& a, const Intervals& b);
 // intersection's list. All merged. Linear.
 void subtract_counting(const Intervals& a, const Intervals& b, const Intervals& bins, std::vector<int64_t>& per_bin,
                        Intervals& out);
+// The same with b given as a generator, `bool next_b(Interval&)`, yielding a merged list in
+// order: b need not be stored (a long row list's union, made as it is consumed).
+template <class NextB>
+void subtract_counting_from(const Intervals& a, NextB&& next_b, const Intervals& bins,
+                            std::vector<int64_t>& per_bin, Intervals& out) {
+  out.clear();
+  size_t bin = 0;
+  // The covered pieces come in increasing order, so the first bin they can reach only moves on.
+  auto count = [&](int64_t lo, int64_t hi) {
+    while (bin < bins.size() && bins[bin].end <= lo) ++bin;
+    for (size_t k = bin; k < bins.size() && bins[k].begin < hi; ++k)
+      per_bin[k] += std::min(hi, bins[k].end) - std::max(lo, bins[k].begin);
+  };
+  Interval b{};
+  bool have_b = next_b(b);
+  for (const Interval& iv : a) {
+    int64_t cur = iv.begin;
+    while (cur < iv.end) {
+      while (have_b && b.end <= cur) have_b = next_b(b);
+      if (!have_b || b.begin >= iv.end) break;
+      if (b.begin > cur) out.push_back({cur, b.begin});
+      const int64_t lo = std::max(cur, b.begin), hi = std::min(b.end, iv.end);
+      count(lo, hi);
+      cur = hi;
+    }
+    if (cur < iv.end) out.push_back({cur, iv.end});
+  }
+}
 // Covered length of a merged list inside [begin, end). O(log n + k).
 int64_t length_within(const Intervals& merged, int64_t begin, int64_t end);
 // Covered length inside each of several disjoint bins sorted by begin. Linear in both.
