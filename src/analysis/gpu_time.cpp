@@ -41,29 +41,32 @@ GpuTime analyse_gpu_time(const TraceIndex& idx, StepSummary& steps) {
   if (gpu.empty()) return out;
   out.present = true;
 
-  Intervals all, compute, kernels;
+  // The unions are measured as they grow (gpu is sorted by start), not stored: on a large trace
+  // each held one interval per idle gap, megabytes of fresh memory.
+  const Intervals bins = step_intervals(steps);
+  UnionMeter all(bins), compute, kernels(merged(bins));
   std::vector<int> devices;
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (uint32_t r : gpu) {
     const Interval iv{s.ts_ns[r], s.end_ns(r)};
-    add_merged(all, iv.begin, iv.end);  // gpu is sorted by start: the lists stay merged
+    all.add(iv.begin, iv.end);
     first = std::min(first, iv.begin);
     last = std::max(last, iv.end);
     if (s.cat[r] == trace::Category::Kernel) {
-      add_merged(kernels, iv.begin, iv.end);
-      if (!idx.flag(r, kCommKernel)) add_merged(compute, iv.begin, iv.end);
+      kernels.add(iv.begin, iv.end);
+      if (!idx.flag(r, kCommKernel)) compute.add(iv.begin, iv.end);
     }
     int d = device_of(s, r);
     if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
   }
-  merge(all);
-  merge(compute);
-  merge(kernels);
+  all.finish();
+  compute.finish();
+  kernels.finish();
   out.devices = static_cast<int>(devices.size());
   out.span_ns = last - first;
-  out.busy_ns = length(all);
+  out.busy_ns = all.total;
   out.idle_ns = out.span_ns - out.busy_ns;
-  out.compute_ns = length(compute);
+  out.compute_ns = compute.total;
   out.non_compute_ns = out.busy_ns - out.compute_ns;
   if (out.span_ns > 0) {
     out.idle_pct = 100.0 * out.idle_ns / out.span_ns;
@@ -90,13 +93,13 @@ GpuTime analyse_gpu_time(const TraceIndex& idx, StepSummary& steps) {
     max_end = std::max(max_end, s.end_ns(gpu[i]));
   }
 
-  const Intervals bins = step_intervals(steps);
   const int64_t step_time = steps.total_ns;
   if (step_time > 0) {
-    out.utilization_pct = 100.0 * length(intersect(merged(bins), kernels)) / step_time;
+    int64_t in_steps = 0;  // |steps ∩ kernels|: the merged steps are disjoint bins
+    for (int64_t v : kernels.per_bin) in_steps += v;
+    out.utilization_pct = 100.0 * in_steps / step_time;
   }
-  const std::vector<int64_t> busy = lengths_per_bin(all, bins);
-  for (size_t i = 0; i < steps.steps.size(); ++i) steps.steps[i].gpu_busy_ns = busy[i];
+  for (size_t i = 0; i < steps.steps.size(); ++i) steps.steps[i].gpu_busy_ns = all.per_bin[i];
 
   // TensorBoard's estimates from the kernels' launch geometry.
   double sm_weighted = 0, occ_weighted = 0, occ_time = 0;

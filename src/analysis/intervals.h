@@ -49,7 +49,7 @@ void subtract_counting_from(const Intervals& a, NextB&& next_b, const Intervals&
   auto count = [&](int64_t lo, int64_t hi) {
     while (bin < bins.size() && bins[bin].end <= lo) ++bin;
     for (size_t k = bin; k < bins.size() && bins[k].begin < hi; ++k)
-      per_bin[k] += std::min(hi, bins[k].end) - std::max(lo, bins[k].begin);
+      per_bin[k] += std::max<int64_t>(0, std::min(hi, bins[k].end) - std::max(lo, bins[k].begin));
   };
   Interval b{};
   bool have_b = next_b(b);
@@ -66,6 +66,43 @@ void subtract_counting_from(const Intervals& a, NextB&& next_b, const Intervals&
     if (cur < iv.end) out.push_back({cur, iv.end});
   }
 }
+// The union of intervals given in order of begin, measured as it grows and never stored: its
+// total length and its length inside each of `bins` (disjoint, sorted by begin). Intervals that
+// touch join, as in add_merged.
+class UnionMeter {
+ public:
+  explicit UnionMeter(Intervals bins = {}) : bins_(std::move(bins)), per_bin(bins_.size(), 0) {}
+  void add(int64_t begin, int64_t end) {
+    if (end <= begin) return;
+    if (open_ && begin <= cur_.end) {
+      cur_.end = std::max(cur_.end, end);
+      return;
+    }
+    flush();
+    cur_ = {begin, end};
+    open_ = true;
+  }
+  // Once, after the last add.
+  void finish() { flush(); }
+
+ private:
+  void flush() {
+    if (!open_) return;
+    open_ = false;
+    total += cur_.end - cur_.begin;
+    while (bin_ < bins_.size() && bins_[bin_].end <= cur_.begin) ++bin_;
+    for (size_t k = bin_; k < bins_.size() && bins_[k].begin < cur_.end; ++k)  // bins may overlap
+      per_bin[k] += std::max<int64_t>(0, std::min(cur_.end, bins_[k].end) - std::max(cur_.begin, bins_[k].begin));
+  }
+  Intervals bins_;
+  Interval cur_{};
+  bool open_ = false;
+  size_t bin_ = 0;
+
+ public:
+  int64_t total = 0;
+  std::vector<int64_t> per_bin;
+};
 // Covered length of a merged list inside [begin, end). O(log n + k).
 int64_t length_within(const Intervals& merged, int64_t begin, int64_t end);
 // Covered length inside each of several disjoint bins sorted by begin. Linear in both.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 namespace ts::analysis {
@@ -49,7 +50,7 @@ TEST(Intervals, LengthWithinAndPerBin) {
 
 // subtract_counting is subtract() plus lengths_per_bin(intersect()) in one pass: checked
 // against those two on random merged lists, with bins that pieces straddle.
-TEST(Intervals, SubtractCountingMatchesSubtractAndIntersect) {
+TEST(Intervals, SubtractCountingAndUnionMeterMatchTheStoredLists) {
   std::mt19937 rng(7);
   auto random_merged = [&](int n, int64_t span) {
     Intervals v;
@@ -64,7 +65,15 @@ TEST(Intervals, SubtractCountingMatchesSubtractAndIntersect) {
   for (int round = 0; round < 2000; ++round) {
     const int64_t span = 50 + rng() % 2000;
     const Intervals a = random_merged(1 + rng() % 12, span), b = random_merged(rng() % 12, span);
+    // Bins sorted by begin; every other round they overlap (steps that overlap in odd traces).
     Intervals bins = random_merged(1 + rng() % 6, span);
+    if (round % 2) {
+      for (int k = 0; k < 3; ++k) {
+        const int64_t b = static_cast<int64_t>(rng() % span);
+        bins.push_back({b, b + 1 + static_cast<int64_t>(rng() % span)});
+      }
+      std::sort(bins.begin(), bins.end(), [](const Interval& x, const Interval& y) { return x.begin < y.begin; });
+    }
     std::vector<int64_t> per(bins.size(), 0);
     subtract_counting(a, b, bins, per, rest);
     const Intervals want = subtract(a, b);
@@ -74,6 +83,23 @@ TEST(Intervals, SubtractCountingMatchesSubtractAndIntersect) {
       EXPECT_EQ(rest[i].end, want[i].end);
     }
     EXPECT_EQ(per, lengths_per_bin(intersect(a, b), bins)) << "round " << round;
+  }
+  // UnionMeter: the union of intervals added in order of begin, measured without being stored.
+  for (int round = 0; round < 500; ++round) {
+    const int64_t span = 50 + rng() % 2000;
+    Intervals raw;
+    for (int i = 0, n = rng() % 20; i < n; ++i) {
+      const int64_t b = static_cast<int64_t>(rng() % span);
+      raw.push_back({b, b + static_cast<int64_t>(rng() % (span / 6 + 1))});  // some empty
+    }
+    std::sort(raw.begin(), raw.end(), [](const Interval& x, const Interval& y) { return x.begin < y.begin; });
+    Intervals bins = random_merged(1 + rng() % 6, span);
+    UnionMeter meter(bins);
+    for (const Interval& iv : raw) meter.add(iv.begin, iv.end);
+    meter.finish();
+    const Intervals u = merged(raw);
+    EXPECT_EQ(meter.total, length(u)) << "round " << round;
+    EXPECT_EQ(meter.per_bin, lengths_per_bin(u, bins)) << "round " << round;
   }
   // Counts add to what per_bin already holds (one vector per role, filled role by role).
   std::vector<int64_t> per{5};
