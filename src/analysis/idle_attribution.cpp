@@ -51,7 +51,6 @@
 // torch (else the innermost one). Buckets beyond kMaxEntries (other than each cause's largest)
 // fold into one per cause.
 #include <algorithm>
-#include <array>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -202,8 +201,12 @@ class Attributor {
     kTraitsKnown = 1 << 7,
   };
   uint8_t traits(uint32_t name_id) {
+    const uint8_t t = traits_[name_id];
+    return (t & kTraitsKnown) ? t : learn_traits(name_id);
+  }
+  [[gnu::noinline]] uint8_t learn_traits(uint32_t name_id) {
     uint8_t& t = traits_[name_id];
-    if (!(t & kTraitsKnown)) {
+    {
       const std::string_view n = s_.strings.view(name_id);
       t = kTraitsKnown;
       if (n.starts_with("aten::")) t |= kAtenName;
@@ -216,9 +219,11 @@ class Attributor {
     return t;
   }
   RtClass rt_class(uint32_t row) {
-    RtClass& c = rt_class_[s_.name[row]];
-    if (c == kRtUnknown) c = classify_runtime(s_.name_of(row));
-    return c;
+    const RtClass c = rt_class_[s_.name[row]];
+    return c != kRtUnknown ? c : learn_rt_class(row);
+  }
+  [[gnu::noinline]] RtClass learn_rt_class(uint32_t row) {
+    return rt_class_[s_.name[row]] = classify_runtime(s_.name_of(row));
   }
   const Timeline& timeline(const ThreadKey& t);
   Timeline build(const ThreadKey& t);
@@ -246,38 +251,49 @@ class Attributor {
   std::vector<RtClass> rt_class_;
   std::vector<uint8_t> traits_;  // Trait, by string id
   std::unordered_map<ThreadKey, Timeline, ThreadKeyHash> timelines_;
+  ThreadKey last_timeline_key_{};
+  const Timeline* last_timeline_ = nullptr;
   std::unordered_map<EntryKey, uint32_t, EntryKeyHash> entry_index_;
   std::vector<int64_t> entry_last_gap_;
   std::vector<uint8_t> pageable_launch_;  // by row: runtime call whose GPU copy is pageable
   std::vector<ThreadKey> launching_;      // threads that launch GPU work, most launches first
   bool bucketed_ = false;
-  std::vector<std::array<std::vector<uint32_t>, 3>> buckets_;  // by launching_ index: host ops, python, runtime
+  std::vector<std::vector<uint32_t>> buckets_;  // by launching_ index: its host events in start order
   ThreadKey first_thread_{};              // the thread the current sweep started on
   int64_t gap_no_ = 0;
 };
 
 // Every launching thread's host events (cpu_op/annotation, python, runtime; lasting, overlapping
-// the window), one pass over each list: scanning the lists once per thread would cost threads x
-// events. Each bucket keeps its list's start order.
+// the window) in start order, in one pass: the three start-sorted lists are walked together, so
+// each thread's rows come out merged. Scanning the lists once per thread would cost threads x
+// events; bucketing them per list and merging after held each row twice more.
 void Attributor::bucket_threads() {
   bucketed_ = true;
   std::unordered_map<ThreadKey, uint32_t, ThreadKeyHash> slot;
   for (uint32_t i = 0; i < launching_.size(); ++i) slot.emplace(launching_[i], i);
   buckets_.assign(launching_.size(), {});
   const std::vector<uint32_t>* lists[3] = {&idx_.host_ops, &idx_.python, &idx_.runtime};
-  for (int l = 0; l < 3; ++l) {
-    ThreadKey last{INT64_MIN, INT64_MIN};
-    int64_t last_slot = -1;
-    for (uint32_t r : *lists[l]) {
-      if (s_.dur_ns[r] <= 0 || s_.end_ns(r) <= idx_.window_begin || s_.ts_ns[r] >= idx_.window_end) continue;
-      const ThreadKey k{s_.pid[r], s_.tid[r]};
-      if (k != last) {
-        auto it = slot.find(k);
-        last = k;
-        last_slot = it == slot.end() ? int64_t{-1} : int64_t{it->second};
-      }
-      if (last_slot >= 0) buckets_[last_slot][l].push_back(r);
+  size_t pos[3] = {0, 0, 0};
+  int64_t head[3];  // start of each list's next row, INT64_MAX once it is used up
+  auto load = [&](int l) {
+    head[l] = pos[l] < lists[l]->size() ? s_.ts_ns[(*lists[l])[pos[l]]] : INT64_MAX;
+  };
+  for (int l = 0; l < 3; ++l) load(l);
+  ThreadKey last{INT64_MIN, INT64_MIN};
+  int64_t last_slot = -1;
+  for (;;) {
+    const int l = head[0] <= head[1] ? (head[0] <= head[2] ? 0 : 2) : (head[1] <= head[2] ? 1 : 2);
+    if (head[l] == INT64_MAX) break;
+    const uint32_t r = (*lists[l])[pos[l]++];
+    load(l);
+    if (s_.dur_ns[r] <= 0 || s_.end_ns(r) <= idx_.window_begin || s_.ts_ns[r] >= idx_.window_end) continue;
+    const ThreadKey k{s_.pid[r], s_.tid[r]};
+    if (k != last) {
+      auto it = slot.find(k);
+      last = k;
+      last_slot = it == slot.end() ? int64_t{-1} : int64_t{it->second};
     }
+    if (last_slot >= 0) buckets_[last_slot].push_back(r);
   }
 }
 
@@ -285,9 +301,9 @@ Timeline Attributor::build(const ThreadKey& t) {
   Timeline tl;
   if (!bucketed_) bucket_threads();
   // run() asks only for launching threads (the launcher of a gap's GPU event, or launching_[k]).
-  std::vector<uint32_t> lists[3];
+  std::vector<uint32_t> rows;
   if (auto it = std::find(launching_.begin(), launching_.end(), t); it != launching_.end())
-    for (int l = 0; l < 3; ++l) lists[l] = std::move(buckets_[it - launching_.begin()][l]);
+    rows = std::move(buckets_[it - launching_.begin()]);
   // Parents first: by start, then longer first; a runtime call sorts inside an op that starts
   // at the same instant with the same length.
   auto kind_rank = [&](uint32_t r) {
@@ -304,15 +320,8 @@ Timeline Attributor::build(const ThreadKey& t) {
     if (kind_rank(a) != kind_rank(b)) return kind_rank(a) < kind_rank(b);
     return a < b;  // file order: identical intervals nest as written
   };
-  // The lists are each in start order: merge them by start, then order each run of equal
-  // starts fully (the same result as sorting everything, in linear time for distinct starts).
-  auto by_start = [&](uint32_t a, uint32_t b) { return s_.ts_ns[a] < s_.ts_ns[b]; };
-  std::vector<uint32_t> two(lists[0].size() + lists[1].size());
-  std::merge(lists[0].begin(), lists[0].end(), lists[1].begin(), lists[1].end(), two.begin(), by_start);
-  std::vector<uint32_t> rows(two.size() + lists[2].size());
-  std::merge(two.begin(), two.end(), lists[2].begin(), lists[2].end(), rows.begin(), by_start);
-  two = {};
-  for (auto& l : lists) l = {};
+  // The rows are in start order: order each run of equal starts fully (the same result as
+  // sorting everything, in linear time for distinct starts).
   for (size_t i = 0; i < rows.size();) {
     size_t j = i + 1;
     while (j < rows.size() && s_.ts_ns[rows[j]] == s_.ts_ns[rows[i]]) ++j;
@@ -430,8 +439,12 @@ void Attributor::classify(Node& n) {
 }
 
 const Timeline& Attributor::timeline(const ThreadKey& t) {
+  // Runs of gaps share a launching thread: the last one's timeline skips the hash.
+  if (last_timeline_ && t == last_timeline_key_) return *last_timeline_;
   auto it = timelines_.find(t);
   if (it == timelines_.end()) it = timelines_.emplace(t, build(t)).first;
+  last_timeline_key_ = t;
+  last_timeline_ = &it->second;  // stable: a node-based map
   return it->second;
 }
 
@@ -596,6 +609,16 @@ void Attributor::run() {
     for (const auto& [k, n] : launches) order.push_back({-n, k});
     std::sort(order.begin(), order.end());
     for (const auto& [n, k] : order) launching_.push_back(k);
+  }
+  // Pieces: about one per gap or a few (their list grew by doubling, touching twice its memory).
+  {
+    size_t gaps = 0;
+    int64_t end = INT64_MIN;
+    for (uint32_t g : gpu) {
+      gaps += end != INT64_MIN && s_.ts_ns[g] > end;
+      end = std::max(end, s_.end_ns(g));
+    }
+    out_.pieces.reserve(2 * gaps + 16);
   }
   // Stream Wait Events per GPU stream, by start.
   std::unordered_map<ThreadKey, std::vector<int64_t>, ThreadKeyHash> stream_waits;
