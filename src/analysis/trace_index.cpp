@@ -109,6 +109,8 @@ void sort_by_start(std::vector<uint32_t>& rows, const std::vector<int64_t>& ts) 
 
 // Shorter lists sort faster than a thread starts.
 constexpr size_t kParallelSortMin = 200'000;
+// Below this many rows the lists are dealt on one thread.
+constexpr size_t kParallelDealMin = 400'000;
 
 TraceIndex::TraceIndex(const trace::EventStore& store) : s(store) {
   name_flags.resize(s.strings.size());
@@ -120,7 +122,7 @@ TraceIndex::TraceIndex(const trace::EventStore& store) : s(store) {
   // every kind interleave, so a branch per row would be mispredicted half of the time.
   const bool bare = s.meta.format == trace::TraceFormat::BareArray;
   std::vector<uint32_t>* const lists[] = {&kernels, &memcpys, &memsets, &runtime, &host_ops, &python, &memory, &cuda_sync};
-  enum : uint8_t { kK, kMc, kMs, kRt, kHost, kPy, kMem, kSync, kNone };
+  enum : uint8_t { kK, kMc, kMs, kRt, kHost, kPy, kMem, kSync, kNone, kLists = kNone + 1 };
   auto list_of = [bare](Category c, Phase p) -> uint8_t {
     if (c == Category::Memory) return kMem;
     if (p != Phase::Complete) return kNone;
@@ -147,20 +149,40 @@ TraceIndex::TraceIndex(const trace::EventStore& store) : s(store) {
   const Category* cat = s.cat.data();
   const Phase* ph = s.ph.data();
   auto list_at = [&](size_t i) { return table[static_cast<uint8_t>(cat[i])][ph[i] == Phase::Complete]; };
-  size_t count[kNone + 1] = {};
-  for (size_t i = 0; i < n; ++i) ++count[list_at(i)];
-  uint32_t* out[kNone + 1];
-  uint32_t sink = 0;  // rows of no list are written here, again and again
+  // Rows are counted and dealt in halves, the second on another thread on large traces: this
+  // part runs before anything else can start.
+  const bool two = n >= kParallelDealMin && std::thread::hardware_concurrency() > 1;
+  const size_t half = two ? n / 2 : n;
+  size_t count[2][kLists] = {};
+  auto count_rows = [&](int h, size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) ++count[h][list_at(i)];
+  };
+  uint32_t* out[2][kLists];
+  uint32_t sink[2] = {0, 0};  // rows of no list are written here, again and again
+  auto deal_rows = [&](int h, size_t from, size_t to) {
+    uint32_t* o[kLists];
+    std::copy(std::begin(out[h]), std::end(out[h]), o);
+    for (size_t i = from; i < to; ++i) {
+      const uint8_t l = list_at(i);
+      *o[l] = static_cast<uint32_t>(i);
+      o[l] += l != kNone;
+    }
+  };
+  auto in_halves = [&](auto work) {
+    std::thread second;
+    if (two) second = std::thread([&] { work(1, half, n); });
+    work(0, 0, half);
+    if (second.joinable()) second.join();
+  };
+  in_halves(count_rows);
   for (int l = 0; l < kNone; ++l) {
-    lists[l]->resize(count[l]);
-    out[l] = lists[l]->data();
+    lists[l]->resize(count[0][l] + count[1][l]);
+    out[0][l] = lists[l]->data();
+    out[1][l] = lists[l]->data() + count[0][l];
   }
-  out[kNone] = &sink;
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint8_t l = list_at(i);
-    *out[l] = i;
-    out[l] += l != kNone;
-  }
+  out[0][kNone] = &sink[0];
+  out[1][kNone] = &sink[1];
+  in_halves(deal_rows);
   {
     // The host ops are the longest list: sorted on a second thread on large traces.
     std::thread host;
@@ -168,50 +190,39 @@ TraceIndex::TraceIndex(const trace::EventStore& store) : s(store) {
       host = std::thread([this] { sort_by_start(host_ops, s.ts_ns); });
     for (auto* v : lists)
       if (v != &host_ops || !host.joinable()) sort_by_start(*v, s.ts_ns);
-    if (host.joinable()) host.join();
-  }
-  // Correlation ids count up per process, so they are dense: a table indexed by id - min is
-  // smaller and faster than a hash map or a sort. Sparse ids fall back to a sorted vector. Either
-  // way the first call in time order wins (`runtime` is in time order).
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
-  size_t with_corr = 0;
-  for (uint32_t r : runtime)
-    if (const int64_t c = s.correlation[r]; c != trace::kNone) lo = std::min(lo, c), hi = std::max(hi, c), ++with_corr;
-  // (The span in unsigned arithmetic: ids at both ends of int64 must not overflow it.)
-  if (with_corr > 0 && static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) < 4 * with_corr + 1024) {
-    corr_min_ = lo;
-    corr_dense_.assign(static_cast<size_t>(hi - lo) + 1, kNoRow);
+    // Correlation ids count up per process, so they are dense: a table indexed by id - min is
+    // smaller and faster than a hash map or a sort. Sparse ids fall back to a sorted vector.
+    // Either way the first call in time order wins (`runtime` is in time order).
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    size_t with_corr = 0;
     for (uint32_t r : runtime)
-      if (const int64_t c = s.correlation[r]; c != trace::kNone && corr_dense_[c - lo] == kNoRow) corr_dense_[c - lo] = r;
-  } else if (with_corr > 0) {
-    std::vector<std::pair<int64_t, uint32_t>> by_corr;  // (id, position in runtime)
-    by_corr.reserve(with_corr);
-    for (uint32_t i = 0; i < runtime.size(); ++i)
-      if (s.correlation[runtime[i]] != trace::kNone) by_corr.push_back({s.correlation[runtime[i]], i});
-    std::sort(by_corr.begin(), by_corr.end());
-    corr_runtime_.reserve(by_corr.size());
-    for (const auto& [corr, i] : by_corr)
-      if (corr_runtime_.empty() || corr_runtime_.back().first != corr) corr_runtime_.push_back({corr, runtime[i]});
-  }
-  gpu.reserve(kernels.size() + memcpys.size() + memsets.size());
-  gpu.insert(gpu.end(), kernels.begin(), kernels.end());
-  gpu.insert(gpu.end(), memcpys.begin(), memcpys.end());
-  gpu.insert(gpu.end(), memsets.begin(), memsets.end());
-  sort_by_start(gpu, s.ts_ns);
-  // Launcher of every GPU event, looked up once here instead of in each analysis.
-  launcher_.assign(s.size(), kNoRow);
-  for (uint32_t g : gpu) {
-    const int64_t c = s.correlation[g];
-    if (c == trace::kNone) continue;
-    launcher_[g] = runtime_of_corr(c);
+      if (const int64_t c = s.correlation[r]; c != trace::kNone) lo = std::min(lo, c), hi = std::max(hi, c), ++with_corr;
+    // (The span in unsigned arithmetic: ids at both ends of int64 must not overflow it.)
+    if (with_corr > 0 && static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) < 4 * with_corr + 1024) {
+      corr_min_ = lo;
+      corr_dense_.assign(static_cast<size_t>(hi - lo) + 1, kNoRow);
+      for (uint32_t r : runtime)
+        if (const int64_t c = s.correlation[r]; c != trace::kNone && corr_dense_[c - lo] == kNoRow) corr_dense_[c - lo] = r;
+    } else if (with_corr > 0) {
+      std::vector<std::pair<int64_t, uint32_t>> by_corr;  // (id, position in runtime)
+      by_corr.reserve(with_corr);
+      for (uint32_t i = 0; i < runtime.size(); ++i)
+        if (s.correlation[runtime[i]] != trace::kNone) by_corr.push_back({s.correlation[runtime[i]], i});
+      std::sort(by_corr.begin(), by_corr.end());
+      corr_runtime_.reserve(by_corr.size());
+      for (const auto& [corr, i] : by_corr)
+        if (corr_runtime_.empty() || corr_runtime_.back().first != corr) corr_runtime_.push_back({corr, runtime[i]});
+    }
+    gpu.reserve(kernels.size() + memcpys.size() + memsets.size());
+    gpu.insert(gpu.end(), kernels.begin(), kernels.end());
+    gpu.insert(gpu.end(), memcpys.begin(), memcpys.end());
+    gpu.insert(gpu.end(), memsets.begin(), memsets.end());
+    sort_by_start(gpu, s.ts_ns);
+    if (host.joinable()) host.join();
   }
 }
 
-uint32_t TraceIndex::runtime_of_corr(int64_t corr) const {
-  if (!corr_dense_.empty()) {
-    const uint64_t at = static_cast<uint64_t>(corr) - static_cast<uint64_t>(corr_min_);
-    return at < corr_dense_.size() ? corr_dense_[at] : kNoRow;
-  }
+uint32_t TraceIndex::runtime_of_sparse_corr(int64_t corr) const {
   auto it = std::lower_bound(corr_runtime_.begin(), corr_runtime_.end(), std::pair<int64_t, uint32_t>{corr, 0});
   return it != corr_runtime_.end() && it->first == corr ? it->second : kNoRow;
 }

@@ -42,9 +42,19 @@ struct TraceIndex {
 
   bool flag(uint32_t row, NameFlag f) const { return (name_flags[s.name[row]] & f) != 0; }
   // The first runtime/driver call (in time order) with correlation id `corr`, or kNoRow.
-  uint32_t runtime_of_corr(int64_t corr) const;
-  // Runtime/driver row that launched GPU row `row`, or kNoRow.
-  uint32_t launcher(uint32_t row) const { return launcher_[row]; }
+  uint32_t runtime_of_corr(int64_t corr) const {
+    if (!corr_dense_.empty()) {
+      const uint64_t at = static_cast<uint64_t>(corr) - static_cast<uint64_t>(corr_min_);
+      return at < corr_dense_.size() ? corr_dense_[at] : kNoRow;
+    }
+    return runtime_of_sparse_corr(corr);
+  }
+  // Runtime/driver row that launched GPU row `row` (kernel, memcpy, memset), or kNoRow. Looked
+  // up by its correlation id on each call: a table by row would be fresh memory for every row.
+  uint32_t launcher(uint32_t row) const {
+    const int64_t c = s.correlation[row];
+    return c == trace::kNone ? kNoRow : runtime_of_corr(c);
+  }
   bool in_window(uint32_t row) const {
     return s.ts_ns[row] >= window_begin && s.ts_ns[row] < window_end;
   }
@@ -52,7 +62,7 @@ struct TraceIndex {
   std::vector<uint32_t> windowed(const std::vector<uint32_t>& list) const;
 
  private:
-  std::vector<uint32_t> launcher_;  // by row; kNoRow for non-GPU rows
+  uint32_t runtime_of_sparse_corr(int64_t corr) const;
   // Runtime row by correlation id: dense table from corr_min_, else sorted (id, row) pairs.
   int64_t corr_min_ = 0;
   std::vector<uint32_t> corr_dense_;
