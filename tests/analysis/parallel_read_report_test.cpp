@@ -2,7 +2,7 @@
 // change a single byte of what `analyze --json` prints: every fixture and a large trace made of
 // many copies of a real one, read serially and on several threads with small chunks (every
 // split path), analysed, diagnosed and rendered, give identical JSON reports. The same holds
-// for analyse() on one thread and on two (AnalyseOptions::threads: the GPU passes beside the rest).
+// for analyse() on one thread and on two (AnalyseOptions::threads: the passes shared between them).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -18,7 +18,7 @@ namespace {
 
 std::string fixture(const std::string& name) { return std::string(TS_TEST_DATA) + "/" + name; }
 
-// analyse_threads: 1 serial, 2 the GPU passes on a second thread, 0 as analyze picks.
+// analyse_threads: 1 serial, 2 the passes on two threads, 0 as analyze picks.
 std::string report_of(const std::string& path, const trace::ReadOptions& ro, int analyse_threads = 1) {
   trace::EventStore store = trace::read_trace(path, ro);
   AnalyseOptions opt;
