@@ -56,17 +56,23 @@ TEST(TraceIndex, SortByStartMergesRunsAndSortsShuffledLists) {
   std::mt19937 rng(7);
   std::vector<int64_t> ts(20000);
   for (auto& t : ts) t = static_cast<int64_t>(rng() % 5000);  // many equal starts: ties by row
-  // A few long ascending runs (Kineto's per-thread order), one row list in file order.
-  std::vector<uint32_t> rows(ts.size());
-  for (uint32_t i = 0; i < rows.size(); ++i) rows[i] = i;
-  for (size_t run = 0; run < 5; ++run) {
-    auto begin = rows.begin() + run * 4000;
-    std::sort(begin, begin + 4000, [&](uint32_t a, uint32_t b) { return ts[a] != ts[b] ? ts[a] < ts[b] : a < b; });
+  // Ascending runs (Kineto's per-thread order, per buffer flush), one row list in file order:
+  // from a few long runs to hundreds of uneven ones (the merge of their heads).
+  std::vector<uint32_t> got;
+  for (size_t runs : {2, 5, 40, 331, 2400}) {
+    SCOPED_TRACE(runs);
+    std::vector<uint32_t> rows(ts.size());
+    for (uint32_t i = 0; i < rows.size(); ++i) rows[i] = i;
+    std::vector<size_t> cuts{0, rows.size()};
+    while (cuts.size() < runs + 1) cuts.push_back(1 + rng() % (rows.size() - 1));
+    std::sort(cuts.begin(), cuts.end());
+    for (size_t r = 0; r + 1 < cuts.size(); ++r)
+      std::sort(rows.begin() + cuts[r], rows.begin() + cuts[r + 1],
+                [&](uint32_t a, uint32_t b) { return ts[a] != ts[b] ? ts[a] < ts[b] : a < b; });
+    got = rows;
+    sort_by_start(got, ts);
+    EXPECT_EQ(got, reference_order(rows, ts));
   }
-  std::vector<uint32_t> want = reference_order(rows, ts);
-  std::vector<uint32_t> got = rows;
-  sort_by_start(got, ts);
-  EXPECT_EQ(got, want);
   // A row list out of file order, in many short runs (the key-sort path).
   std::vector<uint32_t> shuffled(ts.size());
   for (uint32_t i = 0; i < shuffled.size(); ++i) shuffled[i] = i;
