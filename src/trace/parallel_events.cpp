@@ -65,8 +65,8 @@ class ChunkedEvents {
   ChunkedEvents(Parser& main, SpanSource& spans, uint64_t first, int threads)
       : main_(main), spans_(spans), first_(first), k0_(first / spans.chunk_bytes()), threads_(threads),
         next_claim_(k0_), expect_events_((spans.chunk_bytes() + spans.overlap()) / 128 + 1024) {
-    // The merging thread waits for chunk k or for a chunk to parse meanwhile: a chunk the
-    // inflater makes ready wakes it (a 2 ms poll left one core idle while chunks waited).
+    // The merging thread waits for chunk k or for a chunk to parse meanwhile: a chunk another
+    // thread inflates wakes it (a 2 ms poll left one core idle while chunks waited).
     spans_.set_ready_hook([this] {
       std::lock_guard<std::mutex> lock(mu_);
       cv_.notify_all();
@@ -214,6 +214,11 @@ class ChunkedEvents {
         complete(c, std::move(o), end);
         continue;
       }
+      // Nothing to parse: inflate ahead rather than wait (without our lock: its hook takes it).
+      lk.unlock();
+      const bool made = spans_.produce_ahead();
+      lk.lock();
+      if (made) continue;
       cv_.wait_for(lk, std::chrono::milliseconds(2));
     }
   }
@@ -248,8 +253,8 @@ class ChunkedEvents {
     free_.push_back(std::move(s));
   }
 
-  // Ends the workers: `cancel` also stops the inflater (the reader is giving up), otherwise
-  // it runs on to the end of the JSON, which the parse after the array still reads.
+  // Ends the workers: `cancel` also ends every wait for inflated data (the reader is giving up);
+  // otherwise the parse after the array reads on to the end of the JSON.
   void stop(bool cancel) {
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -93,13 +93,9 @@ class InflatingSpans final : public SpanSource {
       : SpanSource(chunk, overlap),
         gz_(gz),
         ahead_(static_cast<uint64_t>(std::max(ahead, 2))),
-        pool_(std::make_shared<BufferPool>(static_cast<size_t>(chunk + overlap) + kBack + kProbe + kZeroPad)) {
-    thread_ = std::thread([this] { produce(); });
-  }
-  ~InflatingSpans() override {
-    cancel();
-    thread_.join();
-  }
+        pool_(std::make_shared<BufferPool>(static_cast<size_t>(chunk + overlap) + kBack + kProbe + kZeroPad)) {}
+  // Every thread that inflated did so inside a call of this source, and those have returned.
+  ~InflatingSpans() override { cancel(); }
   void cancel() override {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -119,9 +115,6 @@ class InflatingSpans final : public SpanSource {
     size_t got = 0;
     bool eof = false;
     uint64_t at = offset;
-    // The producer stays `ahead` buffers ahead of the release point; let it go as far as this needs.
-    want_ = std::max(want_, (offset + min_bytes) / chunk_bytes());
-    cv_.notify_all();
     while (got < min_bytes) {
       b = wait_buffer(lk, at);
       if (!b) break;
@@ -145,22 +138,24 @@ class InflatingSpans final : public SpanSource {
 
   std::optional<Span> chunk(uint64_t k) override {
     std::unique_lock<std::mutex> lk(mu_);
-    // Chunks are claimed at most a few beyond the one being merged; when those were skipped
-    // (no element start in reach) the release point lags, and the producer must still go on.
-    if (k > want_) {
-      want_ = k;
-      cv_.notify_all();
-    }
-    cv_.wait(lk, [&] { return stop_ || produced_ > k || ended_; });
+    // Made on demand: buffers are made as far as a claimed chunk needs, whatever was released.
+    ensure(lk, k);
     if (stop_ || produced_ <= k) return std::nullopt;
     if (k < first_) return Span{};  // released: the parse is already past it
     const std::shared_ptr<Buffer>& b = bufs_[k - first_];
     if (k * chunk_bytes() >= b->base + b->len && b->last) return std::nullopt;  // nothing of its own
     return Span{b->mem.get(), b->len, b->base, b->last, b};
   }
+  // Ready also when no thread is inflating: the caller then inflates it at once, on its own.
   bool chunk_ready(uint64_t k) override {
     std::lock_guard<std::mutex> lock(mu_);
-    return stop_ || produced_ > k || ended_;
+    return stop_ || produced_ > k || ended_ || !producing_;
+  }
+  bool produce_ahead() override {
+    std::unique_lock<std::mutex> lk(mu_);
+    if (stop_ || ended_ || producing_ || produced_ >= first_ + ahead_) return false;
+    produce_one(lk);
+    return true;
   }
   void set_ready_hook(std::function<void()> hook) override {
     std::lock_guard<std::mutex> lock(hook_mu_);
@@ -183,11 +178,11 @@ class InflatingSpans final : public SpanSource {
 
  private:
   // The buffer holding `offset` (its chunk's, or the last one when the JSON ends in that
-  // one's overlap), waiting for the inflater; null when the JSON ended before `offset`.
-  // Throws the inflater's error when it stopped before `offset`.
+  // one's overlap), inflated here or by the thread inflating; null when the JSON ended before
+  // `offset`. Throws the inflate error when the data stopped before `offset`.
   std::shared_ptr<Buffer> wait_buffer(std::unique_lock<std::mutex>& lk, uint64_t offset) {
     const uint64_t k = offset / chunk_bytes();
-    cv_.wait(lk, [&] { return stop_ || produced_ > k || ended_; });
+    ensure(lk, k);
     if (produced_ > k && k >= first_) return bufs_[k - first_];
     // The JSON ended in the overlap of an earlier buffer: with an overlap longer than a chunk
     // that buffer may lie several chunks before `offset`'s own, which was then never made.
@@ -201,69 +196,68 @@ class InflatingSpans final : public SpanSource {
   }
   Span at_end(uint64_t offset) const { return Span{kZeros, 0, offset, true, nullptr}; }
 
-  void produce() {
+  // Buffers up to k's: inflated on this thread, one after the other, while no other thread is
+  // inflating (one gzip stream inflates in order); waits while one is. Returns when buffer k is
+  // made, the data ended, or the source was cancelled. There is no inflating thread of its own:
+  // with one beside the parse threads, three threads shared two cores and the parse threads
+  // often waited on it with a core idle; now a thread that needs the next buffer makes it.
+  void ensure(std::unique_lock<std::mutex>& lk, uint64_t k) {
+    while (!(stop_ || produced_ > k || ended_)) {
+      if (producing_) cv_.wait(lk);
+      else produce_one(lk);
+    }
+  }
+
+  // Inflates buffer produced_ with mu_ released (no other thread inflates meanwhile), then
+  // publishes it, or what was inflated before an error and then the error.
+  void produce_one(std::unique_lock<std::mutex>& lk) {
+    producing_ = true;
+    const uint64_t k = produced_;
+    lk.unlock();
     const uint64_t c = chunk_bytes();
-    std::shared_ptr<Buffer> prev;
+    std::shared_ptr<Buffer> b;
+    bool eof = false;
+    std::exception_ptr error;
     try {
-      for (uint64_t k = 0;; ++k) {
-        {
-          std::unique_lock<std::mutex> lk(mu_);
-          cv_.wait(lk, [&] { return stop_ || k < first_ + ahead_ || k <= want_; });
-          if (stop_) return;
+      b = std::make_shared<Buffer>();
+      b->base = chunk_low(k, c);
+      const size_t cap = static_cast<size_t>((k + 1) * c + overlap() + kProbe - b->base);
+      b->mem = pool_->take();  // cap + kZeroPad <= the pool's block (chunk_low is at most kBack back)
+      b->pool = pool_;
+      if (prev_) {  // the overlap: bytes the previous buffer already holds
+        const uint64_t prev_end = prev_->base + prev_->len;
+        if (prev_end > b->base) {
+          b->len = static_cast<size_t>(prev_end - b->base);
+          std::memcpy(b->mem.get(), prev_->mem.get() + (b->base - prev_->base), b->len);
         }
-        auto b = std::make_shared<Buffer>();
-        b->base = chunk_low(k, c);
-        const size_t cap = static_cast<size_t>((k + 1) * c + overlap() + kProbe - b->base);
-        b->mem = pool_->take();  // cap + kZeroPad <= the pool's block (chunk_low is at most kBack back)
-        b->pool = pool_;
-        if (prev) {  // the overlap: bytes the previous buffer already holds
-          uint64_t prev_end = prev->base + prev->len;
-          if (prev_end > b->base) {
-            b->len = static_cast<size_t>(prev_end - b->base);
-            std::memcpy(b->mem.get(), prev->mem.get() + (b->base - prev->base), b->len);
-          }
+      }
+      while (b->len < cap) {
+        size_t n = read_some(b->mem.get() + b->len, cap - b->len);
+        raw_consumed_.store(gz_.raw_consumed(), std::memory_order_relaxed);
+        if (n == 0) {
+          eof = true;
+          break;
         }
-        bool eof = false;
-        try {
-          while (b->len < cap) {
-            size_t n = read_some(b->mem.get() + b->len, cap - b->len);
-            raw_consumed_.store(gz_.raw_consumed(), std::memory_order_relaxed);
-            if (n == 0) {
-              eof = true;
-              break;
-            }
-            b->len += n;
-          }
-        } catch (...) {
-          // Publish what was inflated (a parse error in it comes first), then the error.
-          std::memset(b->mem.get() + b->len, 0, kZeroPad);
-          std::lock_guard<std::mutex> lock(mu_);
-          bufs_.push_back(b);
-          produced_ = k + 1;
-          throw;
-        }
-        std::memset(b->mem.get() + b->len, 0, kZeroPad);
-        b->last = eof;
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          bufs_.push_back(b);
-          produced_ = k + 1;
-          if (eof) ended_ = true;
-          cv_.notify_all();
-        }
-        ready();
-        if (eof) return;
-        prev = std::move(b);
+        b->len += n;
       }
     } catch (...) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        error_ = std::current_exception();
-        ended_ = true;
-        cv_.notify_all();
-      }
-      ready();
+      error = std::current_exception();  // a parse error in what was inflated comes first
     }
+    if (b && b->mem) std::memset(b->mem.get() + b->len, 0, kZeroPad);
+    lk.lock();
+    if (b && b->mem) {
+      b->last = eof;
+      bufs_.push_back(b);
+      produced_ = k + 1;
+      prev_ = b;
+    }
+    if (eof || error) ended_ = true;
+    if (error) error_ = error;
+    producing_ = false;
+    cv_.notify_all();
+    lk.unlock();
+    ready();
+    lk.lock();
   }
   // The hook is called under its own mutex, never under mu_: the parallel reader holds its lock
   // while it asks chunk_ready(), and the hook takes that lock.
@@ -272,7 +266,7 @@ class InflatingSpans final : public SpanSource {
     if (hook_) hook_();
   }
 
-  // Reads of less than kStage go through a staging buffer: the inflater is asked for large
+  // Reads of less than kStage go through a staging buffer: ISA-L is asked for large
   // pieces only, as the serial reader asks it (many tiny reads lost bytes in testing).
   size_t read_some(char* dst, size_t n) {
     if (stage_pos_ == stage_len_) {
@@ -297,13 +291,14 @@ class InflatingSpans final : public SpanSource {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Buffer>> bufs_;  // buffers first_, first_ + 1, ...
-  uint64_t first_ = 0, produced_ = 0, want_ = 0;
+  uint64_t first_ = 0, produced_ = 0;
   bool ended_ = false, stop_ = false;
   std::exception_ptr error_;
+  bool producing_ = false;       // a thread is inflating the next buffer (mu_ released)
+  std::shared_ptr<Buffer> prev_;  // the last buffer made (its overlap starts the next one)
   std::atomic<uint64_t> raw_consumed_{0};
   std::mutex hook_mu_;
   std::function<void()> hook_;
-  std::thread thread_;
 };
 
 }  // namespace

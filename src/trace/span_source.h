@@ -5,9 +5,10 @@
 // The text is cut every `chunk` bytes. Chunk k is a span of [k*chunk - kBack, (k+1)*chunk +
 // overlap + kProbe): its own bytes, a few before (to look back from a cut) and `overlap` after
 // (to finish the event that crosses the next cut, and to find where the next chunk starts).
-// A mapped file serves views of the mapping; a .json.gz is inflated on a thread of its own into
-// one buffer per chunk (the overlap copied from the previous buffer), at most `ahead` buffers
-// ahead of what the parser has released, so memory stays bounded whatever the trace's size.
+// A mapped file serves views of the mapping; a .json.gz is inflated into one buffer per chunk
+// (the overlap copied from the previous buffer) by whichever parse thread needs the next buffer
+// first, one thread at a time, and ahead of need by a thread that would otherwise wait, at most
+// `ahead` buffers past what the parser has released: memory stays bounded whatever the size.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -37,19 +38,25 @@ class SpanSource {
   virtual ~SpanSource() = default;
   uint64_t chunk_bytes() const { return chunk_; }
   uint64_t overlap() const { return overlap_; }
-  // Bytes from `offset`: at least `min_bytes` unless the JSON ends first (then eof). Waits for
-  // the inflater; throws its error (ts::UserError) when the data stops short because of one.
+  // Bytes from `offset`: at least `min_bytes` unless the JSON ends first (then eof). Inflates
+  // them or waits for the thread inflating them; throws an inflate error (ts::UserError) when
+  // the data stops short because of one.
   virtual Span span_at(uint64_t offset, size_t min_bytes) = 0;
   // Chunk k's span; an empty optional past the end of the JSON (or after an inflate error, or
-  // once cancelled); a span with null data when chunk k was already released. Waits; never throws.
+  // once cancelled); a span with null data when chunk k was already released. Inflates or
+  // waits; never throws.
   virtual std::optional<Span> chunk(uint64_t k) = 0;
-  virtual bool chunk_ready(uint64_t k) = 0;  // chunk(k) would not wait
+  // chunk(k) would not wait for another thread (it may still inflate it on this one).
+  virtual bool chunk_ready(uint64_t k) = 0;
+  // A thread that would otherwise wait makes the next buffer ahead of need (bounded); false when
+  // there is nothing to do. Never throws: an error is kept for the span that reaches it.
+  virtual bool produce_ahead() { return false; }
   // The parser is done with everything before `offset`.
   virtual void release_before(uint64_t offset) = 0;
   virtual uint64_t raw_consumed() const = 0;
   // Wakes and ends every wait (the reader is giving up).
   virtual void cancel() {}
-  // Called (on the inflater's thread, no lock of this source held) whenever a chunk becomes
+  // Called (on the thread that inflated it, no lock of this source held) whenever a chunk becomes
   // ready or the data ends, so a reader that has other work to wait for too (chunks parsed by
   // other threads) need not poll chunk_ready(). Cleared with nullptr before the hook's owner goes.
   virtual void set_ready_hook(std::function<void()>) {}
