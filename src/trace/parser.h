@@ -97,7 +97,7 @@ class Parser {
         cap_ = std::max<size_t>(static_cast<size_t>(src_.raw_size()) + 1, 16);
       spans_ = inflating_source();
       if (spans_) {
-        // Inflated on its own thread, in chunk-sized buffers the parse works in place.
+        // Inflated by the parse threads, in chunk-sized buffers the parse works in place.
         Span s = spans_->span_at(0, 64u << 10);
         data_ = mark_ = s.data;
         end_ = s.data + s.len;

@@ -245,11 +245,15 @@ class InflatingSpans final : public SpanSource {
     }
     if (b && b->mem) std::memset(b->mem.get() + b->len, 0, kZeroPad);
     lk.lock();
-    if (b && b->mem) {
-      b->last = eof;
-      bufs_.push_back(b);
-      produced_ = k + 1;
-      prev_ = b;
+    try {
+      if (b && b->mem) {
+        b->last = eof;
+        bufs_.push_back(b);
+        produced_ = k + 1;
+        prev_ = b;
+      }
+    } catch (...) {  // out of memory: the data ends here, with that error
+      if (!error) error = std::current_exception();
     }
     if (eof || error) ended_ = true;
     if (error) error_ = error;
