@@ -9,6 +9,7 @@
 //   are laid end to end (timestamps and correlation ids shifted) to make a store of K x events.
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -123,15 +124,24 @@ void repeat_store(ts::trace::EventStore& s, int k) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::string path = std::string(TS_SOURCE_DIR) +
                      "/tests/data/tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz";
   int copies = 40, runs = 3;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf("usage: analyse_bench [TRACE] [--copies K] [--runs N]\n"
+                  "  analyse() on TRACE (default: the ResNet-50 fixture) and on K copies of its events\n"
+                  "  in one store (default 40), best of N runs (default 3), against read_trace.\n");
+      return 0;
+    }
     if (a == "--copies" && i + 1 < argc) copies = std::max(1, std::atoi(argv[++i]));
     else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
-    else path = a;
+    else if (a.starts_with("-")) {
+      std::fprintf(stderr, "analyse_bench: unknown option %s (see --help)\n", a.c_str());
+      return 2;
+    } else path = a;
   }
   double read_s = 1e30;
   ts::trace::EventStore store;
@@ -181,4 +191,13 @@ int main(int argc, char** argv) {
   idle_share(store, runs, ("x" + std::to_string(copies)).c_str());
   time_new_passes(store, runs);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // a bad trace: one line, not an abort
+    std::fprintf(stderr, "analyse_bench: %s\n", e.what());
+    return 1;
+  }
 }

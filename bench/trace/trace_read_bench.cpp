@@ -192,16 +192,24 @@ int main(int argc, char** argv) {
   int runs = 3;
   bool python = true;
   int parse_runs = 0;
+  const char* usage =
+      "usage: trace_read_bench TRACE.json [TRACE.json.gz] [--runs N] [--no-python]\n"
+      "       trace_read_bench --parse-cpu N TRACE.json...\n";
   for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::printf("%s", usage);
+      return 0;
+    }
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--parse-cpu") && i + 1 < argc) parse_runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-python")) python = false;
-    else files.push_back(argv[i]);
+    else if (argv[i][0] == '-') {
+      std::fprintf(stderr, "trace_read_bench: unknown option %s\n%s", argv[i], usage);
+      return 2;
+    } else files.push_back(argv[i]);
   }
   if (files.empty()) {
-    std::fprintf(stderr,
-                 "usage: trace_read_bench TRACE.json [TRACE.json.gz] [--runs N] [--no-python]\n"
-                 "       trace_read_bench --parse-cpu N TRACE.json...\n");
+    std::fprintf(stderr, "%s", usage);
     return 2;
   }
   if (parse_runs > 0) return parse_cpu(files, parse_runs);
