@@ -88,15 +88,12 @@ void analyse_breakdown(const TraceIndex& idx, StepSummary& steps) {
     subtract_counting_from(slots, next, bins, per_role[role], rest);
     slots.swap(rest);
   };
-  auto stored = [](const Intervals& v) {
-    return [&v, k = size_t{0}](Interval& iv) mutable { return k < v.size() ? (iv = v[k++], true) : false; };
-  };
   take(K, row_union(s, idx.kernels, [&](uint32_t r) { return !idx.flag(r, kCommKernel); }));
   take(MC, row_union(s, idx.memcpys, [](uint32_t) { return true; }));
   take(MS, row_union(s, idx.memsets, [](uint32_t) { return true; }));
-  take(COMM, stored(comm));
+  take(COMM, each_of(comm));
   take(RT, row_union(s, idx.runtime, [](uint32_t) { return true; }));
-  take(DL, stored(data));
+  take(DL, each_of(data));
   take(CPU, row_union(s, idx.host_ops, [&](uint32_t r) { return host_role(r) == CPU; }));
   per_role[N_ROLES] = lengths_per_bin(slots, bins);
   steps.total = Breakdown{};

@@ -163,6 +163,24 @@ struct Timeline {
   mutable size_t hint = 0;
 };
 
+// A per-thread (or per-stream) map's slot for a key, the last key's kept: rows of one thread or
+// stream come in runs, so most lookups skip the hash. The map is node-based: slots stay put.
+template <class Map>
+class LastSlot {
+ public:
+  LastSlot(Map& map, typename Map::mapped_type init) : map_(map), init_(init) {}
+  typename Map::mapped_type& operator[](const typename Map::key_type& k) {
+    if (!slot_ || k != key_) slot_ = &map_.try_emplace(k, init_).first->second, key_ = k;
+    return *slot_;
+  }
+
+ private:
+  Map& map_;
+  typename Map::mapped_type init_;
+  typename Map::key_type key_{};
+  typename Map::mapped_type* slot_ = nullptr;
+};
+
 class Attributor {
  public:
   Attributor(const TraceIndex& idx, const StepSummary& steps, IdleAttribution& out)
@@ -205,17 +223,15 @@ class Attributor {
     return (t & kTraitsKnown) ? t : learn_traits(name_id);
   }
   [[gnu::noinline]] uint8_t learn_traits(uint32_t name_id) {
+    const std::string_view n = s_.strings.view(name_id);
     uint8_t& t = traits_[name_id];
-    {
-      const std::string_view n = s_.strings.view(name_id);
-      t = kTraitsKnown;
-      if (n.starts_with("aten::")) t |= kAtenName;
-      if (is_sync_op(n)) t |= kSyncOpName;
-      if (n.starts_with("Optimizer.step#") || n.starts_with("Optimizer.zero_grad#")) t |= kOptimizerName;
-      if (n.starts_with("nn.Module: ")) t |= kModuleName;
-      if (n.find("torch/") == std::string_view::npos && !n.starts_with("<built-in")) t |= kUserFrame;
-      if (is_compile_frame(n)) t |= kCompileName;
-    }
+    t = kTraitsKnown;
+    if (n.starts_with("aten::")) t |= kAtenName;
+    if (is_sync_op(n)) t |= kSyncOpName;
+    if (n.starts_with("Optimizer.step#") || n.starts_with("Optimizer.zero_grad#")) t |= kOptimizerName;
+    if (n.starts_with("nn.Module: ")) t |= kModuleName;
+    if (n.find("torch/") == std::string_view::npos && !n.starts_with("<built-in")) t |= kUserFrame;
+    if (is_compile_frame(n)) t |= kCompileName;
     return t;
   }
   RtClass rt_class(uint32_t row) {
@@ -594,14 +610,9 @@ void Attributor::run() {
   // with runtime calls in the window). The first stands in for events with no known launch.
   {
     std::unordered_map<ThreadKey, int64_t, ThreadKeyHash> launches;
-    ThreadKey last{INT64_MIN, INT64_MIN};
-    int64_t* last_count = nullptr;  // runs of one launching thread skip the hash (node-based map)
+    LastSlot count(launches, int64_t{0});
     for (uint32_t g : gpu)
-      if (uint32_t rt = idx_.launcher(g); rt != kNoRow) {
-        const ThreadKey k{s_.pid[rt], s_.tid[rt]};
-        if (!last_count || k != last) last_count = &launches[k], last = k;
-        ++*last_count;
-      }
+      if (uint32_t rt = idx_.launcher(g); rt != kNoRow) ++count[{s_.pid[rt], s_.tid[rt]}];
     if (launches.empty())
       for (uint32_t r : idx_.runtime)
         if (idx_.in_window(r)) ++launches[{s_.pid[r], s_.tid[r]}];
@@ -625,11 +636,9 @@ void Attributor::run() {
   for (uint32_t r : idx_.cuda_sync)
     if (s_.name_of(r) == "Stream Wait Event") stream_waits[{s_.pid[r], s_.tid[r]}].push_back(s_.ts_ns[r]);
 
-  // Latest end so far per GPU stream (the last stream's slot cached: runs of one stream are the
-  // common case, so most events skip the hash).
+  // Latest end so far per GPU stream.
   std::unordered_map<ThreadKey, int64_t, ThreadKeyHash> stream_end;
-  ThreadKey last_stream{INT64_MIN, INT64_MIN};
-  int64_t* last_slot = nullptr;
+  LastSlot end_of_stream(stream_end, INT64_MIN);
   int64_t max_end = INT64_MIN;
   for (size_t i = 0; i < gpu.size(); ++i) {
     const int64_t b = s_.ts_ns[gpu[i]];
@@ -689,12 +698,8 @@ void Attributor::run() {
       }
     }
     max_end = std::max(max_end, s_.end_ns(gpu[i]));
-    const ThreadKey stream{s_.pid[gpu[i]], s_.tid[gpu[i]]};
-    if (!last_slot || stream != last_stream) {
-      last_slot = &stream_end.try_emplace(stream, INT64_MIN).first->second;  // stable: node-based map
-      last_stream = stream;
-    }
-    *last_slot = std::max(*last_slot, s_.end_ns(gpu[i]));
+    int64_t& stream_last = end_of_stream[{s_.pid[gpu[i]], s_.tid[gpu[i]]}];
+    stream_last = std::max(stream_last, s_.end_ns(gpu[i]));
   }
 
   for (const IdleEntry& e : out_.entries) out_.idle_ns += e.ns;

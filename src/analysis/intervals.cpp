@@ -61,13 +61,6 @@ Intervals subtract(const Intervals& a, const Intervals& b) {
   return out;
 }
 
-void subtract_counting(const Intervals& a, const Intervals& b, const Intervals& bins, std::vector<int64_t>& per_bin,
-                       Intervals& out) {
-  size_t k = 0;
-  subtract_counting_from(
-      a, [&](Interval& iv) { return k < b.size() ? (iv = b[k++], true) : false; }, bins, per_bin, out);
-}
-
 int64_t length_within(const Intervals& m, int64_t begin, int64_t end) {
   if (begin >= end) return 0;
   auto it = std::upper_bound(m.begin(), m.end(), begin,

@@ -33,24 +33,33 @@ int64_t length(const Intervals& merged);
 // a ∩ b, a \ b (both merged). Linear.
 Intervals intersect(const Intervals& a, const Intervals& b);
 Intervals subtract(const Intervals& a, const Intervals& b);
+// Adds the length of each piece inside each of `bins` (sorted by begin; they may overlap) to
+// per_bin. The pieces come in increasing order, so the first bin they can reach only moves on:
+// that bin is all this keeps.
+class BinLengths {
+ public:
+  void add(const Intervals& bins, int64_t lo, int64_t hi, std::vector<int64_t>& per_bin) {
+    while (next_ < bins.size() && bins[next_].end <= lo) ++next_;
+    for (size_t k = next_; k < bins.size() && bins[k].begin < hi; ++k)
+      per_bin[k] += std::max<int64_t>(0, std::min(hi, bins[k].end) - std::max(lo, bins[k].begin));
+  }
+
+ private:
+  size_t next_ = 0;
+};
+// A merged list as a generator for subtract_counting_from: `bool next(Interval&)`.
+inline auto each_of(const Intervals& v) {
+  return [&v, k = size_t{0}](Interval& iv) mutable { return k < v.size() ? (iv = v[k++], true) : false; };
+}
 // a \ b into `out` (whose memory is reused), adding the length of a ∩ b inside each of `bins`
-// (disjoint, sorted by begin) to per_bin: lengths_per_bin(intersect(a, b), bins) without the
-// intersection's list. All merged. Linear.
-void subtract_counting(const Intervals& a, const Intervals& b, const Intervals& bins, std::vector<int64_t>& per_bin,
-                       Intervals& out);
-// The same with b given as a generator, `bool next_b(Interval&)`, yielding a merged list in
-// order: b need not be stored (a long row list's union, made as it is consumed).
+// to per_bin: lengths_per_bin(intersect(a, b), bins) without the intersection's list. b is a
+// generator, `bool next_b(Interval&)`, yielding a merged list in order, so it need not be stored
+// (a long row list's union, made as it is consumed; each_of for a stored one). Linear.
 template <class NextB>
 void subtract_counting_from(const Intervals& a, NextB&& next_b, const Intervals& bins,
                             std::vector<int64_t>& per_bin, Intervals& out) {
   out.clear();
-  size_t bin = 0;
-  // The covered pieces come in increasing order, so the first bin they can reach only moves on.
-  auto count = [&](int64_t lo, int64_t hi) {
-    while (bin < bins.size() && bins[bin].end <= lo) ++bin;
-    for (size_t k = bin; k < bins.size() && bins[k].begin < hi; ++k)
-      per_bin[k] += std::max<int64_t>(0, std::min(hi, bins[k].end) - std::max(lo, bins[k].begin));
-  };
+  BinLengths covered;
   Interval b{};
   bool have_b = next_b(b);
   for (const Interval& iv : a) {
@@ -60,15 +69,15 @@ void subtract_counting_from(const Intervals& a, NextB&& next_b, const Intervals&
       if (!have_b || b.begin >= iv.end) break;
       if (b.begin > cur) out.push_back({cur, b.begin});
       const int64_t lo = std::max(cur, b.begin), hi = std::min(b.end, iv.end);
-      count(lo, hi);
+      covered.add(bins, lo, hi, per_bin);
       cur = hi;
     }
     if (cur < iv.end) out.push_back({cur, iv.end});
   }
 }
 // The union of intervals given in order of begin, measured as it grows and never stored: its
-// total length and its length inside each of `bins` (disjoint, sorted by begin). Intervals that
-// touch join, as in add_merged.
+// total length and its length inside each of `bins` (sorted by begin). Intervals that touch
+// join, as in add_merged.
 class UnionMeter {
  public:
   explicit UnionMeter(Intervals bins = {}) : bins_(std::move(bins)), per_bin(bins_.size(), 0) {}
@@ -90,14 +99,12 @@ class UnionMeter {
     if (!open_) return;
     open_ = false;
     total += cur_.end - cur_.begin;
-    while (bin_ < bins_.size() && bins_[bin_].end <= cur_.begin) ++bin_;
-    for (size_t k = bin_; k < bins_.size() && bins_[k].begin < cur_.end; ++k)  // bins may overlap
-      per_bin[k] += std::max<int64_t>(0, std::min(cur_.end, bins_[k].end) - std::max(cur_.begin, bins_[k].begin));
+    lengths_.add(bins_, cur_.begin, cur_.end, per_bin);
   }
   Intervals bins_;
+  BinLengths lengths_;
   Interval cur_{};
   bool open_ = false;
-  size_t bin_ = 0;
 
  public:
   int64_t total = 0;

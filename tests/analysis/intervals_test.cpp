@@ -48,7 +48,7 @@ TEST(Intervals, LengthWithinAndPerBin) {
   EXPECT_EQ(per[2], 5);
 }
 
-// subtract_counting is subtract() plus lengths_per_bin(intersect()) in one pass: checked
+// subtract_counting_from is subtract() plus lengths_per_bin(intersect()) in one pass: checked
 // against those two on random merged lists, with bins that pieces straddle.
 TEST(Intervals, SubtractCountingAndUnionMeterMatchTheStoredLists) {
   std::mt19937 rng(7);
@@ -75,7 +75,7 @@ TEST(Intervals, SubtractCountingAndUnionMeterMatchTheStoredLists) {
       std::sort(bins.begin(), bins.end(), [](const Interval& x, const Interval& y) { return x.begin < y.begin; });
     }
     std::vector<int64_t> per(bins.size(), 0);
-    subtract_counting(a, b, bins, per, rest);
+    subtract_counting_from(a, each_of(b), bins, per, rest);
     const Intervals want = subtract(a, b);
     ASSERT_EQ(rest.size(), want.size()) << "round " << round;
     for (size_t i = 0; i < want.size(); ++i) {
@@ -103,7 +103,8 @@ TEST(Intervals, SubtractCountingAndUnionMeterMatchTheStoredLists) {
   }
   // Counts add to what per_bin already holds (one vector per role, filled role by role).
   std::vector<int64_t> per{5};
-  subtract_counting({{0, 10}}, {{2, 4}}, {{0, 10}}, per, rest);
+  const Intervals one{{0, 10}}, hole{{2, 4}};
+  subtract_counting_from(one, each_of(hole), one, per, rest);
   EXPECT_EQ(per[0], 7);
   EXPECT_EQ(length(rest), 8);
 }
