@@ -72,9 +72,12 @@ class ChunkedEvents {
       cv_.notify_all();
     });
   }
+  // Cancels the source only when the array was not read to its end (an error): after a
+  // successful run the parse goes on reading the JSON after the array from it, and a cancelled
+  // source makes no more buffers (with none inflated ahead, the parse would wait forever).
   ~ChunkedEvents() {
     spans_.set_ready_hook(nullptr);
-    stop(true);
+    stop(!closed_);
   }
 
   // Parses the whole array; returns the offset just after its ']'. Throws the first error.
@@ -111,6 +114,7 @@ class ChunkedEvents {
       at_sep = o.kind == ChunkOutcome::Kind::Incomplete && o.at_separator;
       if (o.kind == ChunkOutcome::Kind::Closed) {
         spans_.release_before(pos);
+        closed_ = true;
         stop(false);
         return pos;
       }
@@ -276,6 +280,7 @@ class ChunkedEvents {
   uint64_t next_claim_, end_k_ = UINT64_MAX;
   uint64_t merged_ = k0_;  // the chunk the merge waits for
   bool abort_ = false;
+  bool closed_ = false;  // run() read the array to its closing bracket
   std::vector<EventStore> free_;
   std::vector<std::thread> pool_;
   const size_t expect_events_;

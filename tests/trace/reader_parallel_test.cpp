@@ -217,6 +217,20 @@ TEST(TraceParallel, TruncationAnywhereReadsAsTheSerialError) {
   }
 }
 
+// The JSON after traceEvents is read from the same inflated buffers once the chunks are merged,
+// and no buffer was inflated ahead of it: a long value there (many chunks) must be inflated then,
+// not refused as if the read were being given up (that waited forever).
+TEST(TraceParallel, GzipWithALongTailAfterTheEventsReadsToTheEnd) {
+  std::string json = trap_trace(400);
+  json.insert(json.rfind('}'), ", \"traceName\": \"" + std::string(200000, 'x') + "\"");
+  const std::string p = gzip_to(test::temp_dir() + "/long_tail.json.gz", json);
+  const EventStore want = read_trace(p, serial());
+  for (const ReadOptions& opt : {split(2, 300, 150), split(3, 997, 700), split(2, 4096, 64)}) {
+    SCOPED_TRACE(std::to_string(opt.chunk_bytes) + " threads " + std::to_string(opt.threads));
+    expect_identical(want, read_trace(p, opt));
+  }
+}
+
 TEST(TraceParallel, CorruptGzipStillReported) {
   const std::string json = trap_trace(20000);
   std::string gz = test::read_file(gzip_to(test::temp_dir() + "/good.json.gz", json));
