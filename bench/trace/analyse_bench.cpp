@@ -117,7 +117,7 @@ void repeat_store(ts::trace::EventStore& s, int k) {
                                                                   : s.correlation[i] + c * (max_corr + 1);
       const int64_t ext = s.external_id[i] == ts::trace::kNone ? ts::trace::kNone
                                                                  : s.external_id[i] + c * (max_ext + 1);
-      s.add(s.name[i], s.cat[i], s.ph[i], s.pid[i], s.tid[i], s.ts_ns[i] + c * span, s.dur_ns[i],
+      s.add(s.name[i], s.cat[i], s.ph[i], s.pid(i), s.tid(i), s.ts_ns[i] + c * span, s.dur_ns[i],
             corr, ext, s.args[i], s.input_dims[i], s.input_types[i]);
     }
 }

@@ -40,7 +40,7 @@ std::string lower(std::string_view s) {
 struct ParamRanges {
   std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> by_thread;
   const trace::CommArgs* enclosing(const trace::EventStore& s, uint32_t rt) const {
-    auto it = by_thread.find({s.pid[rt], s.tid[rt]});
+    auto it = by_thread.find({s.pid(rt), s.tid(rt)});
     if (it == by_thread.end()) return nullptr;
     const auto& v = it->second;
     const int64_t t = s.ts_ns[rt];
@@ -106,7 +106,7 @@ CollectiveStats analyse_collectives(const TraceIndex& idx, const StepSummary& st
   ParamRanges params;
   if (!s.comm_args.empty())
     for (uint32_t r : idx.host_ops)
-      if (s.comm_of(r)) params.by_thread[{s.pid[r], s.tid[r]}].push_back(r);  // host_ops are sorted
+      if (s.comm_of(r)) params.by_thread[{s.pid(r), s.tid(r)}].push_back(r);  // host_ops are sorted
 
   using Key = std::tuple<std::string, std::string, int>;
   std::map<Key, uint32_t> row_of;

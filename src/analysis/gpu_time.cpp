@@ -28,7 +28,7 @@ namespace {
 constexpr int64_t kKernelWaitNs = 30'000;
 
 int device_of(const trace::EventStore& s, uint32_t r) {
-  if (!trace::EventStore::is_named_id(s.pid[r])) return static_cast<int>(s.pid[r]);
+  if (!trace::EventStore::is_named_id(s.pid(r))) return static_cast<int>(s.pid(r));
   const auto* a = s.args_of(r);
   return a && a->device_id >= 0 ? a->device_id : 0;
 }

@@ -303,7 +303,7 @@ void Attributor::bucket_threads() {
     const uint32_t r = (*lists[l])[pos[l]++];
     load(l);
     if (s_.dur_ns[r] <= 0 || s_.end_ns(r) <= idx_.window_begin || s_.ts_ns[r] >= idx_.window_end) continue;
-    const ThreadKey k{s_.pid[r], s_.tid[r]};
+    const ThreadKey k{s_.pid(r), s_.tid(r)};
     if (k != last) {
       auto it = slot.find(k);
       last = k;
@@ -612,10 +612,10 @@ void Attributor::run() {
     std::unordered_map<ThreadKey, int64_t, ThreadKeyHash> launches;
     LastSlot count(launches, int64_t{0});
     for (uint32_t g : gpu)
-      if (uint32_t rt = idx_.launcher(g); rt != kNoRow) ++count[{s_.pid[rt], s_.tid[rt]}];
+      if (uint32_t rt = idx_.launcher(g); rt != kNoRow) ++count[{s_.pid(rt), s_.tid(rt)}];
     if (launches.empty())
       for (uint32_t r : idx_.runtime)
-        if (idx_.in_window(r)) ++launches[{s_.pid[r], s_.tid[r]}];
+        if (idx_.in_window(r)) ++launches[{s_.pid(r), s_.tid(r)}];
     std::vector<std::pair<int64_t, ThreadKey>> order;
     for (const auto& [k, n] : launches) order.push_back({-n, k});
     std::sort(order.begin(), order.end());
@@ -634,7 +634,7 @@ void Attributor::run() {
   // Stream Wait Events per GPU stream, by start.
   std::unordered_map<ThreadKey, std::vector<int64_t>, ThreadKeyHash> stream_waits;
   for (uint32_t r : idx_.cuda_sync)
-    if (s_.name_of(r) == "Stream Wait Event") stream_waits[{s_.pid[r], s_.tid[r]}].push_back(s_.ts_ns[r]);
+    if (s_.name_of(r) == "Stream Wait Event") stream_waits[{s_.pid(r), s_.tid(r)}].push_back(s_.ts_ns[r]);
 
   // Latest end so far per GPU stream.
   std::unordered_map<ThreadKey, int64_t, ThreadKeyHash> stream_end;
@@ -656,7 +656,7 @@ void Attributor::run() {
         if (!launching_.empty()) sweep(launching_.front(), a, b, kNoRow);
         else emit(a, b, reason_entry(kNoLauncher));
       } else {
-        const Timeline& tl = timeline({s_.pid[rt], s_.tid[rt]});
+        const Timeline& tl = timeline({s_.pid(rt), s_.tid(rt)});
         const int64_t rt_end = s_.end_ns(rt);
         if (s_.ts_ns[rt] <= a && rt_end <= a) {
           // Queued before the gap: the GPU, not the host, held it back.
@@ -664,7 +664,7 @@ void Attributor::run() {
           const std::optional<Node> at_launch = node_at(tl, s_.ts_ns[rt]);
           const Node* n = at_launch ? &*at_launch : nullptr;
           const uint32_t op = n ? (n->outer_aten != kNoRow ? n->outer_aten : n->op) : kNoRow;
-          const auto sw = stream_waits.find({s_.pid[g], s_.tid[g]});
+          const auto sw = stream_waits.find({s_.pid(g), s_.tid(g)});
           const bool waited = sw != stream_waits.end() &&
                               std::lower_bound(sw->second.begin(), sw->second.end(), rt_end) !=
                                   std::upper_bound(sw->second.begin(), sw->second.end(), b);
@@ -674,7 +674,7 @@ void Attributor::run() {
             entry = entry_for(IdleCause::StreamWait, g, op, n ? n->annotation : kNoRow, kNoRow);
           else if (b - a < kQueuedOverheadNs)
             entry = entry_for(IdleCause::GpuOverhead, kNoRow - 1 - kGpuSwitch, kNoRow, kNoRow, kNoRow);
-          else if (auto se = stream_end.find({s_.pid[g], s_.tid[g]}); se != stream_end.end() && se->second == a)
+          else if (auto se = stream_end.find({s_.pid(g), s_.tid(g)}); se != stream_end.end() && se->second == a)
             entry = entry_for(IdleCause::Untraced, kNoRow - 1 - kUntracedWork, kNoRow, kNoRow, kNoRow);
           else
             entry = reason_entry(kQueuedLate);
@@ -692,13 +692,13 @@ void Attributor::run() {
           if (generic == kNoRow && b - a < kLaunchGapNs && launch && launch->cause == IdleCause::Launch)
             generic = launch_entry;
           const int64_t host_end = std::min(b, std::max(a, rt_end));
-          sweep({s_.pid[rt], s_.tid[rt]}, a, host_end, generic);
+          sweep({s_.pid(rt), s_.tid(rt)}, a, host_end, generic);
           if (host_end < b) emit(host_end, b, generic != kNoRow ? generic : launch_entry);
         }
       }
     }
     max_end = std::max(max_end, s_.end_ns(gpu[i]));
-    int64_t& stream_last = end_of_stream[{s_.pid[gpu[i]], s_.tid[gpu[i]]}];
+    int64_t& stream_last = end_of_stream[{s_.pid(gpu[i]), s_.tid(gpu[i])}];
     stream_last = std::max(stream_last, s_.end_ns(gpu[i]));
   }
 

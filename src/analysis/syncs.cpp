@@ -43,7 +43,7 @@ SyncStats analyse_syncs(const TraceIndex& idx, StepSummary& steps) {
     SyncRow& row = rows[std::string(s.name_of(r))];
     ++row.count;
     row.time_ns += s.dur_ns[r];
-    if (in_totals) by_thread[{s.pid[r], s.tid[r]}].push_back({s.ts_ns[r], s.end_ns(r)});
+    if (in_totals) by_thread[{s.pid(r), s.tid(r)}].push_back({s.ts_ns[r], s.end_ns(r)});
   };
 
   for (uint32_t r : idx.runtime) {
@@ -58,7 +58,7 @@ SyncStats analyse_syncs(const TraceIndex& idx, StepSummary& steps) {
   for (uint32_t r : idx.host_ops) {
     if (!idx.in_window(r)) continue;
     std::string_view n = s.name_of(r);
-    if (n == "aten::item") items[{s.pid[r], s.tid[r]}].push_back(r);
+    if (n == "aten::item") items[{s.pid(r), s.tid(r)}].push_back(r);
     else if (n == "aten::_local_scalar_dense") dense.push_back(r);
   }
   // Per thread: items by start (host_ops is sorted by start) and the running maximum of their
@@ -84,7 +84,7 @@ SyncStats analyse_syncs(const TraceIndex& idx, StepSummary& steps) {
     }
   }
   for (uint32_t r : dense) {
-    auto it = items.find({s.pid[r], s.tid[r]});
+    auto it = items.find({s.pid(r), s.tid(r)});
     bool nested = false;
     if (it != items.end()) {
       const auto& v = it->second;

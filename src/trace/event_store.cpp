@@ -75,8 +75,7 @@ size_t EventStore::add(uint32_t name_id, Category c, Phase p, int64_t pid_v, int
   name.push_back(name_id);
   cat.push_back(c);
   ph.push_back(p);
-  pid.push_back(pid_v);
-  tid.push_back(tid_v);
+  thread.push_back(thread_of(pid_v, tid_v));
   ts_ns.push_back(ts);
   dur_ns.push_back(dur);
   correlation.push_back(corr);
@@ -87,12 +86,22 @@ size_t EventStore::add(uint32_t name_id, Category c, Phase p, int64_t pid_v, int
   return name.size() - 1;
 }
 
+uint32_t EventStore::find_thread(int64_t pid_v, int64_t tid_v) {
+  // A linear search: a trace has tens of threads and streams, and this runs on a miss of the
+  // two recent ones only.
+  uint32_t k = 0;
+  while (k < threads.size() && !(threads[k].pid == pid_v && threads[k].tid == tid_v)) ++k;
+  if (k == threads.size()) threads.push_back({pid_v, tid_v});
+  recent_threads_[1] = recent_threads_[0];
+  recent_threads_[0] = k;
+  return k;
+}
+
 void EventStore::reserve(size_t n) {
   name.reserve(n);
   cat.reserve(n);
   ph.reserve(n);
-  pid.reserve(n);
-  tid.reserve(n);
+  thread.reserve(n);
   ts_ns.reserve(n);
   dur_ns.reserve(n);
   correlation.reserve(n);
@@ -107,8 +116,10 @@ void EventStore::reserve(size_t n) {
 namespace ts::trace {
 
 void EventStore::clear_rows() {
-  for (auto* col : {&name, &args, &input_dims, &input_types}) col->clear();
-  for (auto* col : {&pid, &tid, &ts_ns, &dur_ns, &correlation, &external_id}) col->clear();
+  for (auto* col : {&name, &thread, &args, &input_dims, &input_types}) col->clear();
+  for (auto* col : {&ts_ns, &dur_ns, &correlation, &external_id}) col->clear();
+  threads.clear();
+  recent_threads_[0] = recent_threads_[1] = UINT32_MAX;
   cat.clear();
   ph.clear();
   args_table.clear();
@@ -138,8 +149,10 @@ void append_store(EventStore& into, EventStore& from) {
   copy_mapped(into.input_types, from.input_types, str);
   copy(into.cat, from.cat);
   copy(into.ph, from.ph);
-  copy_mapped(into.pid, from.pid, named);
-  copy_mapped(into.tid, from.tid, named);
+  std::vector<uint32_t> thread_id(from.threads.size());
+  for (size_t i = 0; i < thread_id.size(); ++i)
+    thread_id[i] = into.thread_of(named(from.threads[i].pid), named(from.threads[i].tid));
+  copy_mapped(into.thread, from.thread, [&](uint32_t t) { return thread_id[t]; });
   copy(into.ts_ns, from.ts_ns);
   copy(into.dur_ns, from.dur_ns);
   copy(into.correlation, from.correlation);

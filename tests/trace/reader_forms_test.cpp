@@ -106,7 +106,7 @@ TEST(TraceForms, AmdRocmTrace) {
   ASSERT_NE(m, SIZE_MAX);
   EXPECT_EQ(s.ts_ns[m], 4203669603454206);
   EXPECT_EQ(s.dur_ns[m], 22441);
-  EXPECT_EQ(s.pid[m], 2);
+  EXPECT_EQ(s.pid(m), 2);
   EXPECT_EQ(s.correlation[m], 117);
   EXPECT_EQ(s.external_id[m], 8);
 }
@@ -143,9 +143,9 @@ TEST(TraceForms, BareArrayFromTorch113) {
   ASSERT_NE(step, SIZE_MAX);
   EXPECT_EQ(s.ts_ns[step], 224000);
   EXPECT_EQ(s.dur_ns[step], 1288000);
-  ASSERT_TRUE(EventStore::is_named_id(s.pid[step]));
-  EXPECT_EQ(s.id_name(s.pid[step]), "CPU functions");
-  EXPECT_EQ(s.tid[step], 1);
+  ASSERT_TRUE(EventStore::is_named_id(s.pid(step)));
+  EXPECT_EQ(s.id_name(s.pid(step)), "CPU functions");
+  EXPECT_EQ(s.tid(step), 1);
 }
 
 }  // namespace

@@ -32,9 +32,9 @@ void expect_same(const EventStore& a, const EventStore& b) {
       ASSERT_EQ(a.args_of(i)->bytes, b.args_of(i)->bytes) << i;
       ASSERT_EQ(a.args_of(i)->grid[0], b.args_of(i)->grid[0]) << i;
     }
-    ASSERT_EQ(EventStore::is_named_id(a.tid[i]), EventStore::is_named_id(b.tid[i])) << i;
-    if (EventStore::is_named_id(a.tid[i])) ASSERT_EQ(a.id_name(a.tid[i]), b.id_name(b.tid[i]));
-    else ASSERT_EQ(a.tid[i], b.tid[i]);
+    ASSERT_EQ(EventStore::is_named_id(a.tid(i)), EventStore::is_named_id(b.tid(i))) << i;
+    if (EventStore::is_named_id(a.tid(i))) ASSERT_EQ(a.id_name(a.tid(i)), b.id_name(b.tid(i)));
+    else ASSERT_EQ(a.tid(i), b.tid(i));
   }
   EXPECT_EQ(a.meta.base_time_ns, b.meta.base_time_ns);
   EXPECT_EQ(a.meta.devices.size(), b.meta.devices.size());

@@ -28,7 +28,7 @@ TEST(TraceTorch, RecordsAndReadsABareArrayTrace) {
   ASSERT_NE(s1, SIZE_MAX);
   EXPECT_GT(s.dur_ns[s0], 0);
   EXPECT_GE(s.ts_ns[s1], s.end_ns(s0));
-  EXPECT_EQ(s.id_name(s.pid[s0]), "CPU functions");
+  EXPECT_EQ(s.id_name(s.pid(s0)), "CPU functions");
   size_t linear = test::find_event(s, "aten::linear", Category::CpuOp);
   ASSERT_NE(linear, SIZE_MAX);
   EXPECT_GE(s.ts_ns[linear], s.ts_ns[s0]);

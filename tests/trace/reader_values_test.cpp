@@ -25,8 +25,8 @@ TEST(TraceValues, SubMicrosecondEpochTimestampsKeepTheirNanoseconds) {
   ASSERT_NE(k, SIZE_MAX);
   EXPECT_EQ(s.ts_ns[k], 1712195495505582988);
   EXPECT_EQ(s.dur_ns[k], 4928);
-  EXPECT_EQ(s.pid[k], 0);
-  EXPECT_EQ(s.tid[k], 7);
+  EXPECT_EQ(s.pid(k), 0);
+  EXPECT_EQ(s.tid(k), 7);
   EXPECT_EQ(s.correlation[k], 135071);
   EXPECT_EQ(s.external_id[k], 112);
   const EventArgs* a = s.args_of(k);
@@ -68,8 +68,8 @@ TEST(TraceValues, Kineto2021StringTidsExternalIdAndMemory) {
   EXPECT_EQ(s.dur_ns[k], 605000);
   EXPECT_EQ(s.correlation[k], 34442);
   EXPECT_EQ(s.external_id[k], 544);  // lowercase "external id"
-  ASSERT_TRUE(EventStore::is_named_id(s.tid[k]));
-  EXPECT_EQ(s.id_name(s.tid[k]), "stream 7");
+  ASSERT_TRUE(EventStore::is_named_id(s.tid(k)));
+  EXPECT_EQ(s.id_name(s.tid(k)), "stream 7");
   const EventArgs* a = s.args_of(k);
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->grid[0], 3136);
@@ -98,8 +98,8 @@ TEST(TraceValues, Kineto2021StringTidsExternalIdAndMemory) {
   // "aten::empty" with "tid": "25738" (a numeric string) and raw Input Dims / Input type.
   size_t op = test::find_event(s, "aten::empty", Category::CpuOp);
   ASSERT_NE(op, SIZE_MAX);
-  EXPECT_EQ(s.pid[op], 25738);
-  EXPECT_EQ(s.tid[op], 25738);
+  EXPECT_EQ(s.pid(op), 25738);
+  EXPECT_EQ(s.tid(op), 25738);
   EXPECT_EQ(s.ts_ns[op], 1623142623460111000);
   EXPECT_EQ(s.external_id[op], 2);  // capitalised "External id" on operators
   EXPECT_EQ(s.strings.view(s.input_dims[op]), "[[], [], [], [], [], []]");
@@ -232,15 +232,15 @@ TEST(TraceValues, NegativeNumericTidIsANumberNotAName) {
   test::write_file(path, json);
   EventStore s = read_trace(path);
   ASSERT_EQ(s.size(), 3u);
-  EXPECT_FALSE(EventStore::is_named_id(s.tid[0]));
-  EXPECT_EQ(s.tid[0], -247463936);
-  ASSERT_TRUE(EventStore::is_named_id(s.pid[1]));
-  EXPECT_EQ(s.id_name(s.pid[1]), "Spans");
-  EXPECT_EQ(s.tid[1], -5);
-  EXPECT_FALSE(EventStore::is_named_id(s.pid[2]));
-  EXPECT_EQ(s.pid[2], -1);
-  ASSERT_TRUE(EventStore::is_named_id(s.tid[2]));
-  EXPECT_EQ(s.id_name(s.tid[2]), "stream 7");
+  EXPECT_FALSE(EventStore::is_named_id(s.tid(0)));
+  EXPECT_EQ(s.tid(0), -247463936);
+  ASSERT_TRUE(EventStore::is_named_id(s.pid(1)));
+  EXPECT_EQ(s.id_name(s.pid(1)), "Spans");
+  EXPECT_EQ(s.tid(1), -5);
+  EXPECT_FALSE(EventStore::is_named_id(s.pid(2)));
+  EXPECT_EQ(s.pid(2), -1);
+  ASSERT_TRUE(EventStore::is_named_id(s.tid(2)));
+  EXPECT_EQ(s.id_name(s.tid(2)), "stream 7");
 }
 
 }  // namespace

@@ -122,8 +122,8 @@ void expect_identical(const EventStore& a, const EventStore& b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_TRUE(a.cat == b.cat);
   EXPECT_TRUE(a.ph == b.ph);
-  EXPECT_EQ(a.pid, b.pid);
-  EXPECT_EQ(a.tid, b.tid);
+  EXPECT_EQ(a.thread, b.thread);
+  EXPECT_TRUE(a.threads == b.threads);  // the same pairs, in the same order of first use
   EXPECT_EQ(a.ts_ns, b.ts_ns);
   EXPECT_EQ(a.dur_ns, b.dur_ns);
   EXPECT_EQ(a.correlation, b.correlation);
