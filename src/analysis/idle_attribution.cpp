@@ -51,6 +51,8 @@
 // torch (else the innermost one). Buckets beyond kMaxEntries (other than each cause's largest)
 // fold into one per cause.
 #include <algorithm>
+#include <memory>
+#include <tuple>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -163,24 +165,6 @@ struct Timeline {
   mutable size_t hint = 0;
 };
 
-// A per-thread (or per-stream) map's slot for a key, the last key's kept: rows of one thread or
-// stream come in runs, so most lookups skip the hash. The map is node-based: slots stay put.
-template <class Map>
-class LastSlot {
- public:
-  LastSlot(Map& map, typename Map::mapped_type init) : map_(map), init_(init) {}
-  typename Map::mapped_type& operator[](const typename Map::key_type& k) {
-    if (!slot_ || k != key_) slot_ = &map_.try_emplace(k, init_).first->second, key_ = k;
-    return *slot_;
-  }
-
- private:
-  Map& map_;
-  typename Map::mapped_type init_;
-  typename Map::key_type key_{};
-  typename Map::mapped_type* slot_ = nullptr;
-};
-
 class Attributor {
  public:
   Attributor(const TraceIndex& idx, const StepSummary& steps, IdleAttribution& out)
@@ -190,10 +174,10 @@ class Attributor {
   void run();
 
  private:
-  using ThreadKey = std::pair<int64_t, int64_t>;
-  struct ThreadKeyHash {
-    size_t operator()(const ThreadKey& k) const { return std::hash<int64_t>()(k.first * 1'000'003 ^ k.second); }
-  };
+  // A host thread or GPU stream: its index in the store's threads (one per (pid, tid)), so
+  // per-thread tables are vectors, not hash maps of pairs.
+  using ThreadKey = uint32_t;
+  ThreadKey thread_of(uint32_t row) const { return s_.thread[row]; }
   struct EntryKey {
     IdleCause cause;
     uint32_t host, op, annotation, frame;
@@ -241,8 +225,8 @@ class Attributor {
   [[gnu::noinline]] RtClass learn_rt_class(uint32_t row) {
     return rt_class_[s_.name[row]] = classify_runtime(s_.name_of(row));
   }
-  const Timeline& timeline(const ThreadKey& t);
-  Timeline build(const ThreadKey& t);
+  const Timeline& timeline(ThreadKey t);
+  Timeline build(ThreadKey t);
   void bucket_threads();
   void classify(Node& n);
   uint32_t entry_for_node(const Node* n);
@@ -251,8 +235,8 @@ class Attributor {
   void emit(int64_t begin, int64_t end, uint32_t entry);
   // Splits [x, y) by thread t's deepest event; where t has nothing open, by the other launching
   // threads' (most launches first). Generic time goes to `generic` when set.
-  void sweep(const ThreadKey& t, int64_t x, int64_t y, uint32_t generic);
-  void sweep_from(const ThreadKey& t, size_t next_thread, int64_t x, int64_t y, uint32_t generic);
+  void sweep(ThreadKey t, int64_t x, int64_t y, uint32_t generic);
+  void sweep_from(ThreadKey t, size_t next_thread, int64_t x, int64_t y, uint32_t generic);
   // Index of the deepest event open at t, given `next`, the first event starting after t.
   int32_t deepest_at(const Timeline& tl, int64_t t, size_t next) const;
   size_t first_after(const Timeline& tl, int64_t t) const;
@@ -266,15 +250,16 @@ class Attributor {
   IdleAttribution& out_;
   std::vector<RtClass> rt_class_;
   std::vector<uint8_t> traits_;  // Trait, by string id
-  std::unordered_map<ThreadKey, Timeline, ThreadKeyHash> timelines_;
-  ThreadKey last_timeline_key_{};
-  const Timeline* last_timeline_ = nullptr;
+  std::vector<std::unique_ptr<Timeline>> timelines_;  // by thread, built on first use
   std::unordered_map<EntryKey, uint32_t, EntryKeyHash> entry_index_;
   std::vector<int64_t> entry_last_gap_;
   std::vector<uint8_t> pageable_launch_;  // by row: runtime call whose GPU copy is pageable
   std::vector<ThreadKey> launching_;      // threads that launch GPU work, most launches first
   bool bucketed_ = false;
   std::vector<std::vector<uint32_t>> buckets_;  // by launching_ index: its host events in start order
+  // Names of some cpu_op lasting kSetupMinNs or more (on any launching thread): only their first
+  // calls can be slow first calls, so only they are counted.
+  std::vector<uint8_t> long_name_;
   ThreadKey first_thread_{};              // the thread the current sweep started on
   int64_t gap_no_ = 0;
 };
@@ -285,9 +270,10 @@ class Attributor {
 // events; bucketing them per list and merging after held each row twice more.
 void Attributor::bucket_threads() {
   bucketed_ = true;
-  std::unordered_map<ThreadKey, uint32_t, ThreadKeyHash> slot;
-  for (uint32_t i = 0; i < launching_.size(); ++i) slot.emplace(launching_[i], i);
+  std::vector<int32_t> slot(s_.threads.size(), -1);
+  for (uint32_t i = 0; i < launching_.size(); ++i) slot[launching_[i]] = static_cast<int32_t>(i);
   buckets_.assign(launching_.size(), {});
+  long_name_.assign(s_.strings.size(), 0);
   const std::vector<uint32_t>* lists[3] = {&idx_.host_ops, &idx_.python, &idx_.runtime};
   size_t pos[3] = {0, 0, 0};
   int64_t head[3];  // start of each list's next row, INT64_MAX once it is used up
@@ -295,7 +281,7 @@ void Attributor::bucket_threads() {
     head[l] = pos[l] < lists[l]->size() ? s_.ts_ns[(*lists[l])[pos[l]]] : INT64_MAX;
   };
   for (int l = 0; l < 3; ++l) load(l);
-  ThreadKey last{INT64_MIN, INT64_MIN};
+  ThreadKey last = UINT32_MAX;
   int64_t last_slot = -1;
   for (;;) {
     const int l = head[0] <= head[1] ? (head[0] <= head[2] ? 0 : 2) : (head[1] <= head[2] ? 1 : 2);
@@ -303,17 +289,20 @@ void Attributor::bucket_threads() {
     const uint32_t r = (*lists[l])[pos[l]++];
     load(l);
     if (s_.dur_ns[r] <= 0 || s_.end_ns(r) <= idx_.window_begin || s_.ts_ns[r] >= idx_.window_end) continue;
-    const ThreadKey k{s_.pid(r), s_.tid(r)};
+    // A thread's rows come in runs: its slot is looked up on a change only (a lookup per row,
+    // whose load the bucket's address waits on, measured 20% slower on this loop).
+    const ThreadKey k = thread_of(r);
     if (k != last) {
-      auto it = slot.find(k);
       last = k;
-      last_slot = it == slot.end() ? int64_t{-1} : int64_t{it->second};
+      last_slot = slot[k];
     }
-    if (last_slot >= 0) buckets_[last_slot].push_back(r);
+    if (last_slot < 0) continue;
+    buckets_[last_slot].push_back(r);
+    if (s_.dur_ns[r] >= kSetupMinNs && s_.cat[r] == Category::CpuOp) long_name_[s_.name[r]] = 1;
   }
 }
 
-Timeline Attributor::build(const ThreadKey& t) {
+Timeline Attributor::build(ThreadKey t) {
   Timeline tl;
   if (!bucketed_) bucket_threads();
   // run() asks only for launching threads (the launcher of a gap's GPU event, or launching_[k]).
@@ -345,31 +334,22 @@ Timeline Attributor::build(const ThreadKey& t) {
     i = j;
   }
   // Slow first calls: ops of this thread whose first call (per name and Input Dims) is
-  // >= kSetupMinNs and >= kSetupRatio x the mean of the later ones. Only names with some call
-  // that long are tracked, so the map stays small.
-  std::vector<uint8_t> long_name(s_.strings.size(), 0);
-  for (uint32_t r : rows)
-    if (s_.cat[r] == Category::CpuOp && s_.dur_ns[r] >= kSetupMinNs) long_name[s_.name[r]] = 1;
+  // >= kSetupMinNs and >= kSetupRatio x the mean of the later ones, marked after the sweep
+  // below. Only names with some call that long (long_name_) are counted, so the map stays small.
   struct FirstCall {
-    uint32_t row;
+    uint32_t index;  // in rows
     int64_t later_ns = 0, later = 0;
   };
   std::unordered_map<uint64_t, FirstCall> first;
-  for (uint32_t r : rows) {
-    if (s_.cat[r] != Category::CpuOp || !long_name[s_.name[r]]) continue;
-    const uint64_t key = (uint64_t(s_.name[r]) << 32) | s_.input_dims[r];
-    auto [it, fresh] = first.try_emplace(key, FirstCall{r});
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const uint32_t r = rows[i];
+    if (!long_name_[s_.name[r]] || s_.cat[r] != Category::CpuOp) continue;
+    auto [it, fresh] = first.try_emplace((uint64_t(s_.name[r]) << 32) | s_.input_dims[r], FirstCall{uint32_t(i)});
     if (!fresh) {
       it->second.later_ns += s_.dur_ns[r];
       ++it->second.later;
     }
   }
-  std::vector<uint32_t> slow_first;
-  for (const auto& [key, fc] : first)
-    if (fc.later > 0 && s_.dur_ns[fc.row] >= kSetupMinNs &&
-        s_.dur_ns[fc.row] >= kSetupRatio * (double(fc.later_ns) / fc.later))
-      slow_first.push_back(fc.row);
-  std::sort(slow_first.begin(), slow_first.end());
 
   // Stack sweep: each event's parent is the deepest one still open when it starts.
   const size_t n = rows.size();
@@ -392,7 +372,6 @@ Timeline Attributor::build(const ThreadKey& t) {
     } else if (c == Category::CpuOp) {
       f |= kOwnOp;
       if (tr & kAtenName) f |= kOwnAten;
-      if (long_name[name] && std::binary_search(slow_first.begin(), slow_first.end(), r)) f |= kOwnSetup;
       if (tr & kSyncOpName) f |= kOwnSync;
     } else if (c == Category::UserAnnotation) {
       if (!(nf & kProfilerStep)) f |= kOwnAnnotation;
@@ -414,6 +393,11 @@ Timeline Attributor::build(const ThreadKey& t) {
     if (nf & kCommOp) f |= kOwnComm;
     tl.own[i] = f;
     stack.push_back(static_cast<int32_t>(i));
+  }
+  for (const auto& [key, fc] : first) {
+    const int64_t d = s_.dur_ns[rows[fc.index]];
+    if (fc.later > 0 && d >= kSetupMinNs && d >= kSetupRatio * (double(fc.later_ns) / fc.later))
+      tl.own[fc.index] |= kOwnSetup;
   }
   tl.rows = std::move(rows);
   return tl;
@@ -454,14 +438,11 @@ void Attributor::classify(Node& n) {
   else n.cause = IdleCause::HostCompute;
 }
 
-const Timeline& Attributor::timeline(const ThreadKey& t) {
-  // Runs of gaps share a launching thread: the last one's timeline skips the hash.
-  if (last_timeline_ && t == last_timeline_key_) return *last_timeline_;
-  auto it = timelines_.find(t);
-  if (it == timelines_.end()) it = timelines_.emplace(t, build(t)).first;
-  last_timeline_key_ = t;
-  last_timeline_ = &it->second;  // stable: a node-based map
-  return it->second;
+const Timeline& Attributor::timeline(ThreadKey t) {
+  if (timelines_.empty()) timelines_.resize(s_.threads.size());
+  std::unique_ptr<Timeline>& tl = timelines_[t];
+  if (!tl) tl = std::make_unique<Timeline>(build(t));
+  return *tl;
 }
 
 uint32_t Attributor::entry_for(IdleCause c, uint32_t host, uint32_t op, uint32_t ann, uint32_t frame) {
@@ -545,12 +526,12 @@ std::optional<Node> Attributor::node_at(const Timeline& tl, int64_t t) {
   return node_of(tl, k);
 }
 
-void Attributor::sweep(const ThreadKey& t, int64_t x, int64_t y, uint32_t generic) {
+void Attributor::sweep(ThreadKey t, int64_t x, int64_t y, uint32_t generic) {
   first_thread_ = t;
   sweep_from(t, 0, x, y, generic);
 }
 
-void Attributor::sweep_from(const ThreadKey& t, size_t next_thread, int64_t x, int64_t y, uint32_t generic) {
+void Attributor::sweep_from(ThreadKey t, size_t next_thread, int64_t x, int64_t y, uint32_t generic) {
   if (y <= x) return;
   auto pick = [&](const Node* n) {
     const IdleCause c = n ? n->cause : IdleCause::Unattributed;
@@ -609,17 +590,19 @@ void Attributor::run() {
   // The threads that launch GPU work, most launches first (without correlation ids: those
   // with runtime calls in the window). The first stands in for events with no known launch.
   {
-    std::unordered_map<ThreadKey, int64_t, ThreadKeyHash> launches;
-    LastSlot count(launches, int64_t{0});
+    std::vector<int64_t> launches(s_.threads.size(), 0);
+    bool any = false;
     for (uint32_t g : gpu)
-      if (uint32_t rt = idx_.launcher(g); rt != kNoRow) ++count[{s_.pid(rt), s_.tid(rt)}];
-    if (launches.empty())
+      if (uint32_t rt = idx_.launcher(g); rt != kNoRow) ++launches[thread_of(rt)], any = true;
+    if (!any)
       for (uint32_t r : idx_.runtime)
-        if (idx_.in_window(r)) ++launches[{s_.pid(r), s_.tid(r)}];
-    std::vector<std::pair<int64_t, ThreadKey>> order;
-    for (const auto& [k, n] : launches) order.push_back({-n, k});
+        if (idx_.in_window(r)) ++launches[thread_of(r)];
+    // Ties in (pid, tid) order, so the order does not depend on which thread the file named first.
+    std::vector<std::tuple<int64_t, int64_t, int64_t, ThreadKey>> order;
+    for (ThreadKey k = 0; k < launches.size(); ++k)
+      if (launches[k] > 0) order.emplace_back(-launches[k], s_.threads[k].pid, s_.threads[k].tid, k);
     std::sort(order.begin(), order.end());
-    for (const auto& [n, k] : order) launching_.push_back(k);
+    for (const auto& o : order) launching_.push_back(std::get<3>(o));
   }
   // Pieces: about one per gap or a few (their list grew by doubling, touching twice its memory).
   {
@@ -632,13 +615,12 @@ void Attributor::run() {
     out_.pieces.reserve(2 * gaps + 16);
   }
   // Stream Wait Events per GPU stream, by start.
-  std::unordered_map<ThreadKey, std::vector<int64_t>, ThreadKeyHash> stream_waits;
+  std::vector<std::vector<int64_t>> stream_waits(s_.threads.size());
   for (uint32_t r : idx_.cuda_sync)
-    if (s_.name_of(r) == "Stream Wait Event") stream_waits[{s_.pid(r), s_.tid(r)}].push_back(s_.ts_ns[r]);
+    if (s_.name_of(r) == "Stream Wait Event") stream_waits[thread_of(r)].push_back(s_.ts_ns[r]);
 
   // Latest end so far per GPU stream.
-  std::unordered_map<ThreadKey, int64_t, ThreadKeyHash> stream_end;
-  LastSlot end_of_stream(stream_end, INT64_MIN);
+  std::vector<int64_t> stream_end(s_.threads.size(), INT64_MIN);
   int64_t max_end = INT64_MIN;
   for (size_t i = 0; i < gpu.size(); ++i) {
     const int64_t b = s_.ts_ns[gpu[i]];
@@ -656,7 +638,7 @@ void Attributor::run() {
         if (!launching_.empty()) sweep(launching_.front(), a, b, kNoRow);
         else emit(a, b, reason_entry(kNoLauncher));
       } else {
-        const Timeline& tl = timeline({s_.pid(rt), s_.tid(rt)});
+        const Timeline& tl = timeline(thread_of(rt));
         const int64_t rt_end = s_.end_ns(rt);
         if (s_.ts_ns[rt] <= a && rt_end <= a) {
           // Queued before the gap: the GPU, not the host, held it back.
@@ -664,17 +646,15 @@ void Attributor::run() {
           const std::optional<Node> at_launch = node_at(tl, s_.ts_ns[rt]);
           const Node* n = at_launch ? &*at_launch : nullptr;
           const uint32_t op = n ? (n->outer_aten != kNoRow ? n->outer_aten : n->op) : kNoRow;
-          const auto sw = stream_waits.find({s_.pid(g), s_.tid(g)});
-          const bool waited = sw != stream_waits.end() &&
-                              std::lower_bound(sw->second.begin(), sw->second.end(), rt_end) !=
-                                  std::upper_bound(sw->second.begin(), sw->second.end(), b);
+          const std::vector<int64_t>& sw = stream_waits[thread_of(g)];
+          const bool waited = std::lower_bound(sw.begin(), sw.end(), rt_end) != std::upper_bound(sw.begin(), sw.end(), b);
           if (s_.cat[g] == Category::Kernel && idx_.flag(g, kCommKernel))
             entry = entry_for(IdleCause::Collective, g, op, n ? n->annotation : kNoRow, kNoRow);
           else if (waited)
             entry = entry_for(IdleCause::StreamWait, g, op, n ? n->annotation : kNoRow, kNoRow);
           else if (b - a < kQueuedOverheadNs)
             entry = entry_for(IdleCause::GpuOverhead, kNoRow - 1 - kGpuSwitch, kNoRow, kNoRow, kNoRow);
-          else if (auto se = stream_end.find({s_.pid(g), s_.tid(g)}); se != stream_end.end() && se->second == a)
+          else if (stream_end[thread_of(g)] == a)
             entry = entry_for(IdleCause::Untraced, kNoRow - 1 - kUntracedWork, kNoRow, kNoRow, kNoRow);
           else
             entry = reason_entry(kQueuedLate);
@@ -692,13 +672,13 @@ void Attributor::run() {
           if (generic == kNoRow && b - a < kLaunchGapNs && launch && launch->cause == IdleCause::Launch)
             generic = launch_entry;
           const int64_t host_end = std::min(b, std::max(a, rt_end));
-          sweep({s_.pid(rt), s_.tid(rt)}, a, host_end, generic);
+          sweep(thread_of(rt), a, host_end, generic);
           if (host_end < b) emit(host_end, b, generic != kNoRow ? generic : launch_entry);
         }
       }
     }
     max_end = std::max(max_end, s_.end_ns(gpu[i]));
-    int64_t& stream_last = end_of_stream[{s_.pid(gpu[i]), s_.tid(gpu[i])}];
+    int64_t& stream_last = stream_end[thread_of(gpu[i])];
     stream_last = std::max(stream_last, s_.end_ns(gpu[i]));
   }
 
