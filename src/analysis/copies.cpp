@@ -64,17 +64,22 @@ std::pair<std::string, std::string> parse_copy_name(std::string_view name) {
 CopyStats analyse_copies(const TraceIndex& idx, const StepSummary& steps) {
   const auto& s = idx.s;
   CopyStats out;
-  std::map<std::pair<std::string, std::string>, CopyRow> rows;
-  std::unordered_map<uint32_t, std::pair<std::string, std::string>> parsed;  // by name id
+  // A name is parsed once, to the row of its (direction, kind); copies add to it by name id.
+  std::map<std::pair<std::string, std::string>, size_t> row_of_key;
+  std::vector<CopyRow> rows;
+  std::vector<int32_t> row_of_name(s.strings.size(), -1);
   int64_t memcpy_count = 0;
   for (const auto* list : {&idx.memcpys, &idx.memsets}) {
     for (uint32_t r : *list) {
       if (!idx.in_window(r)) continue;
-      auto it = parsed.find(s.name[r]);
-      if (it == parsed.end()) it = parsed.emplace(s.name[r], parse_copy_name(s.name_of(r))).first;
-      CopyRow& row = rows[it->second];
-      row.direction = it->second.first;
-      row.kind = it->second.second;
+      int32_t& k = row_of_name[s.name[r]];
+      if (k < 0) {
+        auto key = parse_copy_name(s.name_of(r));
+        auto [it, fresh] = row_of_key.try_emplace(key, rows.size());
+        if (fresh) rows.push_back(CopyRow{.direction = key.first, .kind = key.second});
+        k = static_cast<int32_t>(it->second);
+      }
+      CopyRow& row = rows[static_cast<size_t>(k)];
       ++row.count;
       const auto* a = s.args_of(r);
       if (a && a->bytes > 0) row.bytes += a->bytes;
@@ -82,7 +87,9 @@ CopyStats analyse_copies(const TraceIndex& idx, const StepSummary& steps) {
       if (list == &idx.memcpys) ++memcpy_count;
     }
   }
-  for (auto& [key, row] : rows) {
+  // In (direction, kind) order before the sort by time, as the map kept them (ties stay put).
+  for (const auto& [key, k] : row_of_key) {
+    CopyRow& row = rows[k];
     if (row.time_ns > 0) row.bandwidth_gbps = static_cast<double>(row.bytes) / row.time_ns;
     if (row.kind == "pageable") {
       out.pageable_count += row.count;
@@ -95,13 +102,8 @@ CopyStats analyse_copies(const TraceIndex& idx, const StepSummary& steps) {
     return a.time_ns != b.time_ns ? a.time_ns > b.time_ns
                                   : std::tie(a.direction, a.kind) < std::tie(b.direction, b.kind);
   });
-  for (uint32_t r : idx.runtime) {
-    if (!idx.in_window(r)) continue;
-    std::string_view n = s.name_of(r);
-    if ((n.starts_with("cudaMemcpy") || n.starts_with("hipMemcpy")) &&
-        n.find("Async") == std::string_view::npos)
-      ++out.blocking_memcpy_calls;
-  }
+  for (uint32_t r : idx.runtime)
+    if (idx.flag(r, kBlockingMemcpy) && idx.in_window(r)) ++out.blocking_memcpy_calls;
   if (!steps.steps.empty()) out.per_step = static_cast<double>(memcpy_count) / steps.steps.size();
   return out;
 }

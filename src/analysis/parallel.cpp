@@ -57,10 +57,10 @@ ParallelStats analyse_parallel(const TraceIndex& idx, const StepSummary& steps) 
   };
   for (uint32_t r : idx.host_ops) {
     if (!idx.in_window(r)) continue;
-    std::string_view n = s.name_of(r);
     look_once(r);
     if (idx.flag(r, kCompiledRegion)) out.compiled = true;
-    if (n.starts_with("Optimizer.step#")) {
+    if (idx.flag(r, kOptimizerStep)) {
+      std::string_view n = s.name_of(r);
       opt_steps.push_back({s.ts_ns[r], s.end_ns(r)});
       if (out.optimizer.empty()) {
         std::string_view cls = n.substr(15);
@@ -81,9 +81,7 @@ ParallelStats analyse_parallel(const TraceIndex& idx, const StepSummary& steps) 
   bool ops_in_step = false;
   if (!opt_steps.empty() && !fused && !foreach && !single) {
     for (uint32_t r : idx.host_ops) {
-      if (!idx.in_window(r) || s.cat[r] != trace::Category::CpuOp) continue;
-      std::string_view n = s.name_of(r);
-      if (!n.starts_with("aten::")) continue;
+      if (!idx.flag(r, kAtenOp) || !idx.in_window(r) || s.cat[r] != trace::Category::CpuOp) continue;
       if (length_within(opt_steps, s.ts_ns[r], std::max(s.end_ns(r), s.ts_ns[r] + 1)) > 0) {
         ops_in_step = true;
         break;

@@ -90,6 +90,9 @@ PrecisionStats analyse_precision(const TraceIndex& idx) {
   PrecisionStats out;
   std::unordered_map<uint32_t, GemmClass> cache;
   int64_t known_time = 0, tc_time = 0, fp32_time = 0;
+  constexpr int kPrecisions = static_cast<int>(Precision::INT8) + 1;
+  int64_t by_class[kPrecisions] = {};
+  bool seen[kPrecisions] = {};
   for (uint32_t r : idx.kernels) {
     if (!idx.in_window(r)) continue;
     auto it = cache.find(s.name[r]);
@@ -99,13 +102,16 @@ PrecisionStats analyse_precision(const TraceIndex& idx) {
     const int64_t d = s.dur_ns[r];
     ++out.gemm_kernels;
     out.gemm_time_ns += d;
-    out.time_by_class_ns[precision_name(g.precision)] += d;
+    by_class[static_cast<int>(g.precision)] += d;
+    seen[static_cast<int>(g.precision)] = true;
     if (g.precision != Precision::Unknown) {
       known_time += d;
       if (g.tensor_core) tc_time += d;
       if (g.precision == Precision::FP32) fp32_time += d;
     }
   }
+  for (int p = 0; p < kPrecisions; ++p)
+    if (seen[p]) out.time_by_class_ns[precision_name(static_cast<Precision>(p))] += by_class[p];
   if (known_time > 0) {
     out.tensor_core_share_pct = 100.0 * tc_time / known_time;
     out.fp32_share_pct = 100.0 * fp32_time / known_time;
@@ -115,11 +121,8 @@ PrecisionStats analyse_precision(const TraceIndex& idx) {
 
   std::map<std::pair<std::string, std::string>, int64_t> issues;
   for (uint32_t r : idx.host_ops) {
-    if (!idx.in_window(r)) continue;
+    if (!idx.flag(r, kGemmOp) || !idx.in_window(r)) continue;
     std::string_view op = s.name_of(r);
-    if (op != "aten::mm" && op != "aten::bmm" && op != "aten::addmm" && op != "aten::baddbmm" &&
-        op != "aten::convolution")
-      continue;
     if (!is_half_types(s.strings.view(s.input_types[r]))) continue;
     ++out.half_gemm_calls;
     std::string_view dims = s.strings.view(s.input_dims[r]);

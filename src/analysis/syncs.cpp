@@ -20,19 +20,6 @@
 
 namespace ts::analysis {
 
-namespace {
-
-bool is_runtime_sync(std::string_view n) {
-  return n == "cudaStreamSynchronize" || n == "cudaDeviceSynchronize" ||
-         n == "cudaEventSynchronize" || n == "hipStreamSynchronize" ||
-         n == "hipDeviceSynchronize" || n == "hipEventSynchronize";
-}
-bool is_blocking_memcpy(std::string_view n) {
-  return (n.starts_with("cudaMemcpy") || n.starts_with("hipMemcpy")) &&
-         n.find("Async") == std::string_view::npos;
-}
-
-}  // namespace
 
 SyncStats analyse_syncs(const TraceIndex& idx, StepSummary& steps) {
   const auto& s = idx.s;
@@ -46,20 +33,16 @@ SyncStats analyse_syncs(const TraceIndex& idx, StepSummary& steps) {
     if (in_totals) by_thread[{s.pid(r), s.tid(r)}].push_back({s.ts_ns[r], s.end_ns(r)});
   };
 
-  for (uint32_t r : idx.runtime) {
-    if (!idx.in_window(r)) continue;
-    std::string_view n = s.name_of(r);
-    if (is_runtime_sync(n) || is_blocking_memcpy(n)) take(r, true);
-  }
+  for (uint32_t r : idx.runtime)
+    if (idx.flag(r, kRuntimeSync | kBlockingMemcpy) && idx.in_window(r)) take(r, true);
 
   // aten::item, then _local_scalar_dense outside any item on its thread.
   std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> items;
   std::vector<uint32_t> dense;
   for (uint32_t r : idx.host_ops) {
-    if (!idx.in_window(r)) continue;
-    std::string_view n = s.name_of(r);
-    if (n == "aten::item") items[{s.pid(r), s.tid(r)}].push_back(r);
-    else if (n == "aten::_local_scalar_dense") dense.push_back(r);
+    if (!idx.flag(r, kItemOp | kScalarDense) || !idx.in_window(r)) continue;
+    if (idx.flag(r, kItemOp)) items[{s.pid(r), s.tid(r)}].push_back(r);
+    else dense.push_back(r);
   }
   // Per thread: items by start (host_ops is sorted by start) and the running maximum of their
   // ends, so "some item starting at or before t ends at or after e" is one binary search.

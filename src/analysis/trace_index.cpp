@@ -28,6 +28,18 @@ uint16_t classify_name(std::string_view n) {
   if (n.starts_with("Torch-Compiled Region") || n.starts_with("CompiledFunction") ||
       n.starts_with("TorchDynamo") || n.starts_with("## Call CompiledFxGraph"))
     f |= kCompiledRegion;
+  if (n == "cudaStreamSynchronize" || n == "cudaDeviceSynchronize" || n == "cudaEventSynchronize" ||
+      n == "hipStreamSynchronize" || n == "hipDeviceSynchronize" || n == "hipEventSynchronize")
+    f |= kRuntimeSync;
+  // hipMemcpyWithStream (what PyTorch on ROCm uses for blocking copies) counts: no "Async".
+  if ((n.starts_with("cudaMemcpy") || n.starts_with("hipMemcpy")) && n.find("Async") == std::string_view::npos)
+    f |= kBlockingMemcpy;
+  if (n == "aten::item") f |= kItemOp;
+  if (n == "aten::_local_scalar_dense") f |= kScalarDense;
+  if (n.starts_with("Optimizer.step#")) f |= kOptimizerStep;
+  if (n.starts_with("aten::")) f |= kAtenOp;
+  if (n == "aten::mm" || n == "aten::bmm" || n == "aten::addmm" || n == "aten::baddbmm" || n == "aten::convolution")
+    f |= kGemmOp;
   return f;
 }
 

@@ -22,6 +22,15 @@ enum NameFlag : uint16_t {
   kProfilerStep = 1 << 3,   // ProfilerStep#N
   kCommOp = 1 << 4,         // host-side collective annotations: nccl:*, gloo:*
   kCompiledRegion = 1 << 5, // Torch-Compiled Region, CompiledFunction, TorchDynamo
+  // What the passes ask of names in loops over every host event or runtime call (a string test
+  // per event was a third of those passes' time on a large trace).
+  kRuntimeSync = 1 << 6,    // cuda/hip Stream-, Device-, EventSynchronize
+  kBlockingMemcpy = 1 << 7, // cudaMemcpy* / hipMemcpy* without Async: a synchronous copy
+  kItemOp = 1 << 8,         // aten::item
+  kScalarDense = 1 << 9,    // aten::_local_scalar_dense
+  kOptimizerStep = 1 << 10, // Optimizer.step#*
+  kAtenOp = 1 << 11,        // aten::*
+  kGemmOp = 1 << 12,        // aten::mm, bmm, addmm, baddbmm, convolution
 };
 
 struct TraceIndex {
@@ -40,7 +49,8 @@ struct TraceIndex {
   // The analysis window: [begin, end) of the kept steps (set by analyse_steps).
   int64_t window_begin = INT64_MIN, window_end = INT64_MAX;
 
-  bool flag(uint32_t row, NameFlag f) const { return (name_flags[s.name[row]] & f) != 0; }
+  // Whether row's name has any of the flags in `mask` (NameFlag values or'ed).
+  bool flag(uint32_t row, uint16_t mask) const { return (name_flags[s.name[row]] & mask) != 0; }
   // The first runtime/driver call (in time order) with correlation id `corr`, or kNoRow.
   uint32_t runtime_of_corr(int64_t corr) const {
     if (!corr_dense_.empty()) {
