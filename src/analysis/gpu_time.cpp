@@ -37,7 +37,7 @@ int device_of(const trace::EventStore& s, uint32_t r) {
 GpuTime analyse_gpu_time(const TraceIndex& idx, StepSummary& steps) {
   const auto& s = idx.s;
   GpuTime out;
-  const std::vector<uint32_t> gpu = idx.windowed(idx.gpu);
+  const std::span<const uint32_t> gpu = idx.windowed(idx.gpu);
   if (gpu.empty()) return out;
   out.present = true;
 

@@ -575,7 +575,7 @@ void Attributor::sweep_from(ThreadKey t, size_t next_thread, int64_t x, int64_t 
 }
 
 void Attributor::run() {
-  const std::vector<uint32_t> gpu = idx_.windowed(idx_.gpu);
+  const std::span<const uint32_t> gpu = idx_.windowed(idx_.gpu);
   if (gpu.empty()) return;
   out_.present = true;
   pageable_launch_.assign(s_.size(), 0);

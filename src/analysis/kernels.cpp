@@ -18,7 +18,7 @@ namespace ts::analysis {
 KernelStats analyse_kernels(const TraceIndex& idx, StepSummary& steps, int top) {
   const auto& s = idx.s;
   KernelStats out;
-  const std::vector<uint32_t> ks = idx.windowed(idx.kernels);
+  const std::span<const uint32_t> ks = idx.windowed(idx.kernels);
   std::unordered_map<uint32_t, std::vector<int64_t>> by_name;
   std::vector<int64_t> durs;
   durs.reserve(ks.size());

@@ -49,7 +49,7 @@ BoundSummary analyse_step_bound(const TraceIndex& idx, StepSummary& steps) {
   const auto& s = idx.s;
   BoundSummary out;
   if (steps.steps.empty()) return out;
-  const std::vector<uint32_t> gpu = idx.windowed(idx.gpu);
+  const std::span<const uint32_t> gpu = idx.windowed(idx.gpu);
   if (gpu.empty()) return out;
   out.present = true;
 

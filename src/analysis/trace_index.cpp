@@ -240,12 +240,11 @@ uint32_t TraceIndex::runtime_of_sparse_corr(int64_t corr) const {
 }
 
 
-std::vector<uint32_t> TraceIndex::windowed(const std::vector<uint32_t>& list) const {
-  std::vector<uint32_t> out;
-  out.reserve(list.size());
-  for (uint32_t r : list)
-    if (in_window(r)) out.push_back(r);
-  return out;
+std::span<const uint32_t> TraceIndex::windowed(const std::vector<uint32_t>& list) const {
+  auto starts_before = [&](uint32_t r, int64_t t) { return s.ts_ns[r] < t; };
+  const auto b = std::lower_bound(list.begin(), list.end(), window_begin, starts_before);
+  const auto e = std::lower_bound(b, list.end(), window_end, starts_before);
+  return {b, e};
 }
 
 }  // namespace ts::analysis

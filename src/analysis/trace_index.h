@@ -4,6 +4,7 @@
 // (by correlation id), per-name flags (interned names are classified once, not per event),
 // and the analysis window set by the step analysis.
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -68,8 +69,9 @@ struct TraceIndex {
   bool in_window(uint32_t row) const {
     return s.ts_ns[row] >= window_begin && s.ts_ns[row] < window_end;
   }
-  // Rows of `list` whose start lies in the window.
-  std::vector<uint32_t> windowed(const std::vector<uint32_t>& list) const;
+  // Rows of `list` (sorted by start) whose start lies in the window: a part of the list itself,
+  // not a copy (each pass that took a copy wrote a fresh list the size of the GPU list).
+  std::span<const uint32_t> windowed(const std::vector<uint32_t>& list) const;
 
  private:
   uint32_t runtime_of_sparse_corr(int64_t corr) const;
