@@ -16,7 +16,9 @@ double median(std::vector<double> v) {
   return (lo + hi) / 2;
 }
 
-int64_t median_int64(std::vector<int64_t> v) {
+int64_t median_int64(std::vector<int64_t> v) { return median_int64_in_place(v); }
+
+int64_t median_int64_in_place(std::span<int64_t> v) {
   if (v.empty()) return 0;
   const size_t m = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m), v.end());

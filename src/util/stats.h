@@ -3,6 +3,7 @@
 // durations, sampler windows, experiment results) compute them here, so "median" and "p90"
 // mean the same thing in every report.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace ts {
@@ -11,6 +12,8 @@ namespace ts {
 double median(std::vector<double> v);
 // Integer version (nanoseconds): the mean of the two middle values is rounded down.
 int64_t median_int64(std::vector<int64_t> v);
+// The same on values the caller lets it reorder (no copy).
+int64_t median_int64_in_place(std::span<int64_t> v);
 
 // Percentile by linear interpolation between the closest ranks (numpy's default, "linear"):
 // q in [0, 1] (clamped); 0 when empty.
