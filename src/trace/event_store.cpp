@@ -87,13 +87,12 @@ size_t EventStore::add(uint32_t name_id, Category c, Phase p, int64_t pid_v, int
 }
 
 uint32_t EventStore::find_thread(int64_t pid_v, int64_t tid_v) {
-  // A linear search: a trace has tens of threads and streams, and this runs on a miss of the
-  // two recent ones only.
+  // A linear search: a trace has tens of threads and streams, and this runs only where the
+  // cache's slot holds another pair.
   uint32_t k = 0;
   while (k < threads.size() && !(threads[k].pid == pid_v && threads[k].tid == tid_v)) ++k;
   if (k == threads.size()) threads.push_back({pid_v, tid_v});
-  recent_threads_[1] = recent_threads_[0];
-  recent_threads_[0] = k;
+  thread_cache_[thread_slot(pid_v, tid_v)] = {pid_v, tid_v, k};
   return k;
 }
 
@@ -119,7 +118,7 @@ void EventStore::clear_rows() {
   for (auto* col : {&name, &thread, &args, &input_dims, &input_types}) col->clear();
   for (auto* col : {&ts_ns, &dur_ns, &correlation, &external_id}) col->clear();
   threads.clear();
-  recent_threads_[0] = recent_threads_[1] = UINT32_MAX;
+  for (ThreadSlot& c : thread_cache_) c = ThreadSlot{};
   cat.clear();
   ph.clear();
   args_table.clear();
