@@ -290,7 +290,7 @@ void Attributor::bucket_threads() {
     load(l);
     if (s_.dur_ns[r] <= 0 || s_.end_ns(r) <= idx_.window_begin || s_.ts_ns[r] >= idx_.window_end) continue;
     // A thread's rows come in runs: its slot is looked up on a change only (a lookup per row,
-    // whose load the bucket's address waits on, measured 20% slower on this loop).
+    // whose load the bucket's address waits on, made the whole pass 78-83 ms instead of 63-68).
     const ThreadKey k = thread_of(r);
     if (k != last) {
       last = k;
