@@ -192,6 +192,33 @@ void Parser::bad_time(const char* p, const char* field) const {
   fail(p, std::string("a number of microseconds for \"") + field + "\" (within +-292 years)");
 }
 
+// Clinger's fast path for the args a kernel writes ("blocks per SM": 12.800000): digits with at
+// most one '.', digits on both sides, 15 digits at most and no exponent. The digits are then an
+// exact double and so is the power of ten, and one division rounds correctly: the double
+// from_chars gives, for a fifth of its time. False for any other text (from_chars reads it).
+static bool exact_decimal(const char* b, const char* e, double& v) {
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  const bool neg = b < e && *b == '-';
+  const char* q = b + neg;
+  uint64_t m = 0;
+  int digits = 0, frac = -1;  // frac: digits after the '.', -1 before it
+  for (; q < e; ++q) {
+    if (is_digit(*q)) {
+      m = m * 10 + static_cast<unsigned>(*q - '0');
+      ++digits;
+      frac += frac >= 0;
+    } else if (*q == '.' && frac < 0 && digits > 0) {
+      frac = 0;
+    } else {
+      return false;
+    }
+  }
+  if (digits == 0 || digits > 15 || frac == 0) return false;
+  v = static_cast<double>(m) / kPow10[frac < 0 ? 0 : frac];
+  if (neg) v = -v;
+  return true;
+}
+
 const char* Parser::read_float(const char* p, float& out) {
   const char* b;
   const char* e;
@@ -208,9 +235,12 @@ const char* Parser::read_float(const char* p, float& out) {
     return skip_value(p);
   }
   double v;
-  auto r = std::from_chars(b, e, v);
+  if (!exact_decimal(b, e, v)) {
+    auto r = std::from_chars(b, e, v);
+    if (r.ec != std::errc() || r.ptr != e) return after;
+  }
   // Out-of-range doubles would be undefined behaviour as float: clamp (NaN is never produced).
-  if (r.ec == std::errc() && r.ptr == e) out = static_cast<float>(std::clamp(v, -3.0e38, 3.0e38));
+  out = static_cast<float>(std::clamp(v, -3.0e38, 3.0e38));
   return after;
 }
 

@@ -1,6 +1,13 @@
 // Specific values, read off the fixtures by hand (zcat F | grep), and small synthetic traces.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
 #include "trace/reader.h"
 #include "trace/trace_test_util.h"
 #include "util/error.h"
@@ -241,6 +248,53 @@ TEST(TraceValues, NegativeNumericTidIsANumberNotAName) {
   EXPECT_EQ(s.pid(2), -1);
   ASSERT_TRUE(EventStore::is_named_id(s.tid(2)));
   EXPECT_EQ(s.id_name(s.tid(2)), "stream 7");
+}
+
+TEST(TraceValues, KernelFloatArgsEqualFromChars) {
+  // "blocks per SM", "warps per SM", occupancy and bandwidth are read as doubles, then floats:
+  // short decimals by a fast path, the rest by std::from_chars. Every form gives what
+  // from_chars gives: integers, 1-15 digits around a '.', leading zeros, negatives, 16-20
+  // digits, exponents, strings, and values a float cannot hold (clamped).
+  std::mt19937_64 rng(7);
+  std::vector<std::string> texts = {"0", "-0", "0.0", "12.800000", "204.800003", "75", "0.1", "0.3",
+                                    "123456789012345", "1234567890.12345", "0.000000000000001",
+                                    "9007199254740993", "12345678901234567890", "1e3", "2.5E-2", "-7.125",
+                                    "00012.50", "3.4e39", "-3.4e39", "1.7976931348623157e308", "4.9e-324",
+                                    "\"12.5\"", "\"-0.25\""};
+  for (int i = 0; i < 3000; ++i) {
+    std::string t = (rng() % 4 == 0) ? "-" : "";
+    const int digits = 1 + static_cast<int>(rng() % 17);
+    const int point = static_cast<int>(rng() % (digits + 1));  // digits before the '.'; all: none
+    for (int d = 0; d < digits; ++d) {
+      if (d == point && point > 0) t += '.';
+      t += static_cast<char>('0' + rng() % 10);
+    }
+    texts.push_back(t);
+  }
+  std::string json = R"({"traceEvents": [)";
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (i) json += ",";
+    json += R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )" + std::to_string(i) +
+            R"(, "dur": 1, "args": {"blocks per SM": )" + texts[i] + R"(, "warps per SM": )" + texts[i] +
+            R"(, "est. achieved occupancy %": )" + texts[i] + "}}";
+  }
+  json += "]}";
+  EventStore s = parse_trace(json, "floats");
+  ASSERT_EQ(s.size(), texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    std::string t = texts[i];
+    if (t.front() == '"') t = t.substr(1, t.size() - 2);
+    double v = 0;
+    const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+    ASSERT_TRUE(r.ec == std::errc() && r.ptr == t.data() + t.size()) << t;
+    const float want = static_cast<float>(std::clamp(v, -3.0e38, 3.0e38));
+    const EventArgs* a = s.args_of(i);
+    ASSERT_NE(a, nullptr) << t;
+    // Bit for bit (-0 included), not merely close.
+    EXPECT_EQ(std::memcmp(&a->blocks_per_sm, &want, sizeof want), 0) << t << ": " << a->blocks_per_sm << " vs " << want;
+    EXPECT_EQ(std::memcmp(&a->warps_per_sm, &want, sizeof want), 0) << t;
+    EXPECT_EQ(std::memcmp(&a->occupancy_pct, &want, sizeof want), 0) << t;
+  }
 }
 
 }  // namespace
