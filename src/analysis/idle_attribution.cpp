@@ -52,8 +52,8 @@
 // fold into one per cause.
 #include <algorithm>
 #include <memory>
-#include <tuple>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -169,7 +169,7 @@ class Attributor {
  public:
   Attributor(const TraceIndex& idx, const StepSummary& steps, IdleAttribution& out)
       : idx_(idx), s_(idx.s), steps_(steps), out_(out), rt_class_(s_.strings.size(), kRtUnknown),
-        traits_(s_.strings.size(), 0) {}
+        traits_(s_.strings.size(), 0), timelines_(s_.threads.size()) {}
 
   void run();
 
@@ -439,7 +439,6 @@ void Attributor::classify(Node& n) {
 }
 
 const Timeline& Attributor::timeline(ThreadKey t) {
-  if (timelines_.empty()) timelines_.resize(s_.threads.size());
   std::unique_ptr<Timeline>& tl = timelines_[t];
   if (!tl) tl = std::make_unique<Timeline>(build(t));
   return *tl;

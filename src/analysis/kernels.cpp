@@ -26,12 +26,10 @@ KernelStats analyse_kernels(const TraceIndex& idx, StepSummary& steps, int top) 
   std::vector<uint32_t> slot_name;
   std::vector<size_t> first;  // per slot: count, then where its durations start
   std::vector<int32_t> slot(ks.size());
-  std::vector<int64_t> durs(ks.size());
   int64_t short_count = 0;
   for (size_t i = 0; i < ks.size(); ++i) {
     const uint32_t r = ks[i];
     const int64_t d = s.dur_ns[r];
-    durs[i] = d;
     out.total_ns += d;
     if (d < 10'000) ++short_count;
     if (idx.flag(r, kTritonKernel)) ++out.triton_kernels;
@@ -54,8 +52,7 @@ KernelStats analyse_kernels(const TraceIndex& idx, StepSummary& steps, int top) 
   size_t at = 0;
   for (size_t& f : first) at += std::exchange(f, at);
   std::vector<size_t> fill = first;
-  for (size_t i = 0; i < ks.size(); ++i) by_name[fill[static_cast<size_t>(slot[i])]++] = durs[i];
-  out.median_ns = median_int64_in_place(durs);
+  for (size_t i = 0; i < ks.size(); ++i) by_name[fill[static_cast<size_t>(slot[i])]++] = s.dur_ns[ks[i]];
 
   std::vector<KernelRow> rows;
   rows.reserve(slot_name.size());
@@ -69,6 +66,8 @@ KernelStats analyse_kernels(const TraceIndex& idx, StepSummary& steps, int top) 
     row.share_pct = out.total_ns > 0 ? 100.0 * row.total_ns / out.total_ns : 0;
     rows.push_back(std::move(row));
   }
+  // Every duration, in any order: the per-name medians above reordered only within each name.
+  out.median_ns = median_int64_in_place(by_name);
   std::sort(rows.begin(), rows.end(), [](const KernelRow& a, const KernelRow& b) {
     return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
   });

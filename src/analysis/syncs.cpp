@@ -20,7 +20,6 @@
 
 namespace ts::analysis {
 
-
 SyncStats analyse_syncs(const TraceIndex& idx, StepSummary& steps) {
   const auto& s = idx.s;
   SyncStats out;

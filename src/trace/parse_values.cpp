@@ -195,7 +195,7 @@ void Parser::bad_time(const char* p, const char* field) const {
 // Clinger's fast path for the args a kernel writes ("blocks per SM": 12.800000): digits with at
 // most one '.', digits on both sides, 15 digits at most and no exponent. The digits are then an
 // exact double and so is the power of ten, and one division rounds correctly: the double
-// from_chars gives, for a fifth of its time. False for any other text (from_chars reads it).
+// from_chars gives. False for any other text (from_chars reads it).
 static bool exact_decimal(const char* b, const char* e, double& v) {
   static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
   const bool neg = b < e && *b == '-';

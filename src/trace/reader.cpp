@@ -25,7 +25,7 @@ EventStore read_trace(const std::string& path, const ReadOptions& opt) {
 }
 
 uint64_t estimate_read_memory(const std::string& path) {
-  constexpr uint64_t kFixed = 64u << 20;  // buffers, the inflater's chunks, the analysis' own tables
+  constexpr uint64_t kFixed = 64u << 20;  // buffers, the inflated chunks, the analysis' own tables
   struct stat sb {};
   if (::stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) return kFixed;
   const uint64_t size = static_cast<uint64_t>(sb.st_size);

@@ -67,7 +67,7 @@ class SpanSource {
 
 // Views of a mapped plain file (`whole`, from ByteSource::map_whole).
 std::unique_ptr<SpanSource> mapped_spans(ByteSource& src, std::string_view whole, uint64_t chunk, uint64_t overlap);
-// Inflates `gz` (a compressed ByteSource) on a thread of its own.
+// Inflates `gz` (a compressed ByteSource) on the threads that ask for its chunks, one at a time.
 std::unique_ptr<SpanSource> inflating_spans(ByteSource& gz, uint64_t chunk, uint64_t overlap, int ahead);
 
 }  // namespace ts::trace::detail
