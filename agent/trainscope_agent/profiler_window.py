@@ -2,7 +2,9 @@
 
 Started at the end of step first-1 and stopped at the end of step `last`; each step inside is
 wrapped in a `ProfilerStep#N` record_function so the trace engine sees the same steps the agent
-numbered. CPU activity always, CUDA when CUDA is in use; shapes and memory recorded. The trace is
+numbered. CPU activity always, CUDA when CUDA is in use; shapes and memory recorded. With CUDA, on
+PyTorch >= 2.1, Kineto's CUDA sync events are recorded too (`cat: cuda_sync`: each stream, event and
+device synchronisation, the GPU-side evidence of a host sync; see `sync_events_config`). The trace is
 exported (Kineto JSON; the bare-array form on builds without Kineto) to <out>/trace.json, or, in
 a multi-process job (every rank profiles the same steps), to <out>/trace_rank<R>.pt.trace.json,
 so `trainscope analyze <out>` sees one trace per rank. The rank is torch.distributed's once the
@@ -36,6 +38,22 @@ def _rank():
     except ValueError:
         pass
     return None
+
+
+def sync_events_config(torch):
+    """The profiler's experimental config that records CUDA sync events, or None where this PyTorch
+    has none. `enable_cuda_sync_events` arrived in PyTorch 2.1 (torch._C._profiler._ExperimentalConfig);
+    on older builds the keyword is unknown and the constructor raises TypeError, so the window runs
+    without it. TRAINSCOPE_CUDA_SYNC_EVENTS=0 turns it off."""
+    if os.environ.get("TRAINSCOPE_CUDA_SYNC_EVENTS", "1") == "0":
+        return None
+    cfg = getattr(getattr(getattr(torch, "_C", None), "_profiler", None), "_ExperimentalConfig", None)
+    if cfg is None:
+        return None
+    try:
+        return cfg(enable_cuda_sync_events=True)
+    except Exception:  # TypeError: a PyTorch before 2.1
+        return None
 
 
 class _Ours:
@@ -94,6 +112,7 @@ class Window:
         self.prof = None
         self.rf = None
         self.cuda = False
+        self.sync_events = False  # CUDA sync events asked of Kineto (sync_events_config)
 
     def covers(self, step):
         # The window's steps, and the one after (the export lands in it).
@@ -154,11 +173,16 @@ class Window:
         torch = self.torch
         P = torch.profiler.ProfilerActivity
         acts = [P.CPU]
+        extra = {}
         if torch.cuda.is_initialized() and torch.cuda.is_available():
             acts.append(P.CUDA)
             self.cuda = True
+            cfg = sync_events_config(torch)
+            if cfg is not None:
+                extra["experimental_config"] = cfg
+                self.sync_events = True
         self.prof = torch.profiler.profile(activities=acts, record_shapes=True,
-                                           profile_memory=True, with_stack=False)
+                                           profile_memory=True, with_stack=False, **extra)
         _Ours.starting = True
         try:
             self.prof.start()
@@ -186,7 +210,7 @@ class Window:
         prof.export_chrome_trace(path)
         self.channel.send_text("trace", [
             ("path", path), ("rank", rank), ("first", self.first), ("last", step if step > 0 else -1),
-            ("cuda", self.cuda), ("export_ms", (now() - t0) / 1e6)])
+            ("cuda", self.cuda), ("sync_events", self.sync_events), ("export_ms", (now() - t0) / 1e6)])
 
     def _give_up(self, e):
         self.state = "done"

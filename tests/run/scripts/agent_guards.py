@@ -189,5 +189,24 @@ check("user profiler ran", len(prof.key_averages()) > 0)
 check("our window yielded", win.state == "done" and
       any(k == "note" and "own profiler" in d.get("text", "") for k, d in ch.texts))
 
+# 9. CUDA sync events (Kineto's cuda_sync rows) are asked for where PyTorch has the option (2.1+,
+# PR pytorch/pytorch#105187): 1.13's _ExperimentalConfig rejects the keyword, so none is passed;
+# a constructor that takes it is used; TRAINSCOPE_CUDA_SYNC_EVENTS=0 turns it off.
+check("sync events: PyTorch 1.13 has no such option", profiler_window.sync_events_config(torch) is None)
+
+
+class _Cfg21:
+    def __init__(self, **kw):
+        self.kw = kw
+
+
+fake21 = types.SimpleNamespace(_C=types.SimpleNamespace(_profiler=types.SimpleNamespace(_ExperimentalConfig=_Cfg21)))
+cfg = profiler_window.sync_events_config(fake21)
+check("sync events: asked for where the option exists", isinstance(cfg, _Cfg21) and cfg.kw == {"enable_cuda_sync_events": True})
+os.environ["TRAINSCOPE_CUDA_SYNC_EVENTS"] = "0"
+check("sync events: TRAINSCOPE_CUDA_SYNC_EVENTS=0 turns them off", profiler_window.sync_events_config(fake21) is None)
+del os.environ["TRAINSCOPE_CUDA_SYNC_EVENTS"]
+check("sync events: no experimental config at all", profiler_window.sync_events_config(types.SimpleNamespace()) is None)
+
 check("no agent error", not guard.G.off and not guard.G.errors, str(guard.G.errors))
 print("GUARDS OK %d" % passed[0], flush=True)
