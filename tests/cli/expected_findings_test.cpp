@@ -1,0 +1,126 @@
+// `trainscope analyze` on every trace listed in tests/data/expected_findings.tsv must put the
+// expected finding first ("none": no finding at all; "not:ID": ID must be absent). Each expectation comes from outside the program: the public source that
+// recorded the trace says what is wrong with it, or (tests/data/gpu/, imported by scripts/gpu-report
+// from a GPU run of scripts/gpu-check) the example that recorded it was written to plant that one
+// problem ("none": healthy.py plants nothing). A row whose cuda_sync column says "yes" also needs
+// Kineto's cuda_sync events in the trace: the agent asks for them on PyTorch >= 2.1, and only a GPU
+// run can show they arrive.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "support/shell.h"
+#include "trace/reader.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kData = TS_TEST_DATA;
+const std::string kManifest = kData + "/expected_findings.tsv";
+// Findings about the machine the trace was read on, not the trace (tests/run/examples_test.cpp).
+const std::set<std::string> kEnvironment = {"thread-oversubscription", "openblas-on-intel"};
+
+struct Row {
+  std::string file, expected, source;
+  bool cuda_sync = false;
+};
+
+// ctest lists each case by its trace, not by the bytes of the row.
+void PrintTo(const Row& r, std::ostream* os) { *os << r.file << " -> " << r.expected; }
+
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> cols;
+  std::stringstream ss(line);
+  std::string c;
+  while (std::getline(ss, c, '\t')) cols.push_back(c);
+  return cols;
+}
+
+std::vector<Row> manifest() {
+  std::vector<Row> rows;
+  std::ifstream f(kManifest);
+  std::string line;
+  bool header = true;
+  while (std::getline(f, line)) {
+    if (header) {
+      header = false;
+      continue;
+    }
+    if (line.empty()) continue;
+    auto c = split_tabs(line);
+    Row r;
+    r.file = c.size() > 0 ? c[0] : "";
+    r.expected = c.size() > 1 ? c[1] : "";
+    r.cuda_sync = c.size() > 2 && c[2] == "yes";
+    r.source = c.size() > 3 ? c[3] : "";
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+std::string test_name(const ::testing::TestParamInfo<Row>& info) {
+  std::string n = fs::path(info.param.file).filename().string();
+  n = n.substr(0, n.find('.'));
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return fmt::format("{}_{}", info.index, n);
+}
+
+class ExpectedFinding : public ::testing::TestWithParam<Row> {};
+
+TEST_P(ExpectedFinding, AnalyzePutsItFirst) {
+  const Row& row = GetParam();
+  ASSERT_FALSE(row.source.empty()) << row.file << ": every expectation names where it comes from";
+  std::string path = kData + "/" + row.file;
+  ASSERT_TRUE(fs::exists(path)) << path;
+  std::string err = (fs::temp_directory_path() / fmt::format("ts_expected_{}.err", getpid())).string();
+  auto r = ts::test::run_capture(fmt::format("{} analyze --json '{}'", TS_CLI, path), err);
+  fs::remove(err);
+  ASSERT_EQ(r.code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(r.out);
+  std::vector<std::string> problems;
+  for (auto f : doc["findings"].get_array()) {
+    std::string id{std::string_view(f["id"])};
+    if (!kEnvironment.count(id)) problems.push_back(id);
+  }
+  if (row.expected.starts_with("not:")) {
+    std::string absent = row.expected.substr(4);
+    for (const auto& id : problems) EXPECT_NE(id, absent) << row.file << " (" << row.source << ")";
+  } else {
+    EXPECT_EQ(problems.empty() ? "none" : problems.front(), row.expected) << row.file << " (" << row.source << ")";
+  }
+  if (row.cuda_sync) {
+    ts::trace::EventStore s = ts::trace::read_trace(path);
+    size_t n = 0;
+    for (auto c : s.cat) n += c == ts::trace::Category::CudaSync;
+    EXPECT_GT(n, 0u) << row.file << ": no cuda_sync events";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Traces, ExpectedFinding, ::testing::ValuesIn(manifest()), test_name);
+
+// The manifest and the folder of imported GPU traces agree: no row without its file, no imported
+// trace without its row (an orphan would never be checked).
+TEST(ExpectedFindings, ManifestCoversEveryImportedTrace) {
+  auto rows = manifest();
+  ASSERT_FALSE(rows.empty()) << kManifest;
+  std::set<std::string> listed;
+  for (const auto& r : rows) {
+    EXPECT_TRUE(fs::exists(kData + "/" + r.file)) << r.file;
+    EXPECT_TRUE(listed.insert(r.file).second) << "listed twice: " << r.file;
+  }
+  if (fs::exists(kData + "/gpu"))
+    for (const auto& e : fs::directory_iterator(kData + "/gpu"))
+      EXPECT_TRUE(listed.count("gpu/" + e.path().filename().string())) << e.path() << " has no row";
+}
+
+}  // namespace
