@@ -5,7 +5,8 @@ the workloads run under the Python that has it (--python, $TRAINSCOPE_PYTHON, py
 Results go to OUTDIR: summary.json (schema trainscope.gpu-check/1, one entry per stage, updated in place
 when a stage is run alone) plus at most a few tars (traces of every example, torch2 traces, the logs of
 every command), never more than MAX_FILES files of MAX_FILE_BYTES each, nothing in sub-folders.
-Each stage stops starting new work once STAGE_BUDGET_S is spent, so it finishes within 9 minutes.
+Each stage stops starting new work once STAGE_BUDGET_S is spent, so it finishes within 9 minutes;
+--budget SECONDS caps the whole run the same way (a device command has 10 minutes for all its stages).
 On a machine without a GPU every stage runs what it can and lists what it skipped and why.
 """
 import argparse
@@ -81,7 +82,8 @@ class Stage:
         self.found, self.skipped, self.failed = [], [], []
 
     def left(self):
-        return STAGE_BUDGET_S - (time.monotonic() - self.t0)
+        now = time.monotonic()
+        return min(STAGE_BUDGET_S - (now - self.t0), self.ctx.deadline - now)
 
     def say(self, kind, text):
         print("[%s] %s: %s" % (self.name, kind, text), flush=True)
@@ -175,6 +177,8 @@ class Context:
         self.store = os.path.join(self.work, "trainscope.db")
         self.python = args.python
         self.quick = args.quick
+        # --budget: the whole run's time; each stage's own budget still applies within it.
+        self.deadline = time.monotonic() + (args.budget if args.budget else float("inf"))
         self.gpus = []
         self.cuda = False
         self.torch = None
@@ -485,6 +489,21 @@ def collect_traces(run_dir):
     return sorted(glob.glob(os.path.join(run_dir, "**", "*.json*"), recursive=True))
 
 
+def count_cuda_sync(path):
+    """How many Kineto cuda_sync events a trace (.json or .json.gz) holds."""
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rt", errors="replace") as f:
+            return len(re.findall(r'"cat"\s*:\s*"cuda_sync"', f.read()))
+    except (OSError, EOFError):
+        return 0
+
+
+def torch_at_least(ctx, major, minor):
+    m = re.match(r"(\d+)\.(\d+)", (ctx.torch or {}).get("torch") or "")
+    return bool(m) and (int(m.group(1)), int(m.group(2))) >= (major, minor)
+
+
 def stage_examples(st, ctx):
     if not ctx.python:
         st.skip("every example: no Python with torch (pass --python or set TRAINSCOPE_PYTHON)")
@@ -523,6 +542,11 @@ def stage_examples(st, ctx):
         for t in collect_traces(run_dir):
             if "trace" in os.path.basename(t):
                 trace_files.append((name[:-3], t))
+                r["cuda_sync_events"] = r.get("cuda_sync_events", 0) + count_cuda_sync(t)
+        # The agent asks Kineto for CUDA sync events on PyTorch >= 2.1 (profiler_window.sync_events_config):
+        # host_sync.py's .item() calls must show up as cuda_sync rows on the GPU timeline.
+        if name == "host_sync.py" and ctx.cuda and torch_at_least(ctx, 2, 1) and not r.get("cuda_sync_events"):
+            st.fail("host_sync.py: its trace has no cuda_sync events (the profiler's sync-events option did not take)")
         if expected is None:
             r["ok"] = rc == 0 and not problems
             msg = "%s: %s" % (name, "no finding" if not problems else "unexpected findings %s" % problems)
@@ -797,6 +821,9 @@ def main(argv):
     ap.add_argument("--stage", action="append", choices=STAGES + ["all"], help="run only this stage (repeatable)")
     ap.add_argument("--python", help="the Python with torch the workloads run in")
     ap.add_argument("--quick", action="store_true", help="fewer steps and examples (the CI self-test)")
+    ap.add_argument("--budget", type=float, metavar="SECONDS",
+                    help="the whole run's time: stages stop starting work once it is spent (e.g. 540 for a "
+                         "10-minute device command)")
     args = ap.parse_args(argv)
     stages = STAGES if not args.stage or "all" in args.stage else [s for s in STAGES if s in args.stage]
     ctx = Context(args)
@@ -819,7 +846,10 @@ def main(argv):
             st = Stage(name, ctx)
             print("[%s] starting" % name, flush=True)
             try:
-                RUNNERS[name](st, ctx)
+                if st.left() < 30:
+                    st.skip("%s: the run's --budget is spent (run it alone: --stage %s)" % (name, name))
+                else:
+                    RUNNERS[name](st, ctx)
             except Exception as e:  # one broken stage must not lose the others' results
                 st.fail("stage crashed: %s: %s" % (type(e).__name__, e))
             records[name] = st.record()

@@ -59,6 +59,39 @@ assert st["lab"]["data"]["lab"], "lab result missing"
 assert st["watch"]["data"]["idle"]["ticks"] >= 2, st["watch"]["data"]
 PY
 
+# scripts/gpu-report (run on the build machine): the page from these results, and the import of
+# traces into a scratch data folder (never the source tree's).
+report="$(cd "$(dirname "$0")/../.." && pwd)/scripts/gpu-report"
+doc="$tmp/GPU-VALIDATION.md"
+"$report" "$out" --doc "$doc" --import-traces --data-dir "$tmp/data" --trainscope "$b/bin/trainscope" --json \
+  >"$tmp/report.json" 2>"$tmp/report.err" || fail "gpu-report exited $?: $(cat "$tmp/report.err")"
+grep -q '^# trainscope on a real GPU' "$doc" || fail "gpu-report: no title"
+grep -q '^| data_starved.py | dataloader-starvation | dataloader-starvation |' "$doc" ||
+  fail "gpu-report: the examples table lacks data_starved.py's row"
+grep -q '^- examples, skipped: launch_bound.py (expects launch-bound): the finding needs a GPU' "$doc" ||
+  fail "gpu-report: the skipped list lacks launch_bound.py"
+python3 - "$tmp/report.json" "$tmp/data" <<'PY' || fail "gpu-report --import-traces: $(cat "$tmp/report.json")"
+import json, os, sys
+r = json.load(open(sys.argv[1]))
+seen = {i["example"] for i in r["imported"]} | {n["example"] for n in r["not_imported"]}
+assert {"data_starved.py", "healthy.py"} <= seen, seen  # every example that ran is accounted for
+for i in r["imported"]:  # an imported trace has its file and its manifest row
+    assert os.path.exists(os.path.join(sys.argv[2], i["file"])), i
+    rows = open(os.path.join(sys.argv[2], "expected_findings.tsv")).read().splitlines()
+    assert any(l.split("\t")[:2] == [i["file"], i["expected"]] for l in rows), rows
+PY
+# The hand-written section survives a second run; a bad results folder is one line and exit 1.
+sed -i 's/^What the GPU showed to be wrong.*/HAND-WRITTEN NOTE/' "$doc"
+"$report" "$out" --doc "$doc" >/dev/null || fail "gpu-report second run exited $?"
+grep -q '^HAND-WRITTEN NOTE$' "$doc" || fail "gpu-report lost the hand-written section"
+set +e
+"$report" "$tmp/nowhere" --doc "$tmp/x.md" 2>"$tmp/bad.err"; rc=$?
+"$report" "$out" --bogus 2>/dev/null; rc2=$?
+set -e
+((rc == 1)) && [[ $(wc -l <"$tmp/bad.err") == 1 ]] && grep -q 'nowhere/summary.json' "$tmp/bad.err" ||
+  fail "gpu-report on a missing folder: exit $rc, $(cat "$tmp/bad.err")"
+((rc2 == 2)) || fail "gpu-report --bogus: exit $rc2"
+
 # One stage alone updates its entry in place and keeps the others.
 before=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stages']['lab']['duration_s'])" "$out/summary.json")
 "$b/scripts/gpu-check" "$b" "$out" --stage env --quick >"$tmp/stdout2" || fail "--stage env exited $?"
