@@ -3,6 +3,7 @@
 - `_BaseDataLoaderIter.__next__` (class level: covers single-process, multi-process and
   persistent iterators in every version): the time the training loop waits for a batch.
 - `_BaseDataLoaderIter.__init__`: the settings actually used, once per DataLoader.
+- The first batch's tensor bytes, once (its hand-over cost from a worker grows with them).
 - The dataset fetchers (`_MapDatasetFetcher.fetch`, `_IterableDatasetFetcher.fetch`): time in
   `__getitem__` and in `collate_fn`. In a worker process this is all the agent does.
 """
@@ -41,7 +42,7 @@ def install(torch):
             fail("dataloader", e)
         t0 = now()
         try:
-            return next_orig(self)
+            batch = next_orig(self)
         except StopIteration:
             if S.source == FETCH and S.mine():
                 S.started = False  # the epoch is over: no step is open until the next fetch
@@ -50,6 +51,9 @@ def install(torch):
             if not G.off:
                 S.data_ns += now() - t0
                 S.fetches += 1
+        if not _Batch.sized and not G.off:
+            _record_batch_bytes(batch)
+        return batch
 
     def __init__(self, loader, *args, **kwargs):
         init_orig(self, loader, *args, **kwargs)
@@ -67,6 +71,31 @@ def install(torch):
     fetch = torch.utils.data._utils.fetch
     for cls in (fetch._MapDatasetFetcher, fetch._IterableDatasetFetcher):
         _wrap_fetcher(cls, torch)
+
+
+class _Batch:
+    sized = False
+
+
+def _record_batch_bytes(batch):
+    """The tensor bytes of the first batch the loop receives, once: a worker's hand-over of a batch
+    grows with its size (diagnose/thresholds.h, kWorkerHandoverMsPerMiB). Only metadata is read
+    (numel x element size), never the data, so a CUDA tensor is not synchronised."""
+    _Batch.sized = True
+    try:
+        total, todo, seen = 0, [batch], 0
+        while todo and seen < 10000:  # a bounded walk: a pathological batch costs nothing more
+            x = todo.pop()
+            seen += 1
+            if isinstance(x, (list, tuple)):
+                todo.extend(x)
+            elif isinstance(x, dict):
+                todo.extend(x.values())
+            elif hasattr(x, "element_size") and hasattr(x, "numel"):
+                total += int(x.numel()) * int(x.element_size())
+        S.channel.send_text("batch", [("bytes", total), ("tensors_walked", seen)])
+    except Exception as e:
+        fail("batch size", e)
 
 
 def _record_loader(it, loader):

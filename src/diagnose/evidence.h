@@ -89,6 +89,9 @@ struct AgentEvidence {
     bool persistent_workers = false;
   };
   std::vector<Loader> loaders;
+  // Tensor bytes of the first batch the loop received (-1 unknown): a worker's hand-over of a
+  // batch grows with it (loader_model.h).
+  int64_t batch_bytes = -1;
   int world_size = 1, rank = 0;
 
   // Per-step measurements, summarised (medians over the steps after warm-up).

@@ -15,11 +15,15 @@ int free_cores(const LoaderModelInput& in) { return in.cores > 0 ? std::max(1, i
 
 }  // namespace
 
+double handover_ms(const LoaderModelInput& in) {
+  return th::kWorkerHandoverMs + th::kWorkerHandoverMsPerMiB * std::max(0.0, in.batch_mib);
+}
+
 double predicted_step_ms(const LoaderModelInput& in, int workers) {
   if (workers <= 0) return in.compute_ms + in.load_ms;
   double period = in.load_ms / workers;
   if (int free = free_cores(in); free > 0) period = std::max(period, in.load_ms * cpu_share_or_one(in) / free);
-  return std::max(in.compute_ms, period) + th::kWorkerHandoverMs;
+  return std::max(in.compute_ms, period) + handover_ms(in);
 }
 
 LoaderPlan plan_workers(const LoaderModelInput& in) {

@@ -19,6 +19,7 @@ struct LoaderModelInput {
   double cpu_share = -1;     // loading's CPU time / its wall time (0-1); -1 unknown: taken as computing
   int cores = 0;             // usable cores; 0 unknown (no CPU limit)
   int current_workers = 0;   // the DataLoader's num_workers now
+  double batch_mib = 0;      // the batch's tensors (MiB); 0 unknown: the fixed hand-over only
 };
 
 struct LoaderPlan {
@@ -33,6 +34,9 @@ struct LoaderPlan {
 
 // The step predicted with `workers` worker processes (0: loading in the loop).
 double predicted_step_ms(const LoaderModelInput& in, int workers);
+// What handing one batch from a worker to the loop costs the loop: a fixed part plus a part per
+// MiB of the batch (thresholds.h, kWorkerHandoverMs and kWorkerHandoverMsPerMiB).
+double handover_ms(const LoaderModelInput& in);
 // The recommended worker count: enough to deliver a batch per compute step, plus one spare for
 // jitter, within the cap; and its predicted step and speedup.
 LoaderPlan plan_workers(const LoaderModelInput& in);

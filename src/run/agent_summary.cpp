@@ -182,6 +182,8 @@ AgentSummary summarise(const Records& r) {
       l.prefetch_factor = static_cast<int>(t.get_int("prefetch_factor", -1));
       l.persistent_workers = t.get_bool("persistent_workers");
       ev.loaders.push_back(l);
+    } else if (t.kind == "batch" && mine) {
+      ev.batch_bytes = t.get_int("bytes", -1);
     } else if (t.kind == "trace" && (mine || out.trace_path.empty())) {
       out.trace_path = t.get("path");
       out.trace_first = t.get_int("first", -1);

@@ -211,6 +211,41 @@ TEST(DataloaderStarvation, CpuOnlyRunIsLabelledHonestly) {
   EXPECT_FALSE(has(*f, "gpu_step_ms"));
 }
 
+// The batch's size enters the prediction through its hand-over (loader_model.h): the same starved
+// CPU loop as above (64 ms per batch, 30 ms of compute, 8 cores: 4 workers, a batch every 16 ms)
+// predicts max(30, 16) + 2.5 = 32.5 ms per step with the size unknown, and with 64 MiB batches
+// max(30, 16) + 2.5 + 0.31 x 64 = 52.34 ms.
+TEST(DataloaderStarvation, LargeBatchesHandOverSlower) {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 50;
+  a.step_ms = 100;
+  a.data_wait_ms = 70;
+  a.data_wait_pct = 70;
+  a.compute_ms = 30;
+  a.cuda_available = false;
+  a.sample_getitem_ms = 2;
+  a.loaders.push_back({"FakeData", 32, 0, false, -1, false});
+  ev.agent = a;
+  SamplesEvidence s;
+  s.cpu_cores = 8;
+  s.host_cpu_mean_pct = 15;
+  ev.samples = s;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(ev_value(*f, "predicted_step_ms"), 32.5, 1e-9);
+  ev.agent->batch_bytes = 64LL << 20;
+  d = diagnose(ev);
+  f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(ev_value(*f, "recommended_num_workers"), 4);
+  EXPECT_NEAR(ev_value(*f, "batch_mib"), 64, 1e-9);
+  EXPECT_NEAR(ev_value(*f, "predicted_step_ms"), 52.34, 1e-9);
+  EXPECT_NE(f->gain.find("hand-over 22.3 ms"), std::string::npos) << f->gain;
+  EXPECT_NEAR(f->recoverable_fraction, 1 - 52.34 / 100, 1e-9);
+}
+
 TEST(InLoopIo, GpuCopyMentionedOnlyWithCuda) {
   Evidence ev;
   AgentEvidence a;

@@ -50,6 +50,8 @@ TEST(AgentRun, DataStarvedLoopWaitsMostOfTheStep) {
   EXPECT_EQ(e.loaders[0].num_workers, 0);
   EXPECT_EQ(e.loaders[0].batch_size, 4);
   EXPECT_EQ(e.loaders[0].dataset, "Slow");
+  // The first batch's tensors: x float32 [4, 16] and y int64 [4] (starved.py's __getitem__).
+  EXPECT_EQ(e.batch_bytes, 4 * 16 * 4 + 4 * 8);
   EXPECT_EQ(e.optimizer, "SGD");
   EXPECT_EQ(e.param_device, "cpu");
   EXPECT_EQ(e.mem_source, "rss");

@@ -50,6 +50,10 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
       add(f, "batch_load_ms", per_batch, "ms");
       add(f, step_name, gpu_step, "ms");
       model = {a->step_ms, gpu_step, per_batch, a->loading_cpu_share, cores, std::max(0, current_workers)};
+      if (a->batch_bytes > 0) {
+        model.batch_mib = a->batch_bytes / 1048576.0;
+        add(f, "batch_mib", model.batch_mib, "MiB");
+      }
       plan = plan_workers(model);
       workers = plan->workers;
       if (a->loading_cpu_share >= 0) add(f, "loading_cpu_pct", 100 * a->loading_cpu_share, "%");
@@ -146,7 +150,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
                                                plan->predicted_step_ms)
                                  : std::string(),
                          plan->period_ms > 0 ? plan->period_ms : model.load_ms / workers, model.compute_ms,
-                         th::kWorkerHandoverMs);
+                         handover_ms(model));
     if (x < 1 + th::kLoaderNoGainMargin)
       f.gain += fmt::format("; more workers cannot help: {}", model.cpu_share >= th::kLoadingWaitsCpuShare || model.cpu_share < 0
                                                                   ? "the loading itself computes on the cores there are: make it cheaper (cache, vectorise, move augmentation to the GPU)"
