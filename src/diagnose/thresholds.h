@@ -28,11 +28,12 @@ inline constexpr int kMaxLoaderWorkers = 16;
 inline constexpr double kWorkerHandoverMs = 2.5;
 // ... plus this much per MiB of the batch's tensors: the main process receives each storage's
 // shared-memory handle and maps it, and its first read of each page faults it in. Measured on the
-// 2-core build VM (load average 0.5, PyTorch 1.13): with two workers always ahead, receiving a
-// ready batch and reading one byte per page took 1.5, 1.7, 3.1, 7.3, 14.7 and 21.3 ms for 0.1, 1,
-// 4, 16, 38 and 64 MiB batches: 0.31 ms per MiB past the fixed part (docs/FINDINGS.md). An
-// ImageNet batch of 256 x 3 x 224 x 224 bytes (37 MiB) thus costs about 14 ms, not 2.5.
-inline constexpr double kWorkerHandoverMsPerMiB = 0.31;
+// 2-core build VM (bench/loader/handover_bench.py, PyTorch 1.13): with two workers always ahead,
+// receiving a ready batch and reading one byte per page grew by 0.31, 0.33 and 0.38 ms per MiB
+// over 0.1-64 MiB batches in three runs (load average 0.5, 0.8 and 1.3); the median is taken
+// (docs/FINDINGS.md). An ImageNet batch of 256 x 3 x 224 x 224 bytes (37 MiB) thus costs about
+// 15 ms, not 2.5.
+inline constexpr double kWorkerHandoverMsPerMiB = 0.33;
 // A predicted gain under 10% is called "no gain": on a shared host repeated runs of one script
 // spread by several percent, so a smaller gain could not be confirmed by measuring it.
 inline constexpr double kLoaderNoGainMargin = 0.10;
