@@ -118,9 +118,11 @@ TEST(ExpectedFindings, ManifestCoversEveryImportedTrace) {
     EXPECT_TRUE(fs::exists(kData + "/" + r.file)) << r.file;
     EXPECT_TRUE(listed.insert(r.file).second) << "listed twice: " << r.file;
   }
-  if (fs::exists(kData + "/gpu"))
-    for (const auto& e : fs::directory_iterator(kData + "/gpu"))
+  if (fs::exists(kData + "/gpu")) {
+    for (const auto& e : fs::directory_iterator(kData + "/gpu")) {
       EXPECT_TRUE(listed.count("gpu/" + e.path().filename().string())) << e.path() << " has no row";
+    }
+  }
 }
 
 }  // namespace

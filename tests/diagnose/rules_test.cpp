@@ -79,15 +79,16 @@ TEST(DataloaderStarvation, SilentBelowFivePercent) {
   EXPECT_NE(d.verdict.find("Compute-bound"), std::string::npos);
 }
 
-TEST(DataloaderStarvation, FromAgentSizesWorkersFromSampleCost) {
+// A loop that waits 70 of every 100 ms for a FakeData loader (32 samples x 2 ms = 64 ms per batch,
+// num_workers=0) on an 8-core host at 15% CPU; the consumer's time is set by each test.
+static Evidence starved_loop() {
   Evidence ev;
   AgentEvidence a;
   a.steps = 50;
   a.step_ms = 100;
   a.data_wait_ms = 70;
   a.data_wait_pct = 70;
-  a.gpu_ms = 20;
-  a.sample_getitem_ms = 2;  // 32 samples x 2 ms = 64 ms per batch
+  a.sample_getitem_ms = 2;
   a.collate_ms = 0;
   a.loaders.push_back({"FakeData", 32, 0, false, -1, false});
   ev.agent = a;
@@ -95,6 +96,12 @@ TEST(DataloaderStarvation, FromAgentSizesWorkersFromSampleCost) {
   s.cpu_cores = 8;
   s.host_cpu_mean_pct = 15;
   ev.samples = s;
+  return ev;
+}
+
+TEST(DataloaderStarvation, FromAgentSizesWorkersFromSampleCost) {
+  Evidence ev = starved_loop();
+  ev.agent->gpu_ms = 20;
   Diagnosis d = diagnose(ev);
   const Finding* f = find(d, "dataloader-starvation");
   ASSERT_NE(f, nullptr);
@@ -164,22 +171,10 @@ TEST(DataloaderStarvation, CpuOnlyRunIsLabelledHonestly) {
       if (e.name == name) return true;
     return false;
   };
-  Evidence ev;
-  AgentEvidence a;
-  a.steps = 50;
-  a.step_ms = 100;
-  a.data_wait_ms = 70;
-  a.data_wait_pct = 70;
-  a.compute_ms = 30;
-  a.gpu_ms = -1;
-  a.cuda_available = false;
-  a.sample_getitem_ms = 2;  // 32 x 2 ms = 64 ms per batch
-  a.loaders.push_back({"FakeData", 32, 0, false, -1, false});
-  ev.agent = a;
-  SamplesEvidence s;
-  s.cpu_cores = 8;
-  s.host_cpu_mean_pct = 15;
-  ev.samples = s;
+  Evidence ev = starved_loop();
+  ev.agent->compute_ms = 30;
+  ev.agent->gpu_ms = -1;
+  ev.agent->cuda_available = false;
   Diagnosis d = diagnose(ev);
   const Finding* f = find(d, "dataloader-starvation");
   ASSERT_NE(f, nullptr);
@@ -216,21 +211,9 @@ TEST(DataloaderStarvation, CpuOnlyRunIsLabelledHonestly) {
 // predicts max(30, 16) + 2.5 = 32.5 ms per step with the size unknown, and with 64 MiB batches
 // max(30, 16) + 2.5 + 0.33 x 64 = 53.62 ms.
 TEST(DataloaderStarvation, LargeBatchesHandOverSlower) {
-  Evidence ev;
-  AgentEvidence a;
-  a.steps = 50;
-  a.step_ms = 100;
-  a.data_wait_ms = 70;
-  a.data_wait_pct = 70;
-  a.compute_ms = 30;
-  a.cuda_available = false;
-  a.sample_getitem_ms = 2;
-  a.loaders.push_back({"FakeData", 32, 0, false, -1, false});
-  ev.agent = a;
-  SamplesEvidence s;
-  s.cpu_cores = 8;
-  s.host_cpu_mean_pct = 15;
-  ev.samples = s;
+  Evidence ev = starved_loop();
+  ev.agent->compute_ms = 30;
+  ev.agent->cuda_available = false;
   Diagnosis d = diagnose(ev);
   const Finding* f = find(d, "dataloader-starvation");
   ASSERT_NE(f, nullptr);
