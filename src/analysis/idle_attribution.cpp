@@ -106,7 +106,9 @@ RtClass classify_runtime(std::string_view n) {
       n.ends_with("EventSynchronize") || n == "cuCtxSynchronize")
     return kRtSync;
   if (n.starts_with("cudaMemcpy") || n.starts_with("hipMemcpy") || n.starts_with("cuMemcpy"))
-    return n.find("Async") != std::string_view::npos || n == "hipMemcpyWithStream" ? kRtCopyAsync : kRtSync;
+    // hipMemcpyWithStream blocks: ROCm documents it as hipMemcpyAsync + hipStreamSynchronize (a
+    // sync API), and PyTorch on ROCm uses it for blocking copies (as copies.cpp and syncs.cpp count it).
+    return n.find("Async") != std::string_view::npos ? kRtCopyAsync : kRtSync;
   if (n.starts_with("cudaMalloc") || n.starts_with("cudaFree") || n.starts_with("cudaHostAlloc") ||
       n.starts_with("cudaHostRegister") || n.starts_with("cudaHostUnregister") ||
       n.starts_with("cuMemAlloc") || n.starts_with("cuMemFree") || n.starts_with("hipMalloc") ||

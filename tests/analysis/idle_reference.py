@@ -85,7 +85,7 @@ def rt_class(n):
     if n.endswith(("StreamSynchronize", "DeviceSynchronize", "EventSynchronize")) or n == "cuCtxSynchronize":
         return "sync"
     if n.startswith(("cudaMemcpy", "hipMemcpy", "cuMemcpy")):
-        return "copyasync" if ("Async" in n or n == "hipMemcpyWithStream") else "sync"
+        return "copyasync" if "Async" in n else "sync"  # hipMemcpyWithStream: a sync API (ROCm docs)
     if n.startswith(("cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister",
                      "cuMemAlloc", "cuMemFree", "hipMalloc", "hipFree", "hipHostMalloc", "hipHostFree")):
         return "memory"

@@ -99,8 +99,22 @@ TEST(IdleRules, HostSyncFromTheAttribution) {
   EXPECT_NEAR(ev_value(*f, "sync_idle_ms_per_step"), 40, 1e-9);
   EXPECT_NEAR(ev_value(*f, "drains_per_step"), 1, 1e-9);
   EXPECT_NE(f->title.find("cudaMemcpyAsync in aten::to (compute_metrics)"), std::string::npos) << f->title;
+  // A copy drains: the fix is a non-blocking copy from pinned memory, which verify can apply.
+  EXPECT_EQ(f->title.find("A blocking copy drains"), 0u) << f->title;
+  EXPECT_NE(f->fix.find("pin_memory=True"), std::string::npos) << f->fix;
+  EXPECT_NE(std::find(f->fix_settings.begin(), f->fix_settings.end(),
+                      std::pair<std::string, std::string>{"copy.non_blocking", "true"}),
+            f->fix_settings.end());
   // GPU idle 42% of the span: below gpu-idle's 50%.
   EXPECT_EQ(find(d, "gpu-idle"), nullptr);
+  // The same drain from a stream sync under aten::item: a read of a value, fixed like .item().
+  ev.trace->gpu.attribution.entries[0].host_event = "cudaStreamSynchronize";
+  ev.trace->gpu.attribution.entries[0].op = "aten::item";
+  d = diagnose(ev);
+  ASSERT_NE(f = find(d, "host-sync"), nullptr);
+  EXPECT_EQ(f->title.find("A blocking call drains"), 0u) << f->title;
+  EXPECT_NE(f->fix.find(".item()"), std::string::npos) << f->fix;
+  EXPECT_TRUE(f->fix_settings.empty());
   // Once every other step: not a per-step drain, silent.
   ev.trace->gpu.attribution.entries[0].gaps = 5;
   EXPECT_EQ(find(diagnose(ev), "host-sync"), nullptr);

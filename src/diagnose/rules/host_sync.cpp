@@ -16,8 +16,21 @@
 
 namespace ts::diagnose::rules {
 
+namespace {
+// The draining call is a copy: a blocking cudaMemcpy/hipMemcpyWithStream, or a sync inside
+// aten::to/_to_copy/copy_ (PyTorch's blocking copy is an async copy plus a stream sync). Its fix is
+// a non-blocking copy from pinned memory when it moves data to the GPU; a copy back (.cpu()) is
+// a read of a value, fixed like .item(). The trace's op alone cannot tell the direction.
+bool copy_drain(const analysis::IdleEntry& e) {
+  auto is = [](std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; };
+  return is(e.host_event, "cudaMemcpy") || is(e.host_event, "hipMemcpy") || is(e.host_event, "cuMemcpy") ||
+         e.op == "aten::to" || e.op == "aten::_to_copy" || e.op == "aten::copy_";
+}
+}  // namespace
+
 std::optional<Finding> host_sync(const Evidence& ev) {
   Finding f;
+  bool copy = false;
   const auto* t = trace_with_steps(ev);
   if (const auto* a = idle_attribution(ev); t && a) {
     const int64_t sync_ns = a->cause_ns(analysis::IdleCause::Sync);
@@ -33,8 +46,9 @@ std::optional<Finding> host_sync(const Evidence& ev) {
     if (t->syncs.item_calls > 0) add(f, "item_calls_per_step", t->syncs.item_calls / steps, "count");
     f.recoverable_fraction = std::clamp(double(sync_ns) / t->steps.total_ns, 0.0, 0.9);
     f.confidence = 0.85;
-    f.title = fmt::format("A blocking call drains the GPU {:.1f}x per step: {}; the GPU idles {:.1f} ms per step ({:.1f}% of step time)",
-                          top->gaps / steps, idle_where(*top), sync_ns / steps / 1e6, pct);
+    copy = copy_drain(*top);
+    f.title = fmt::format("A blocking {} drains the GPU {:.1f}x per step: {}; the GPU idles {:.1f} ms per step ({:.1f}% of step time)",
+                          copy ? "copy" : "call", top->gaps / steps, idle_where(*top), sync_ns / steps / 1e6, pct);
   } else if (t && !a && t->syncs.count > 0) {
     const auto& s = t->syncs;
     // Only kinds seen at least once per step: a one-off sync (profiler start, end of an epoch)
@@ -85,6 +99,18 @@ std::optional<Finding> host_sync(const Evidence& ev) {
       "from the GPU (loss.item(), .cpu(), .tolist(), print(loss), torch.cuda.synchronize(), "
       "nonzero(), a blocking copy) makes the CPU wait until the queue is empty; afterwards the GPU "
       "idles while the CPU prepares the next launches. Once per step this caps throughput.";
+  if (copy) {
+    f.fix = "Copy to the GPU without blocking: pin_memory=True on the DataLoader and .to(device, non_blocking=True) on "
+            "every batch (PyTorch docs, \"pin_memory\" and Tensor.to). If the copy reads a value back (.cpu(), "
+            ".tolist()), keep that value on the GPU and read it every N steps instead.";
+    f.fix_code =
+        "loader = DataLoader(dataset, batch_size=BS, num_workers=N, pin_memory=True)\n"
+        "for xb, yb in loader:\n"
+        "    xb = xb.to(\"cuda\", non_blocking=True)\n"
+        "    yb = yb.to(\"cuda\", non_blocking=True)";
+    f.fix_settings = {{"dataloader.pin_memory", "true"}, {"copy.non_blocking", "true"}};
+    return f;
+  }
   f.fix = "Keep running metrics on the GPU and read them every N steps; never print or .item() a tensor each step.";
   f.fix_code =
       "running = torch.zeros((), device=\"cuda\")\n"
