@@ -17,14 +17,15 @@
 namespace ts::diagnose::rules {
 
 namespace {
-// The draining call is a copy: a blocking cudaMemcpy/hipMemcpyWithStream, or a sync inside
-// aten::to/_to_copy/copy_ (PyTorch's blocking copy is an async copy plus a stream sync). Its fix is
-// a non-blocking copy from pinned memory when it moves data to the GPU; a copy back (.cpu()) is
-// a read of a value, fixed like .item(). The trace's op alone cannot tell the direction.
+// The draining call is a copy: a sync inside aten::to/_to_copy/copy_ as the outermost op
+// (PyTorch's blocking copy is an async copy plus a stream sync, or hipMemcpyWithStream), or a
+// blocking memcpy under no op at all. Not one under aten::item / _local_scalar_dense: .item()
+// copies its scalar back too, and its fix is not pinned memory. A copy back (.cpu()) is a read of
+// a value, fixed like .item(); a copy to the GPU wants pinned memory and non_blocking=True.
 bool copy_drain(const analysis::IdleEntry& e) {
+  if (e.op == "aten::to" || e.op == "aten::_to_copy" || e.op == "aten::copy_") return true;
   auto is = [](std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; };
-  return is(e.host_event, "cudaMemcpy") || is(e.host_event, "hipMemcpy") || is(e.host_event, "cuMemcpy") ||
-         e.op == "aten::to" || e.op == "aten::_to_copy" || e.op == "aten::copy_";
+  return e.op.empty() && (is(e.host_event, "cudaMemcpy") || is(e.host_event, "hipMemcpy") || is(e.host_event, "cuMemcpy"));
 }
 }  // namespace
 
@@ -100,15 +101,16 @@ std::optional<Finding> host_sync(const Evidence& ev) {
       "nonzero(), a blocking copy) makes the CPU wait until the queue is empty; afterwards the GPU "
       "idles while the CPU prepares the next launches. Once per step this caps throughput.";
   if (copy) {
-    f.fix = "Copy to the GPU without blocking: pin_memory=True on the DataLoader and .to(device, non_blocking=True) on "
-            "every batch (PyTorch docs, \"pin_memory\" and Tensor.to). If the copy reads a value back (.cpu(), "
-            ".tolist()), keep that value on the GPU and read it every N steps instead.";
+    // Which way the copy goes is not in the op, so the fix names both and verify applies neither.
+    f.fix = "If the copy reads a value back to the host (.cpu(), .tolist(), .numpy()), keep that value on the GPU "
+            "and read it every N steps. If it moves a batch to the GPU, copy without blocking: pin_memory=True on "
+            "the DataLoader and .to(device, non_blocking=True) (PyTorch docs, \"pin_memory\" and Tensor.to).";
     f.fix_code =
+        "# a value read back every step: accumulate on the GPU, read every N steps\n"
+        "correct += (out.argmax(1) == y).sum()          # no sync\n"
+        "# a batch copied to the GPU: pinned memory and a non-blocking copy\n"
         "loader = DataLoader(dataset, batch_size=BS, num_workers=N, pin_memory=True)\n"
-        "for xb, yb in loader:\n"
-        "    xb = xb.to(\"cuda\", non_blocking=True)\n"
-        "    yb = yb.to(\"cuda\", non_blocking=True)";
-    f.fix_settings = {{"dataloader.pin_memory", "true"}, {"copy.non_blocking", "true"}};
+        "xb = xb.to(\"cuda\", non_blocking=True)";
     return f;
   }
   f.fix = "Keep running metrics on the GPU and read them every N steps; never print or .item() a tensor each step.";
