@@ -102,13 +102,9 @@ const char* kReasonText[kReasons] = {
 // Runtime-call classes, by name.
 enum RtClass : uint8_t { kRtUnknown, kRtOther, kRtSync, kRtCopyAsync, kRtMemory, kRtModule, kRtLaunch };
 RtClass classify_runtime(std::string_view n) {
-  if (n.ends_with("StreamSynchronize") || n.ends_with("DeviceSynchronize") ||
-      n.ends_with("EventSynchronize") || n == "cuCtxSynchronize")
-    return kRtSync;
-  if (n.starts_with("cudaMemcpy") || n.starts_with("hipMemcpy") || n.starts_with("cuMemcpy"))
-    // hipMemcpyWithStream blocks: ROCm documents it as hipMemcpyAsync + hipStreamSynchronize (a
-    // sync API), and PyTorch on ROCm uses it for blocking copies (as copies.cpp and syncs.cpp count it).
-    return n.find("Async") != std::string_view::npos ? kRtCopyAsync : kRtSync;
+  // The same blocking calls as the index's flags (trace_index.h): one definition.
+  if (is_blocking_sync_call(n) || is_blocking_memcpy_call(n)) return kRtSync;
+  if (is_memcpy_call(n)) return kRtCopyAsync;
   if (n.starts_with("cudaMalloc") || n.starts_with("cudaFree") || n.starts_with("cudaHostAlloc") ||
       n.starts_with("cudaHostRegister") || n.starts_with("cudaHostUnregister") ||
       n.starts_with("cuMemAlloc") || n.starts_with("cuMemFree") || n.starts_with("hipMalloc") ||

@@ -9,6 +9,19 @@ namespace ts::analysis {
 using trace::Category;
 using trace::Phase;
 
+bool is_blocking_sync_call(std::string_view n) {
+  return n.ends_with("StreamSynchronize") || n.ends_with("DeviceSynchronize") || n.ends_with("EventSynchronize") ||
+         n == "cuCtxSynchronize";
+}
+
+bool is_memcpy_call(std::string_view n) {
+  return n.starts_with("cudaMemcpy") || n.starts_with("hipMemcpy") || n.starts_with("cuMemcpy");
+}
+
+bool is_blocking_memcpy_call(std::string_view n) {
+  return is_memcpy_call(n) && n.find("Async") == std::string_view::npos;
+}
+
 bool is_comm_kernel_name(std::string_view n) {
   if (n.starts_with("void ")) n.remove_prefix(5);
   return n.starts_with("nccl") || n.starts_with("hccl") || n.starts_with("rccl") ||
@@ -28,12 +41,8 @@ uint16_t classify_name(std::string_view n) {
   if (n.starts_with("Torch-Compiled Region") || n.starts_with("CompiledFunction") ||
       n.starts_with("TorchDynamo") || n.starts_with("## Call CompiledFxGraph"))
     f |= kCompiledRegion;
-  if (n == "cudaStreamSynchronize" || n == "cudaDeviceSynchronize" || n == "cudaEventSynchronize" ||
-      n == "hipStreamSynchronize" || n == "hipDeviceSynchronize" || n == "hipEventSynchronize")
-    f |= kRuntimeSync;
-  // hipMemcpyWithStream (what PyTorch on ROCm uses for blocking copies) counts: no "Async".
-  if ((n.starts_with("cudaMemcpy") || n.starts_with("hipMemcpy")) && n.find("Async") == std::string_view::npos)
-    f |= kBlockingMemcpy;
+  if (is_blocking_sync_call(n)) f |= kRuntimeSync;
+  if (is_blocking_memcpy_call(n)) f |= kBlockingMemcpy;
   if (n == "aten::item") f |= kItemOp;
   if (n == "aten::_local_scalar_dense") f |= kScalarDense;
   if (n.starts_with("Optimizer.step#")) f |= kOptimizerStep;

@@ -25,8 +25,8 @@ enum NameFlag : uint16_t {
   kCompiledRegion = 1 << 5, // Torch-Compiled Region, CompiledFunction, TorchDynamo
   // What the passes ask of names in loops over every host event or runtime call (a string test
   // per event was a third of those passes' time on a large trace).
-  kRuntimeSync = 1 << 6,    // cuda/hip Stream-, Device-, EventSynchronize
-  kBlockingMemcpy = 1 << 7, // cudaMemcpy* / hipMemcpy* without Async: a synchronous copy
+  kRuntimeSync = 1 << 6,    // is_blocking_sync_call
+  kBlockingMemcpy = 1 << 7, // is_blocking_memcpy_call: a synchronous copy
   kItemOp = 1 << 8,         // aten::item
   kScalarDense = 1 << 9,    // aten::_local_scalar_dense
   kOptimizerStep = 1 << 10, // Optimizer.step#*
@@ -89,5 +89,14 @@ void sort_by_start(std::vector<uint32_t>& rows, const std::vector<int64_t>& ts);
 // ascending or its span of starts and its length need more than 64 bits together.
 bool radix_sort_by_start(std::vector<uint32_t>& rows, const std::vector<int64_t>& ts);
 bool is_comm_kernel_name(std::string_view name);
+// Runtime and driver calls that block the host until the GPU is done, by name: the one
+// definition the index's flags (syncs, copies) and idle attribution share.
+//   sync: cuda/hip/cu Stream-, Device-, EventSynchronize and cuCtxSynchronize.
+//   blocking copy: cudaMemcpy* / hipMemcpy* / cuMemcpy* without "Async"; hipMemcpyWithStream
+//   counts (ROCm: hipMemcpyAsync + hipStreamSynchronize, a sync API; PyTorch on ROCm uses it
+//   for blocking copies).
+bool is_blocking_sync_call(std::string_view name);
+bool is_memcpy_call(std::string_view name);
+bool is_blocking_memcpy_call(std::string_view name);
 
 }  // namespace ts::analysis
