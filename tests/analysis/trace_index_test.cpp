@@ -12,6 +12,24 @@ namespace {
 
 using testing::StoreBuilder;
 
+// The blocking calls shared by the flags and idle attribution, named as CUDA's runtime and driver
+// APIs and HIP name them (CUDA Runtime/Driver API references; ROCm's hipMemcpyWithStream is
+// documented as hipMemcpyAsync + hipStreamSynchronize).
+TEST(TraceIndex, BlockingCallNames) {
+  for (const char* n : {"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "hipStreamSynchronize",
+                        "hipDeviceSynchronize", "hipEventSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
+                        "cuCtxSynchronize"})
+    EXPECT_TRUE(is_blocking_sync_call(n)) << n;
+  for (const char* n : {"cudaStreamWaitEvent", "cudaLaunchKernel", "cudaEventRecord", "cudaStreamQuery"})
+    EXPECT_FALSE(is_blocking_sync_call(n)) << n;
+  for (const char* n : {"cudaMemcpy", "cudaMemcpy2D", "hipMemcpy", "hipMemcpyWithStream", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2"})
+    EXPECT_TRUE(is_blocking_memcpy_call(n)) << n;
+  for (const char* n : {"cudaMemcpyAsync", "hipMemcpyAsync", "cuMemcpyHtoDAsync_v2", "cudaMemsetAsync", "cudaMemset"})
+    EXPECT_FALSE(is_blocking_memcpy_call(n)) << n;
+  EXPECT_TRUE(is_memcpy_call("cudaMemcpyAsync"));
+  EXPECT_FALSE(is_memcpy_call("cudaMemset"));
+}
+
 TEST(TraceIndex, LaunchByDenseCorrelationIdsFirstCallInTimeWins) {
   StoreBuilder b;
   // Two calls carry id 11; the earlier one (t = 5, written second) launched the kernel.
