@@ -622,7 +622,7 @@ def compare_losses(a, b):
 
 
 def stage_torch2(st, ctx):
-    if not ctx.torch or not ctx.torch["torch"].split(".")[0].isdigit() or int(ctx.torch["torch"].split(".")[0]) < 2:
+    if not torch_at_least(ctx, 2, 0):
         st.skip("torch.compile / CUDA graphs / fused AdamW cases: %s has torch %s (need >= 2.0)" %
                 (ctx.python, ctx.torch["torch"] if ctx.torch else "none"))
         return

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <vector>
 
+#include "support/environment_findings.h"
 #include "support/shell.h"
 #include "trace/reader.h"
 
@@ -25,8 +26,7 @@ namespace {
 
 const std::string kData = TS_TEST_DATA;
 const std::string kManifest = kData + "/expected_findings.tsv";
-// Findings about the machine the trace was read on, not the trace (tests/run/examples_test.cpp).
-const std::set<std::string> kEnvironment = {"thread-oversubscription", "openblas-on-intel"};
+const std::set<std::string>& kEnvironment = ts::test::kEnvironmentFindings;
 
 struct Row {
   std::string file, expected, source;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "run_test_util.h"
+#include "support/environment_findings.h"
 
 namespace ts::run::test {
 namespace {
@@ -28,7 +29,7 @@ std::string joined(const std::vector<std::string>& v) {
 
 // Findings about the environment rather than the script (this shared 2-core machine has other
 // processes on it); they may appear next to the planted one without being false alarms.
-const std::set<std::string> kEnvironment = {"thread-oversubscription", "openblas-on-intel"};
+const std::set<std::string>& kEnvironment = ts::test::kEnvironmentFindings;
 
 void expect_only(const RunResult& r, const std::string& top, const std::set<std::string>& also_ok = {}) {
   auto f = ids(r);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "analysis/trace_index.h"
 #include "diagnose/diagnose.h"
 #include "diagnose/rules/rule.h"
 
@@ -24,8 +25,7 @@ namespace {
 // a value, fixed like .item(); a copy to the GPU wants pinned memory and non_blocking=True.
 bool copy_drain(const analysis::IdleEntry& e) {
   if (e.op == "aten::to" || e.op == "aten::_to_copy" || e.op == "aten::copy_") return true;
-  auto is = [](std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; };
-  return e.op.empty() && (is(e.host_event, "cudaMemcpy") || is(e.host_event, "hipMemcpy") || is(e.host_event, "cuMemcpy"));
+  return e.op.empty() && analysis::is_memcpy_call(e.host_event);
 }
 }  // namespace
 
