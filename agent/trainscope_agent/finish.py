@@ -3,10 +3,9 @@ events (bounded wait: the training is over, so a short wait costs nobody) and sa
 import importlib.util
 import sys
 
+from . import stop
 from .guard import G
 from .state import S
-
-reason = "exit"
 
 
 def at_exit():
@@ -29,7 +28,7 @@ def at_exit():
         except Exception:
             torch_found = False
     ch.send_text("end", [
-        ("reason", reason),
+        ("reason", stop.reason),
         ("steps", S.step),
         ("torch_imported", "torch" in sys.modules),
         ("torch_found", torch_found),

@@ -84,8 +84,7 @@ def on_step(step):
 
 
 def _start(step):
-    from . import hooks_model
-    if hooks_model.M.compile_called:
+    if G.compile_seen:
         C.phase = 2
         return
     torch = _T

@@ -13,7 +13,8 @@ def _never():
 
 
 class _Guard:
-    __slots__ = ("off", "errors", "patches", "channel", "break_hook", "break_at", "compiling")
+    __slots__ = ("off", "errors", "patches", "channel", "break_hook", "break_at", "compiling",
+                 "compile_seen")
 
     def __init__(self):
         self.off = False
@@ -22,6 +23,9 @@ class _Guard:
         # wrapper adds no graph break and the traced graph holds the original call (whose identity
         # Dynamo's keyed rewrites, e.g. of torch.distributed collectives, depend on).
         self.compiling = _never
+        # torch.compile was called (hooks_model): from then on nothing Dynamo guards on may
+        # change (no module hooks added or removed: flops.py stays off).
+        self.compile_seen = False
         self.errors = []
         self.patches = []   # (owner, name, original) for restoring
         self.channel = None

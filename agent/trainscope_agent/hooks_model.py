@@ -35,7 +35,7 @@ class _Model:
     handles = []        # our hooks on the chosen model
     reported = False
     autocast_dtype = ""
-    compile_called = False
+    frozen = False      # torch.compile was called: our hooks never change again (_on_compile)
 
 
 M = _Model()
@@ -50,19 +50,43 @@ def install(torch):
         compile_orig = patch(torch, "compile", None)
 
         def compile(*args, **kwargs):
-            M.compile_called = True
+            G.compile_seen = True
             try:
-                return compile_orig(*args, **kwargs)
+                result = compile_orig(*args, **kwargs)
             finally:
                 resolve_compiling(torch)  # Dynamo is loaded now (2.0-2.2 have no torch.compiler)
                 from . import hooks_dist
                 hooks_dist.register_remaps()
+            if not G.off:
+                try:
+                    _on_compile(torch, args[0] if args else kwargs.get("model"), result)
+                except Exception as e:
+                    fail("torch.compile", e)
+            return result
         compile.__wrapped__ = compile_orig
         compile.__doc__ = getattr(compile_orig, "__doc__", None)
         torch.compile = compile
     resolve_compiling(torch)
     S.add_step_hook(_after_step)
     flops.install(torch)  # the model's FLOPs, counted once in step 3 (flops.py)
+
+
+def _on_compile(torch, target, result):
+    """torch.compile(...) returned and its code has not run yet. Dynamo guards on module hooks
+    (the global dicts by their length, a traced module's own), so adding or removing one after
+    the first compiled call recompiles the model (issue 31: 2 graphs instead of 1 on an H100).
+    Our hooks are therefore made final here, and never change again (M.frozen):
+    - a module was compiled (an OptimizedModule came back): the global finder goes now, before
+      any compiled call, and our per-module hooks go on the OptimizedModule, whose own hooks run
+      outside the compiled frame (OptimizedModule.__call__ is nn.Module.__call__ around the
+      Dynamo-wrapped forward): it is the model, timed as in eager mode;
+    - anything else (a function, module.compile()'s bound _call_impl, the decorator form): the
+      hooks stay exactly as they are now. Traced hook code folds to nothing (G.compiling())."""
+    M.frozen = True
+    Module = torch.nn.Module
+    if isinstance(target, Module) and isinstance(result, Module) and result is not target:
+        _drop_finder()
+        _hook_model(result)
 
 
 # ---------------------------------------------------------------- forward
@@ -91,7 +115,7 @@ def _install_forward_finder(torch):
         return None
 
     def post(module, inputs, output):
-        if M.depth > 0 and not G.compiling() and S.mine():
+        if not G.compiling() and M.depth > 0 and S.mine():
             M.depth -= 1
         return None
 
@@ -123,28 +147,47 @@ def _count_params(m):
 
 
 def _after_step(step):
-    """At the first step boundary: pick the model, drop the global hooks, hook only the model.
-    Then once: the model record. Then every 16 steps: a dropped model (rebuilt) is found again."""
+    """At the first step boundary: pick the model, drop the global hooks, hook only the model
+    (unless torch.compile froze the hooks: then only name the model). Then once: the model
+    record. Then every 16 steps: a dropped model (rebuilt) is found again."""
     if M.global_handles:
-        _choose_model()
-    elif not M.reported:
+        if not M.frozen:
+            _choose_model()
+            return
+        if M.chosen() is None:
+            best = _best_candidate()
+            M.chosen = weakref.ref(best) if best is not None else _dead
+    if not M.reported:
         if M.chosen() is not None and step >= 2:
             _report_model()
-    elif step & 15 == 0 and M.chosen() is None and S.torch is not None:
+    elif step & 15 == 0 and M.chosen() is None and S.torch is not None and not M.frozen:
         _install_forward_finder(S.torch)  # the model was dropped: find the new one in the next step
 
 
-def _choose_model():
-    for h in M.global_handles:
-        h.remove()
-    M.global_handles = []
-    M.depth = 0
+def _best_candidate():
     best, best_n = None, -1
     for ref, n, calls in M.candidates.values():
         m = ref()
         if m is not None and n > best_n:
             best, best_n = m, n
+    return best
+
+
+def _drop_finder():
+    for h in M.global_handles:
+        h.remove()
+    M.global_handles = []
+    M.depth = 0
+
+
+def _choose_model():
+    _drop_finder()
+    best = _best_candidate()
     M.candidates = {}
+    _hook_model(best)
+
+
+def _hook_model(best):
     for h in M.handles:
         try:
             h.remove()
@@ -217,7 +260,7 @@ def _report_model():
         ddp = isinstance(inner, torch.nn.parallel.DistributedDataParallel)
     except Exception:
         pass
-    compiled = hasattr(m, "_orig_mod") or M.compile_called
+    compiled = hasattr(m, "_orig_mod") or G.compile_seen
     dev, dtype, dtypes, n = "", "", set(), 0
     for p in m.parameters():
         if not dev:

@@ -14,8 +14,8 @@ gradient accumulation (K backward before the first optimizer step) cannot stop i
 Accumulators belong to the loop thread (the thread whose marker events end steps): hooks called
 from other threads (DataParallel replicas, a checkpoint thread, a logging thread) are not the
 loop's time and are skipped, so no accumulator is ever written by two threads. At each boundary
-one STEP record is queued (channel.send_step batches them). end_step runs once per step inside
-the user's loop: plain attribute reads, one struct pack_into; RSS re-read at most every RSS_EVERY_NS.
+one STEP record is queued (channel.send_step batches them) by step_path.end_step, the budgeted
+per-step path (its docstring gives the budget and what never runs per step).
 """
 import math
 import os
@@ -23,10 +23,10 @@ import time
 from _thread import get_ident
 
 from . import channel as ch
-from .guard import G, check_break, retire
+from .step_path import end_step as _end_step
+from .stop import stop_now
 
 now = time.perf_counter_ns  # CLOCK_MONOTONIC on Linux, the same clock as C++ steady_clock
-RSS_EVERY_NS = 10_000_000  # /proc/self/statm costs ~1 us: read it at most every 10 ms
 
 # Markers, weakest first (the value orders them).
 FORWARD, FETCH, BACKWARD, OPTIMIZER = 1, 2, 3, 4
@@ -35,6 +35,8 @@ _FLAGS = {FORWARD: ch.F_FORWARD, FETCH: 0, BACKWARD: ch.F_BACKWARD, OPTIMIZER: c
 
 
 class State:
+    FLAGS = _FLAGS           # read by step_path.end_step
+    OPTIMIZER_LEVEL = OPTIMIZER
     __slots__ = (
         # accumulators of the step in progress
         "t_start", "data_ns", "fetches", "h2d_ns", "h2d_n", "h2d_bytes", "h2d_pageable",
@@ -43,7 +45,7 @@ class State:
         "bwd_n", "opt_n", "started",
         # run-wide
         "step", "source", "tid", "opt_waiting", "channel", "statm_fd", "page", "torch",
-        "cuda_ready", "gpu", "window", "stop_after", "on_step_hooks", "fwd_t0",
+        "cuda_ready", "cuda_mem", "gpu", "window", "stop_after", "on_step_hooks", "fwd_t0",
         "first_fwd_in_step", "stopping", "stop_pending", "first_kind", "in_opt", "rss_t", "rss_v")
 
     def __init__(self):
@@ -54,6 +56,7 @@ class State:
         self.channel = None
         self.torch = None
         self.cuda_ready = False
+        self.cuda_mem = None     # step_path.CudaMemory once the user initialised CUDA
         self.gpu = None
         self.window = None
         self.stop_after = 0
@@ -168,57 +171,9 @@ class State:
         return self.source == OPTIMIZER or not self.opt_waiting
 
     def end_step(self, level):
-        """Closes the step in progress: queues its record, advances the window, maybe stops."""
-        if G.break_hook:
-            check_break("step", self.step + 1)
-        t = now()
-        self.step = step = self.step + 1
-        flags = _FLAGS[level]
-        final = level == OPTIMIZER or not self.opt_waiting
-        win = self.window if final else None
-        if win is not None and win.covers(step):
-            flags |= ch.F_PROFILED
-        if self.loss_seen:
-            flags |= ch.F_LOSS
-            if self.nonfinite:
-                flags |= ch.F_NONFINITE
-            loss = self.loss
-        else:
-            loss = 0.0
-        alloc = reserved = peak = -1
-        if not self.cuda_ready:
-            torch = self.torch
-            # Only once the user has initialised CUDA: we never initialise it ourselves.
-            if torch is not None and torch.cuda.is_initialized():
-                self.cuda_ready = True
-        if self.cuda_ready:
-            cuda = self.torch.cuda
-            alloc = cuda.memory_allocated()
-            reserved = cuda.memory_reserved()
-            peak = cuda.max_memory_allocated()
-            if self.gpu is not None:
-                self.gpu.step_end(step)
-        if t - self.rss_t >= RSS_EVERY_NS:
-            self.rss_t = t
-            self.rss_v = self.rss()
-        t_start = self.t_start or t
-        self.channel.send_step(
-            t, step, flags, t, t - t_start, self.data_ns, self.fetches, self.h2d_ns, self.h2d_n,
-            self.h2d_bytes, self.h2d_pageable, self.h2d_blocking, self.fwd_ns, self.bwd_ns,
-            self.opt_ns, self.io_ns, self.io_n, self.item_n, self.item_ns, alloc, reserved, peak,
-            self.rss_v, self.samples, self.getitem_ns, self.collate_ns, loss, self.comm_ns, self.comm_n,
-            self.bwd_n, self.opt_n)
-        if self.channel.dead:
-            retire()  # trainscope is gone: nobody reads us, so stop costing anything
-            if self.window is not None:
-                self.window.finish()  # a running profiler would keep recording into the user's memory
-        for hook in self.on_step_hooks:
-            hook(step)
-        self.reset()
-        if win is not None:
-            win.step_end(step)
-        # The window's start/stop/export is not this step's cost: the next step starts now.
-        self.t_start = now()
+        """Closes the step in progress (step_path.end_step, the budgeted per-step path), then
+        stops the program when --steps is reached."""
+        step, final = _end_step(self, level, now)
         if final and self.stop_after and step >= self.stop_after and not self.stopping:
             self.stopping = True
             self.channel.flush()
@@ -241,7 +196,6 @@ class State:
     def stop(self):
         """--steps: end the program now (SystemExit on the loop thread, stop.py)."""
         self.stop_pending = False
-        from .stop import stop_now
         stop_now(self.step)
 
     def see_loss(self, value):

@@ -10,14 +10,16 @@ import signal
 import sys
 import threading
 
+reason = "exit"  # why the program ended, for finish.at_exit: "exit" or "steps"
+
 
 def stop_now(step):
+    global reason
     try:
         sys.stderr.write("trainscope: stopping the program after step %d (--steps)\n" % step)
     except Exception:
         pass
-    from . import finish
-    finish.reason = "steps"
+    reason = "steps"
     if threading.current_thread() is threading.main_thread():
         raise SystemExit(0)
     os.kill(os.getpid(), signal.SIGINT)
