@@ -104,6 +104,7 @@ void RecordDecoder::add_step(const StepRecord& s) {
   t.mem_reserved = std::max(t.mem_reserved, s.mem_reserved);
   t.rss = std::max(t.rss, s.rss);
   t.last_step = std::max(t.last_step, s.step);
+  if (s.mem_allocated >= 0) add_mem(s, kind);
   bool keep = t.count <= kStepsHead || (s.flags & kStepProfiled);
   if (!keep) {
     keep = t.tail_seen % t.stride == 0;  // the tail's n-th step is kept when stride divides n
@@ -130,6 +131,15 @@ void RecordDecoder::add_step(const StepRecord& s) {
   out_.steps.erase(std::remove_if(out_.steps.begin(), out_.steps.end(), drop), out_.steps.end());
   t.stride *= 2;
   t.tail_kept = (ordinal + 1) / 2;
+}
+
+void RecordDecoder::add_mem(const StepRecord& s, int kind) {
+  auto& mem = out_.mem;
+  mem.push_back({s.pid, kind, s.step, s.mem_allocated, s.mem_reserved, s.mem_peak, (s.flags & kStepProfiled) != 0});
+  if (mem.size() <= kMemPoints) return;
+  size_t w = 0;  // keep the 1st, 3rd, ...: still spread over the whole run
+  for (size_t i = 0; i < mem.size(); i += 2) mem[w++] = mem[i];
+  mem.resize(w);
 }
 
 void RecordDecoder::add_gpu(const GpuRecord& g) {

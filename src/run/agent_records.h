@@ -86,8 +86,21 @@ struct FetchTotals {  // DataLoader workers' fetch records (worker id, samples, 
   int64_t records = 0, samples = 0, getitem_ns = 0, collate_ns = 0;
 };
 
+// A CUDA allocator reading carried by a step record. The agent reads the allocator at most
+// every 50 ms (agent/trainscope_agent/step_path.py), not at every step, so the readings are kept
+// apart from the step sample (which would miss most of them): all of them, thinned to every
+// other one whenever more than kMemPoints are held.
+struct MemPoint {
+  pid_t pid = 0;
+  int level = 0;  // the step's StepSource
+  int64_t step = 0, allocated = -1, reserved = -1, peak = -1;
+  bool profiled = false;
+};
+inline constexpr size_t kMemPoints = 4096;
+
 struct Records {
   std::vector<StepRecord> steps;  // the bounded sample described above, in arrival order
+  std::vector<MemPoint> mem;      // every CUDA allocator reading (bounded, see MemPoint)
   std::map<std::pair<pid_t, int>, StepTotals> step_totals;  // (pid, StepSource level) -> totals
   std::vector<GpuRecord> gpu;     // GPU times not joined yet (bounded)
   FetchTotals fetches;
@@ -117,6 +130,7 @@ class RecordDecoder {
   void decode_one(std::string_view rec);
   void add_step(const StepRecord& s);
   void add_gpu(const GpuRecord& g);
+  void add_mem(const StepRecord& s, int kind);
   std::vector<StepRecord>* fresh_steps_ = nullptr;
   std::vector<TextRecord>* fresh_texts_ = nullptr;
   Records& out_;

@@ -309,17 +309,23 @@ AgentSummary summarise(const Records& r) {
     }
   }
 
-  // Memory: CUDA allocated when the job used CUDA, else the process RSS. Every step is kept
-  // (growth is a trend), the slope over the steps after warm-up.
-  bool cuda_mem = std::any_of(out.steps.begin(), out.steps.end(), [](const StepRecord& s) { return s.mem_allocated >= 0; });
+  // Memory: the CUDA allocator's readings when the job used CUDA (the agent reads them at most
+  // every 50 ms, kept apart from the step sample: Records::mem), else the process RSS of the
+  // sampled steps. Growth is a trend: the slope over the points after warm-up.
+  struct Point { double step, value; bool profiled; };
+  std::vector<Point> points;
+  int kind = out.steps.empty() ? -1 : static_cast<int>(step_source(out.steps.front().flags));
+  for (const auto& m : r.mem) {
+    if (m.pid != out.main_pid || m.level != kind) continue;
+    points.push_back({static_cast<double>(m.step), static_cast<double>(m.allocated), m.profiled});
+    ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(m.peak));
+    ev.mem_reserved_bytes = std::max(ev.mem_reserved_bytes, static_cast<double>(m.reserved));
+  }
+  bool cuda_mem = !points.empty();
   ev.mem_source = out.steps.empty() ? "" : (cuda_mem ? "cuda" : "rss");
   for (const auto& s : out.steps) {
-    double v = static_cast<double>(cuda_mem ? s.mem_allocated : s.rss);
-    ev.mem_allocated_per_step.push_back(v);
-    if (cuda_mem) {
-      ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(s.mem_peak));
-      ev.mem_reserved_bytes = std::max(ev.mem_reserved_bytes, static_cast<double>(s.mem_reserved));
-    } else {
+    if (!cuda_mem) {
+      points.push_back({static_cast<double>(s.step), static_cast<double>(s.rss), (s.flags & kStepProfiled) != 0});
       ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(s.rss));
     }
     if (s.flags & kStepNonFinite) ++ev.nonfinite_losses;
@@ -329,13 +335,16 @@ AgentSummary summarise(const Records& r) {
     ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(cuda_mem ? tot.mem_peak : tot.rss));
     if (cuda_mem) ev.mem_reserved_bytes = std::max(ev.mem_reserved_bytes, static_cast<double>(tot.mem_reserved));
   }
-  // Segments: runs of steps after warm-up outside the profiler window (which raises memory once).
-  std::vector<int> segment(out.steps.size(), -1);
+  // Segments: runs of points after warm-up outside the profiler window (which raises memory once).
+  std::vector<int> segment(points.size(), -1);
+  std::vector<double> at;
   int seg = 0;
   bool in_run = false;
-  for (size_t i = static_cast<size_t>(out.warmup_steps); i < out.steps.size(); ++i) {
-    bool profiled = out.steps[i].flags & kStepProfiled;
-    if (profiled) {
+  for (size_t i = 0; i < points.size(); ++i) {
+    ev.mem_allocated_per_step.push_back(points[i].value);
+    at.push_back(points[i].step);
+    if (points[i].step <= static_cast<double>(out.warmup_steps)) continue;
+    if (points[i].profiled) {
       if (in_run) ++seg;
       in_run = false;
       continue;
@@ -343,10 +352,7 @@ AgentSummary summarise(const Records& r) {
     segment[i] = seg;
     in_run = true;
   }
-  // Slopes against the step number: past the sample's head the kept steps are `stride` apart.
-  std::vector<double> at;
-  for (const auto& s : out.steps) at.push_back(static_cast<double>(s.step));
-  if (ev.mem_allocated_per_step.size() > static_cast<size_t>(out.warmup_steps))
+  if (points.size() > static_cast<size_t>(out.warmup_steps))
     ev.mem_slope_bytes_per_step = robust_slope(at, ev.mem_allocated_per_step, segment);
 
   // Per-sample loading cost: DataLoader workers' records plus the main process's own fetches.

@@ -299,7 +299,7 @@ TEST(AgentRun, JsonGoesToTheFileItIsGiven) {
 TEST(AgentGuards, NeverInTheWay) {
   REQUIRE_TORCH();
   std::string dir = fresh_dir("guards");
-  int st = std::system(("/usr/bin/python3 '" + scripts_dir() + "/agent_guards.py' >'" + dir + "/out' 2>&1").c_str());
+  int st = std::system(("'" + torch_python() + "' '" + scripts_dir() + "/agent_guards.py' >'" + dir + "/out' 2>&1").c_str());
   std::string out = slurp(dir + "/out");
   EXPECT_EQ(WEXITSTATUS(st), 0) << out;
   EXPECT_NE(out.find("GUARDS OK 19"), std::string::npos) << out;
@@ -312,7 +312,7 @@ TEST(AgentRun, StderrOnATerminalStaysATerminal) {
   if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "needs util-linux script(1)";
   std::string dir = fresh_dir("tty");
   std::string cmd = "script -qec \"'" + std::string(TS_CLI) + "' -q run --no-store --no-profile --out '" + dir +
-                    "/run' -- /usr/bin/python3 '" + script("stderr_tty.py") + "'\" /dev/null >'" + dir +
+                    "/run' -- '" + torch_python() + "' '" + script("stderr_tty.py") + "'\" /dev/null >'" + dir +
                     "/out' 2>&1 </dev/null";
   int st = std::system(cmd.c_str());
   std::string out = slurp(dir + "/out");

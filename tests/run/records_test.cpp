@@ -16,13 +16,13 @@ using test::header;
 using test::text_rec;
 
 std::string step_rec(uint32_t pid, uint32_t seq, int64_t step, int64_t flags, int64_t dur_ns, int64_t data_ns,
-                     int64_t rss = 100) {
+                     int64_t rss = 100, int64_t cuda_alloc = -1, int64_t cuda_peak = -1) {
   int64_t f[25] = {};
   f[0] = step;
   f[1] = flags;
   f[3] = dur_ns;
   f[4] = data_ns;
-  f[18] = -1, f[19] = -1, f[20] = -1;
+  f[18] = cuda_alloc, f[19] = cuda_alloc < 0 ? -1 : 2 * cuda_alloc, f[20] = cuda_peak;
   f[21] = rss;
   std::string p(26 * 8, '\0');
   std::memcpy(p.data(), f, sizeof f);
@@ -145,6 +145,47 @@ TEST(LongRuns, TotalsCountEveryStepWhileTheSampleStaysBounded) {
   EXPECT_NEAR(e.data_wait_pct, 100.0 * 9993 / 94920, 1e-9);
   EXPECT_DOUBLE_EQ(e.mem_slope_bytes_per_step, 1024.0);  // against step numbers, not sample indexes
   EXPECT_DOUBLE_EQ(e.mem_peak_bytes, 1'000'000'000.0 + N * 1024);  // the last step's RSS, sampled or not
+}
+
+TEST(LongRuns, SparseCudaReadingsAreAllKeptApartFromTheStepSample) {
+  // The agent reads the CUDA allocator at most every 50 ms (step_path.py), not every step: here
+  // every 13th of 20,000 steps carries a reading (allocated growing 4 KiB per step, the peak
+  // 1 GiB above it). 13 is prime to the sample's power-of-two stride, so the step sample keeps
+  // almost none of them past its head; the readings must survive on their own.
+  constexpr int64_t N = 20'000;
+  Records r;
+  RecordDecoder dec(r);
+  uint32_t seq = 0;
+  int64_t readings = 0;
+  for (int64_t i = 1; i <= N; ++i) {
+    bool read = i % 13 == 0;
+    readings += read;
+    int64_t alloc = read ? 500'000'000 + i * 4096 : -1;
+    dec.feed(step_rec(4, ++seq, i, kStepOptimizer, 3'000'000, 0, 100, alloc, read ? alloc + (1 << 30) : -1));
+  }
+  ASSERT_EQ(readings, 1538);
+  EXPECT_EQ(r.mem.size(), static_cast<size_t>(readings));  // under kMemPoints: every reading
+  size_t sampled = 0;
+  for (const auto& s : r.steps) sampled += s.mem_allocated >= 0;
+  EXPECT_LT(sampled, r.mem.size() / 4);  // what the step sample alone would have kept
+
+  AgentSummary a = summarise(r);
+  const auto& e = a.evidence;
+  EXPECT_EQ(e.mem_source, "cuda");
+  EXPECT_EQ(e.mem_allocated_per_step.size(), static_cast<size_t>(readings));
+  EXPECT_DOUBLE_EQ(e.mem_slope_bytes_per_step, 4096.0);  // per step, from the readings' step numbers
+  EXPECT_DOUBLE_EQ(e.mem_peak_bytes, 500'000'000.0 + 19'994 * 4096 + (1 << 30));  // the last reading's peak
+  EXPECT_DOUBLE_EQ(e.mem_reserved_bytes, 2 * (500'000'000.0 + 19'994 * 4096));
+
+  // Past kMemPoints the readings are thinned to every other one, still spanning the run.
+  Records big;
+  RecordDecoder dec2(big);
+  for (int64_t i = 1; i <= 3 * static_cast<int64_t>(kMemPoints); ++i)
+    dec2.feed(step_rec(4, static_cast<uint32_t>(i), i, kStepOptimizer, 3'000'000, 0, 100, 1000 + i, 2000 + i));
+  EXPECT_LE(big.mem.size(), kMemPoints);
+  EXPECT_GT(big.mem.size(), kMemPoints / 2);
+  EXPECT_EQ(big.mem.front().step, 1);
+  EXPECT_GT(big.mem.back().step, 2 * static_cast<int64_t>(kMemPoints));
 }
 
 TEST(LongRuns, TextRecordsAreCappedAndCounted) {

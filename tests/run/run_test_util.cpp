@@ -1,5 +1,7 @@
 #include "run_test_util.h"
 
+#include "support/torch_python.h"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,15 +17,7 @@ extern char** environ;
 namespace ts::run::test {
 namespace fs = std::filesystem;
 
-const std::string& torch_python() {
-  static const std::string py = [] {
-    const char* cand = "/usr/bin/python3";
-    if (!fs::exists(cand)) return std::string();
-    int rc = std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1");
-    return rc == 0 ? std::string(cand) : std::string();
-  }();
-  return py;
-}
+const std::string& torch_python() { return ts::test::torch_python(); }
 
 std::string scripts_dir() { return std::string(TS_SOURCE_DIR) + "/tests/run/scripts"; }
 

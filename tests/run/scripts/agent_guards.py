@@ -192,7 +192,11 @@ check("our window yielded", win.state == "done" and
 # 9. CUDA sync events (Kineto's cuda_sync rows) are asked for where PyTorch has the option (2.1+,
 # PR pytorch/pytorch#105187): 1.13's _ExperimentalConfig rejects the keyword, so none is passed;
 # a constructor that takes it is used; TRAINSCOPE_CUDA_SYNC_EVENTS=0 turns it off.
-check("sync events: PyTorch 1.13 has no such option", profiler_window.sync_events_config(torch) is None)
+_v = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+if _v < (2, 1):
+    check("sync events: PyTorch %s has no such option" % torch.__version__, profiler_window.sync_events_config(torch) is None)
+else:
+    check("sync events: PyTorch %s takes the option" % torch.__version__, profiler_window.sync_events_config(torch) is not None)
 
 
 class _Cfg21:
