@@ -118,7 +118,7 @@ def _record_loader(it, loader):
     S.channel.send_text("loader", [
         ("dataset", type(ds).__name__ if ds is not None else ""),
         ("dataset_len", n),
-        ("batch_size", loader.batch_size if loader.batch_size is not None else -1),
+        ("batch_size", _batch_size(loader)),
         ("num_workers", loader.num_workers),
         ("pin_memory", bool(loader.pin_memory)),
         ("pin_memory_effective", bool(getattr(it, "_pin_memory", loader.pin_memory))),
@@ -130,6 +130,18 @@ def _record_loader(it, loader):
         ("multiprocessing_context", getattr(ctx, "_name", None) if ctx is not None else None),
         ("iterator", type(it).__name__),
     ])
+
+
+def _batch_size(loader):
+    """The loader's batch size, or its batch sampler's: a DataLoader built with batch_sampler=
+    (accelerate's BatchSamplerShard, under HF Trainer too) has batch_size None. -1 unknown."""
+    b = loader.batch_size
+    if b is None:
+        bs = getattr(loader, "batch_sampler", None)
+        b = getattr(bs, "batch_size", None)
+        if b is None:
+            b = getattr(getattr(bs, "batch_sampler", None), "batch_size", None)
+    return b if isinstance(b, int) else -1
 
 
 def _wrap_fetcher(cls, torch):

@@ -147,21 +147,26 @@ def _count_params(m):
 
 
 def _after_step(step):
-    """At the first step boundary: pick the model, drop the global hooks, hook only the model
-    (unless torch.compile froze the hooks: then only name the model). Then once: the model
-    record. Then every 16 steps: a dropped model (rebuilt) is found again."""
+    """At the first step boundary after a forward was seen: pick the model, drop the global hooks,
+    hook only the model (unless torch.compile froze the hooks: then only name the model). Then
+    once: the model record. Then every 16 steps: a dropped model (rebuilt) is found again."""
     if M.global_handles:
+        if not M.candidates:
+            # No forward yet: a step may end before the model is first called (accelerate's
+            # DataLoaderShard, under HF Trainer too, fetches one batch ahead): keep looking.
+            return
         if not M.frozen:
             _choose_model()
             return
         if M.chosen() is None:
             best = _best_candidate()
             M.chosen = weakref.ref(best) if best is not None else _dead
-    if not M.reported:
-        if M.chosen() is not None and step >= 2:
-            _report_model()
-    elif step & 15 == 0 and M.chosen() is None and S.torch is not None and not M.frozen:
-        _install_forward_finder(S.torch)  # the model was dropped: find the new one in the next step
+    if M.chosen() is None:
+        if step & 15 == 0 and S.torch is not None and not M.frozen and not M.global_handles:
+            _install_forward_finder(S.torch)  # the model was dropped: find the new one
+        return
+    if not M.reported and step >= 2:
+        _report_model()
 
 
 def _best_candidate():

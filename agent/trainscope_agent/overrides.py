@@ -189,20 +189,44 @@ def _install_non_blocking(torch):
         return isinstance(d, str) and d.startswith("cuda")
 
     def to(self, *args, **kwargs):
-        if (not G.off and "non_blocking" not in kwargs and len(args) < 3 and not self.is_cuda
-                and _to_cuda(args, kwargs)):
-            kwargs["non_blocking"] = True
-            decide("copy.non_blocking", True, "host-to-device .to() calls get non_blocking=True")
+        if not G.off and not self.is_cuda and len(args) < 3 and _to_cuda(args, kwargs):
+            if "non_blocking" not in kwargs:
+                kwargs["non_blocking"] = True
+                decide("copy.non_blocking", True, "host-to-device .to() calls get non_blocking=True")
+            else:
+                _already(kwargs["non_blocking"], self)
         return to_orig(self, *args, **kwargs)
 
     def cuda(self, *args, **kwargs):
-        if not G.off and "non_blocking" not in kwargs and len(args) < 2 and not self.is_cuda:
-            kwargs["non_blocking"] = True
-            decide("copy.non_blocking", True, "host-to-device .cuda() calls get non_blocking=True")
+        if not G.off and not self.is_cuda and len(args) < 2:
+            if "non_blocking" not in kwargs:
+                kwargs["non_blocking"] = True
+                decide("copy.non_blocking", True, "host-to-device .cuda() calls get non_blocking=True")
+            else:
+                _already(kwargs["non_blocking"], self)
         return cuda_orig(self, *args, **kwargs)
 
     T.to = to
     T.cuda = cuda
+
+
+def _already(non_blocking, src):
+    """A copy that already says non_blocking (Lightning's and accelerate's batch transfer pass
+    non_blocking=True themselves): the setting is the script's already, and only pinned memory
+    makes it asynchronous (PyTorch's "A guide on good usage of non_blocking and pin_memory()")."""
+    if "copy.non_blocking" in _decided:
+        return
+    if non_blocking:
+        try:
+            pinned = bool(src.is_pinned())
+        except Exception:
+            pinned = False
+        decide("copy.non_blocking", False,
+               "the script's host-to-device copies already pass non_blocking=True (a framework's batch "
+               "transfer); " + ("their source is pinned" if pinned else
+                                "their source is not pinned, so they still block: pin_memory=True makes them async"))
+    else:
+        decide("copy.non_blocking", False, "the script passes non_blocking=False explicitly: left as it is")
 
 
 # --- threads, zero_grad, optimizers ------------------------------------------------------------
