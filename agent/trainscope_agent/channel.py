@@ -38,6 +38,7 @@ STEP = struct.Struct("<25qdqqqq")
 STEP_RECORD = struct.Struct("<IHBBII25qdqqqq")  # header + step, packed in one call (send_step)
 FLUSH_NS = 50_000_000  # a batch of step records waits at most this long (live status reads 1/s)
 GPU = struct.Struct("<qq")          # step, gpu_ns
+GPU_RECORD = struct.Struct("<IHBBIIqq")  # header + GPU, batched like steps (send_gpu)
 FETCH = struct.Struct("<iiqqq")     # worker_id (-1 main), pad, samples, getitem_ns, collate_ns
 
 # step flags
@@ -100,6 +101,25 @@ class Channel:
             self.count += 1
             if t_ns - self.t_first >= FLUSH_NS:
                 self._flush()
+
+    def send_gpu(self, t_ns, step, gpu_ns):
+        """Queues one GPU time (gpu_timer.py) in the step batch: on the GPU's path a record per
+        step, and a write() per record would be two syscalls per step (the batch is flushed to
+        keep order before an unbatched send), a cost the CPU's path never shows."""
+        if self.dead:
+            return
+        with self.lock:
+            used = self.used
+            if used + GPU_RECORD.size > PIPE_BUF:
+                self._flush()
+                used = 0
+            if used == 0:
+                self.t_first = t_ns
+            self.seq += 1
+            GPU_RECORD.pack_into(self.buf, used, MAGIC, GPU_RECORD.size, T_GPU, VERSION, self.pid, self.seq,
+                                 step, gpu_ns)
+            self.used = used + GPU_RECORD.size
+            self.count += 1
 
     def flush(self):
         """Writes the batched step records (one atomic write: at most PIPE_BUF bytes)."""

@@ -12,7 +12,6 @@ illegal call that would invalidate the user's capture. The step is then simply n
 import collections
 import time
 
-from . import channel as ch
 
 MAX_PENDING = 64
 
@@ -59,7 +58,7 @@ class GpuTimer:
                 return
             self.pending.popleft()
             ms = a.elapsed_time(b)
-            self.channel.send(ch.T_GPU, ch.GPU.pack(step, int(ms * 1e6)))
+            self.channel.send_gpu(time.perf_counter_ns(), step, int(ms * 1e6))
             self.pool.append(a)
             self.pool.append(b)
 

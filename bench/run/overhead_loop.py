@@ -33,8 +33,18 @@ def make():
     return model, opt, DataLoader(ds, batch_size=4, shuffle=False)
 
 
-def run(k, steps):
+def run(k, steps, fake_cuda=False):
     model, opt, loader = make()
+    if fake_cuda:
+        # The GPU's path on this CPU: CUDA made to look initialised by the counting fakes of
+        # tests/run/scripts/fake_cuda.py, so the agent reads the allocator and records events as
+        # it would on a GPU. The fakes themselves cost ~nothing: this measures the agent's
+        # Python side of that path, not the driver calls (docs/AGENT.md).
+        import os
+        import sys
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "run", "scripts"))
+        import fake_cuda as fc
+        fc.install(torch)
     times = []
     it = iter(loader)
     t_prev = time.perf_counter_ns()
@@ -67,6 +77,7 @@ def main():
     ap.add_argument("--calibrate", type=float, default=0)
     ap.add_argument("--spin", type=int, default=0)
     ap.add_argument("--steps", type=int, default=600)
+    ap.add_argument("--fake-cuda", action="store_true", help="take the GPU's path (fake_cuda.py)")
     a = ap.parse_args()
     if a.calibrate:
         base = statistics.median(run(0, 200)[0])
@@ -76,7 +87,7 @@ def main():
         k = max(0, int((a.calibrate - base) / per_iter_ms))
         print("CALIBRATE spin=%d base_ms=%.4f" % (k, base), flush=True)
         return
-    times, cpu_us = run(a.spin, a.steps)
+    times, cpu_us = run(a.spin, a.steps, a.fake_cuda)
     print("BENCH steps=%d median_ms=%.5f mean_ms=%.5f cpu_us=%.3f" % (len(times), statistics.median(times),
                                                                      statistics.fmean(times), cpu_us), flush=True)
 

@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 #define REQUIRE_TORCH()                                                              \
-  if (torch_python().empty()) GTEST_SKIP() << "/usr/bin/python3 with torch not found: " \
+  if (torch_python().empty()) GTEST_SKIP() << "no Python with torch found: " \
                                               "install python3-torch (scripts/bootstrap)"
 
 std::string script(const std::string& name) { return scripts_dir() + "/" + name; }
@@ -30,6 +30,7 @@ std::string script(const std::string& name) { return scripts_dir() + "/" + name;
 // waits ~8 ms of every ~13.5 ms for data.
 TEST(AgentRun, DataStarvedLoopWaitsMostOfTheStep) {
   REQUIRE_TORCH();
+  OneIntraOpThread one;
   auto r = run_script({torch_python(), script("starved.py"), "0", "24", "2", "4", "5"}, fresh_dir("starved0"));
   const auto& e = r.agent.evidence;
   EXPECT_EQ(r.exit.shell_code(), 0);

@@ -1,4 +1,4 @@
-// Every CPU-capable example in examples/ through `trainscope run` (Debian's PyTorch 1.13, CPU):
+// Every CPU-capable example in examples/ through `trainscope run` (PyTorch 2.x from .venv, CPU):
 // the planted finding must come out on top and no other bottleneck finding may fire
 // (examples/README.md lists what each must produce). GPU-only findings are checked on a GPU.
 #include <gtest/gtest.h>
@@ -41,10 +41,11 @@ void expect_only(const RunResult& r, const std::string& top, const std::set<std:
 }
 
 #define REQUIRE_TORCH() \
-  if (torch_python().empty()) GTEST_SKIP() << "/usr/bin/python3 with torch not found"
+  if (torch_python().empty()) GTEST_SKIP() << "no Python with torch found (scripts/bootstrap makes .venv)"
 
 TEST(Examples, DataStarved) {
   REQUIRE_TORCH();
+  OneIntraOpThread one;
   auto r = run_script({torch_python(), example("data_starved.py"), "40"}, fresh_dir("ex-data"), true);
   EXPECT_GT(r.agent.evidence.data_wait_pct, 50.0);
   expect_only(r, "dataloader-starvation");

@@ -9,7 +9,7 @@
 
 namespace ts::run::test {
 
-// "/usr/bin/python3" when it imports torch, else "" (tests then skip with a message).
+// The Python the real runs use (tests/support/torch_python.h), "" when none imports torch.
 const std::string& torch_python();
 std::string scripts_dir();  // tests/run/scripts
 std::string fresh_dir(const std::string& name);  // empty directory under the build tree
@@ -25,6 +25,17 @@ struct CliResult {
 // Runs the trainscope binary with args; `cwd` "" = current; env entries "K=V" added.
 CliResult run_cli(const std::vector<std::string>& args, const std::string& cwd = "",
                   const std::vector<std::string>& env = {});
+
+// While alive, runs started by the test get one intra-op thread (OMP_NUM_THREADS=1). For tests
+// about the data wait, whose "compute" is a sleep: PyTorch 2.x's intra-op pool on this 2-core
+// machine, shared with other tests (ctest -j2), makes a tiny backward wait for its second thread
+// (measured here: 0.2 ms alone, 18-40 ms at load 4), which is not what those tests measure.
+struct OneIntraOpThread {
+  OneIntraOpThread();
+  ~OneIntraOpThread();
+  std::string saved;
+  bool had = false;
+};
 
 std::string slurp(const std::string& path);
 int count(const std::string& hay, const std::string& needle);

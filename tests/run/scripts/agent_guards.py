@@ -41,6 +41,9 @@ class FakeChannel:
     def send(self, rtype, payload):
         pass
 
+    def send_gpu(self, t, step, gpu_ns):
+        pass
+
     def send_text(self, kind, items):
         self.texts.append((kind, dict(items)))
 
