@@ -266,7 +266,9 @@ TEST(Cli, PidOfARunningTorchJob) {
   // A "training job": Debian's python with torch imported, sleeping; bounded to 60 s.
   pid_t job = fork();
   if (job == 0) {
-    execl("/usr/bin/python3", "python3", "-c", "import torch, time; time.sleep(60)", nullptr);
+    // argv[0] is the full path: Python finds its prefix from argv[0] through PATH, and a PATH that
+    // starts with another Python's bin/ (pyenv exec, which runs ctest here) would give it that one's.
+    execl("/usr/bin/python3", "/usr/bin/python3", "-c", "import torch, time; time.sleep(60)", nullptr);
     _exit(127);
   }
   std::string maps;

@@ -35,7 +35,9 @@ TEST(TorchTree, FollowsDataLoaderWorkers) {
     GTEST_SKIP() << "/usr/bin/python3 has no torch";
   pid_t py = fork();
   if (py == 0) {
-    execl("/usr/bin/python3", "python3", "-c", kScript, static_cast<char*>(nullptr));
+    // argv[0] is the full path: Python finds its prefix from argv[0] through PATH, and a PATH that
+    // starts with another Python's bin/ (pyenv exec, which runs ctest here) would give it that one's.
+    execl("/usr/bin/python3", "/usr/bin/python3", "-c", kScript, static_cast<char*>(nullptr));
     _exit(127);
   }
   ts::sample::SamplerConfig c;
