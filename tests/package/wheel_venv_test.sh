@@ -44,10 +44,10 @@ in_venv() { env -i PATH="$venv/bin:/usr/bin:/bin" HOME="$home" VIRTUAL_ENV="$ven
 # doctor probes the venv's Python (the one `trainscope` runs from) and finds PyTorch 2.x there.
 in_venv trainscope doctor --json >doctor.json 2>doctor.err || [[ $? == 1 ]] ||
   fail "doctor crashed: $(tail -3 doctor.err)"
-python3 - doctor.json "$venv/bin/python" <<'PY' || fail "doctor did not probe the venv's PyTorch 2.x: $(head -c 600 doctor.json)"
-import json, sys
+python3 - doctor.json "$venv/bin" <<'PY' || fail "doctor did not probe the venv's PyTorch 2.x: $(head -c 600 doctor.json)"
+import json, os, sys
 d = json.load(open(sys.argv[1]))
-assert d["target"]["python"] == sys.argv[2], d["target"]
+assert os.path.dirname(d["target"]["python"]) == sys.argv[2], d["target"]  # bin/python or bin/python3
 assert d["python"]["ran"] and d["python"]["torch_version"].startswith("2."), d["python"]
 PY
 
