@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fmt/format.h>
 
 #include "cli/commands.h"
@@ -31,13 +32,18 @@ void register_doctor(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Machine-readable output (schema trainscope.doctor/1)");
   cmd->add_flag("-v,--verbose", o->verbose, "Show the evidence of every check, not only warnings and failures");
   cmd->add_option("--python", o->python,
-                  "Interpreter to probe (default: /usr/bin/python3 if it imports torch, else python3 on PATH)");
+                  "Interpreter to probe (default: $TRAINSCOPE_PYTHON, else /usr/bin/python3 if it imports torch, "
+                  "else python3 on PATH)");
   cmd->add_option("--pid", o->pid, "Inspect this running training process instead of probing")->check(CLI::Range(1, 4194304));  // 1..PID_MAX_LIMIT
   cmd->add_option("--probe-timeout", o->timeout, "Seconds the Python probe may take")->capture_default_str();
   cmd->get_option("--pid")->excludes("--python");
   cmd->callback([o] {
     doctor::DoctorOptions opt;
     opt.python = o->python;
+    // As lab does: an explicit interpreter first. The pip wheel's `trainscope` command sets it to the
+    // Python it is installed in, the one its user trains with (not the system's /usr/bin/python3).
+    if (opt.python.empty() && o->pid == 0)
+      if (const char* e = std::getenv("TRAINSCOPE_PYTHON"); e && *e) opt.python = e;
     opt.pid = o->pid;
     opt.probe_timeout_s = o->timeout;
     if (!globals().quiet) opt.progress = [](const std::string& line) { fmt::print(stderr, "doctor: {}\n", line); };

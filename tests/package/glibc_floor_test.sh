@@ -4,7 +4,9 @@
 # README's "Install on a GPU machine" states. A newer one would make the loader refuse to start the
 # binary there ("version `GLIBC_2.34' not found"). src/portable/glibc_floor.cpp pins the symbols
 # the build host would otherwise make newer; this catches a new call that slips past it.
-# Uses the archive package_build made (no second build).
+# Uses the archive package_build made (no second build), or the wheel scripts/wheel made from it
+# when DIST_DIR holds a .whl: then every ELF file in the wheel is checked against its platform tag
+# (manylinux_X_Y: pip installs it on any glibc >= X.Y), and that tag against README's floor.
 # Usage: glibc_floor_test.sh DIST_DIR SOURCE_DIR
 set -euo pipefail
 dist=$1 src=$2
@@ -36,11 +38,23 @@ ver_le 2.28 2.28 || fail "ver_le: 2.28 <= 2.28"
 floor=$(grep -oE '\*\*glibc [0-9]+(\.[0-9]+)+ or newer\*\*' "$src/README.md" | head -1 | grep -oE '[0-9]+(\.[0-9]+)+' || true)
 [[ -n "$floor" ]] || fail "README.md states no minimum glibc (expected \"**glibc X.Y or newer**\" in \"Install on a GPU machine\")"
 
-archives=("$dist"/trainscope-*-linux-x86_64.tar.gz)
-((${#archives[@]} == 1)) && [[ -f "${archives[0]}" ]] || fail "expected one archive in $dist, found: ${archives[*]}"
+shopt -s nullglob
+archives=("$dist"/trainscope-*-linux-x86_64.tar.gz "$dist"/trainscope-*.whl)
+((${#archives[@]} == 1)) || fail "expected one archive or wheel in $dist, found: ${archives[*]:-none}"
 tmp=$(mktemp -d /tmp/ts-glibc-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-tar -xzf "${archives[0]}" -C "$tmp"
+what=README
+if [[ "${archives[0]}" == *.whl ]]; then
+  # trainscope-0.1.0-py3-none-manylinux_2_25_x86_64.whl -> 2.25
+  tag=$(basename "${archives[0]}" .whl | grep -oE 'manylinux_[0-9]+_[0-9]+_x86_64$' || true)
+  [[ -n "$tag" ]] || fail "$(basename "${archives[0]}") has no manylinux_X_Y_x86_64 platform tag"
+  tagv=$(sed -E 's/manylinux_([0-9]+)_([0-9]+)_x86_64/\1.\2/' <<<"$tag")
+  ver_le "$tagv" "$floor" || fail "the wheel's tag $tag asks for more than README's glibc $floor"
+  floor=$tagv what="the wheel's tag $tag"
+  python3 -m zipfile -e "${archives[0]}" "$tmp/wheel"
+else
+  tar -xzf "${archives[0]}" -C "$tmp"
+fi
 
 elves=0 newest=0 bad=()
 while IFS= read -r -d '' f; do
@@ -56,12 +70,12 @@ while IFS= read -r -d '' f; do
 done < <(find "$tmp" -type f -print0)
 
 # bin/trainscope and lib/libisal.so.2 at least: a test that looked at nothing would pass anything.
-((elves >= 2)) || fail "found $elves ELF files in the archive, expected bin/trainscope and lib/*"
+((elves >= 2)) || fail "found $elves ELF files in $(basename "${archives[0]}"), expected bin/trainscope and lib/*"
 [[ "$newest" != 0 ]] || fail "no GLIBC_ symbol versions found: is objdump -T reading the files?"
 if ((${#bad[@]})); then
-  echo "FAIL: symbol versions newer than glibc $floor (README.md):" >&2
+  echo "FAIL: symbol versions newer than glibc $floor ($what):" >&2
   printf '  %s\n' "${bad[@]}" >&2
   echo "  pin it in src/portable/ (glibc_floor.cpp + TS_GLIBC_FLOOR_WRAPS) or raise README's floor" >&2
   exit 1
 fi
-echo "glibc floor OK: $elves ELF files, newest symbol version GLIBC_$newest <= glibc $floor (README)"
+echo "glibc floor OK: $(basename "${archives[0]}"): $elves ELF files, newest symbol version GLIBC_$newest <= glibc $floor ($what)"
