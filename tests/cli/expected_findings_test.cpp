@@ -106,6 +106,35 @@ TEST_P(ExpectedFinding, AnalyzePutsItFirst) {
   }
 }
 
+// One account of the step (docs/FINDINGS.md): on every listed trace the findings' claims, in
+// milliseconds per step, add up to no more than the step, and each is on the step's scale.
+TEST_P(ExpectedFinding, ClaimsFitInTheStep) {
+  const Row& row = GetParam();
+  std::string path = kData + "/" + row.file;
+  std::string err = (fs::temp_directory_path() / fmt::format("ts_claims_{}.err", getpid())).string();
+  auto r = ts::test::run_capture(fmt::format("{} analyze --json '{}'", TS_CLI, path), err);
+  fs::remove(err);
+  ASSERT_EQ(r.code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(r.out);
+  double share = 0, ms = 0, step = -1;
+  for (auto f : doc["findings"].get_array()) {
+    double frac = double(f["recoverable_fraction"]);
+    EXPECT_GE(frac, 0) << row.file;
+    share += frac;
+    double claimed = 0, s = 0;
+    if (f["claimed_ms_per_step"].get(claimed) == simdjson::SUCCESS && f["step_ms"].get(s) == simdjson::SUCCESS) {
+      ms += claimed;
+      step = s;
+      EXPECT_NEAR(claimed, frac * s, 1e-6 * s) << row.file << " " << std::string_view(f["id"]);
+    }
+  }
+  EXPECT_LE(share, 1 + 1e-9) << row.file;
+  if (step > 0) {
+    EXPECT_LE(ms, step * (1 + 1e-9)) << row.file;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Traces, ExpectedFinding, ::testing::ValuesIn(manifest()), test_name);
 
 // The manifest and the folder of imported GPU traces agree: no row without its file, no imported
