@@ -83,7 +83,7 @@ TEST(LabRun, ThreeConfigurationsOnCpu) {
   bool untested = false, precision = false;
   for (auto& rd : r.readings) {
     untested |= rd.id == "compile-untested";
-    precision |= rd.id == "precision-not-bottleneck" || rd.id == "bf16-helps";
+    precision |= rd.id == "precision-not-bottleneck" || rd.id == "bf16-helps" || rd.id == "bf16-slower";
   }
   EXPECT_TRUE(untested);
   EXPECT_TRUE(precision);
