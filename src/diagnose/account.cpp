@@ -10,8 +10,14 @@ namespace ts::diagnose {
 
 StepAccount step_account(const Evidence& ev) {
   StepAccount a;
-  if (const auto* ag = rules::agent_steps(ev)) a.step_ms = ag->step_ms;
-  else a.step_ms = rules::trace_step_ms(ev);
+  // The mean step: the rules' shares are ratios of totals (the trace's classes over its steps'
+  // total, the agent's waits over the steady steps' total), so their milliseconds are of the mean
+  // step. The median only where the mean is unknown.
+  if (const auto* ag = rules::agent_steps(ev)) {
+    a.step_ms = ag->step_mean_ms > 0 ? ag->step_mean_ms : ag->step_ms;
+  } else if (const auto* t = rules::trace_with_steps(ev)) {
+    a.step_ms = t->steps.steps.empty() ? t->steps.total_ns / 1e6 : t->steps.total_ns / 1e6 / t->steps.steps.size();
+  }
   // The GPU's idle share: the trace's kernel union in the steps, else NVML's sampled mean. A run
   // without a GPU (or a trace without GPU events) has no idle pool: the step is the only bound.
   const bool no_gpu = rules::agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);

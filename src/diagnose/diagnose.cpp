@@ -162,10 +162,10 @@ Diagnosis merge(const std::vector<Diagnosis>& parts, const std::vector<std::stri
   for (const auto& p : parts)
     if (votes[p.scenario] > votes[pick->scenario]) pick = &p;
   out.scenario = pick->scenario;
-  // One account again: the worst instance of each id may come from different traces.
+  // One account again: the worst instance of each id may come from different traces, each already
+  // settled against its own trace's idle share; together they must still fit one step.
   out.step_ms = pick->step_ms;
-  out.idle_share = pick->idle_share;
-  settle(out.findings, {pick->step_ms, pick->idle_share});
+  settle(out.findings, {pick->step_ms, -1});
   rank(out.findings);
   lead_with_warm_up(out.findings);
   out.scenario_reason = pick->scenario_reason;
