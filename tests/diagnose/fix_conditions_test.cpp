@@ -182,5 +182,62 @@ TEST(FixConditions, DataLoaderWithoutAPredictedGainIsANote) {
   EXPECT_NE(f->gain.find("more workers cannot help"), std::string::npos) << f->gain;
 }
 
+// A fused optimizer saves CUDA launches: parameters on the CPU have none to save.
+TEST(FixConditions, UnfusedOptimizerOnlyForCudaParameters) {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 10;
+  a.step_ms = 50;
+  a.optimizer_ms = 20;
+  a.optimizer = "AdamW";
+  a.optimizer_impl = "single_tensor";
+  a.optimizer_has_fused = true;
+  a.param_device = "cpu";
+  ev.agent = a;
+  EXPECT_EQ(find(diagnose(ev), "unfused-optimizer"), nullptr);
+  ev.agent->param_device = "cuda:0";
+  ev.agent->cuda_available = true;
+  const Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "unfused-optimizer");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->own_fraction, 18.0 / 50, 1e-9);  // 20 ms less the tenth a fused update keeps
+}
+
+// More workers help while cores are free; with the job's cores saturated only cheaper loading
+// helps: dataloader-starvation and cpu-bound-transforms never speak together.
+TEST(FixConditions, WorkersWhileCoresAreFreeCheaperLoadingWhenSaturated) {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 20;
+  a.step_ms = 40;
+  a.data_wait_pct = 50;
+  a.data_wait_ms = 20;
+  ev.agent = a;
+  SamplesEvidence s;
+  s.cpu_cores = 8;
+  s.host_cpu_mean_pct = 40;
+  ev.samples = s;
+  Diagnosis d = diagnose(ev);
+  EXPECT_NE(find(d, "dataloader-starvation"), nullptr);
+  EXPECT_EQ(find(d, "cpu-bound-transforms"), nullptr);
+  ev.samples->host_cpu_mean_pct = 97;
+  d = diagnose(ev);
+  EXPECT_EQ(find(d, "dataloader-starvation"), nullptr);
+  EXPECT_NE(find(d, "cpu-bound-transforms"), nullptr);
+}
+
+// Overlapping communication helps only when enough of it is exposed (>= 10% of the step).
+TEST(FixConditions, CommunicationBoundOnlyWhenExposed) {
+  Evidence ev;
+  auto t = trace_with_steps(4, 100, 0, 85);
+  t.steps.total.communication = 20'000'000;  // 5% of 400 ms
+  t.steps.total.other -= 20'000'000;
+  ev.trace = t;
+  EXPECT_EQ(find(diagnose(ev), "communication-bound"), nullptr);
+  ev.trace->steps.total.communication = 60'000'000;  // 15%
+  ev.trace->steps.total.other -= 40'000'000;
+  EXPECT_NE(find(diagnose(ev), "communication-bound"), nullptr);
+}
+
 }  // namespace
 }  // namespace ts::diagnose
