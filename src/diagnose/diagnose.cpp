@@ -5,11 +5,26 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "diagnose/account.h"
 #include "diagnose/rules/rule.h"
 #include "diagnose/scenario.h"
 
 namespace ts::diagnose {
 namespace {
+
+// The account's next causes after the top one: " After it: launch-bound 13.2 ms, ..." (at most 3).
+std::string what_is_left(const Diagnosis& d) {
+  std::string s;
+  int n = 0;
+  for (size_t i = 1; i < d.findings.size() && n < 3; ++i) {
+    const Finding& f = d.findings[i];
+    if (f.recoverable_fraction < 0.01) continue;
+    s += n++ ? ", " : " After it: ";
+    s += f.claimed_ms > 0 ? fmt::format("{} {:.1f} ms", f.id, f.claimed_ms) : fmt::format("{} {:.0f}%", f.id, 100 * f.recoverable_fraction);
+  }
+  if (n) s += ".";
+  return s;
+}
 
 std::string verdict_for(const Diagnosis& d) {
   // A trace of start-up: say so first; every other number in it describes start-up too.
@@ -25,7 +40,9 @@ std::string verdict_for(const Diagnosis& d) {
   if (top.id == "job-failed") return top.title + ".";  // nothing else was measured
   if (top.severity == Severity::Critical || top.recoverable_fraction >= th::kVerdictMinRecoverable)
     return top.recoverable_fraction > 0 && top.severity != Severity::Critical
-               ? fmt::format("{}. Fixing it gives {}.", top.title, gain_text(top.recoverable_fraction))
+               ? fmt::format("{}. Fixing it gives {}{}.{}", top.title, gain_text(top.recoverable_fraction),
+                             top.claimed_ms > 0 ? fmt::format(" ({:.1f} of {:.1f} ms per step)", top.claimed_ms, top.step_ms) : "",
+                             what_is_left(d))
                : fmt::format("{} ({}).", top.title, top.gain);
   if (!healthy) {
     if (top.recoverable_fraction > 0)
@@ -41,6 +58,16 @@ std::string verdict_for(const Diagnosis& d) {
       break;
     }
   return v;
+}
+
+// The scenario line ends with the account's dominant cause, so that it and the verdict tell one story.
+std::string dominant_cause(const Diagnosis& d) {
+  if (d.findings.empty()) return "";
+  const Finding& top = d.findings.front();
+  if (top.id == "warm-up" || top.severity == Severity::Critical || top.recoverable_fraction < th::kVerdictMinRecoverable)
+    return "";
+  return fmt::format("; the largest cost is {} ({:.0f}% of the step, its fix gives {})", top.id,
+                     100 * top.recoverable_fraction, gain_text(top.recoverable_fraction));
 }
 
 // A warm-up finding of medium or higher severity leads: the trace itself is the problem.
@@ -83,11 +110,15 @@ Diagnosis diagnose(const Evidence& ev) {
   for (const auto& r : rules::all_rules()) {
     if (auto f = r.fn(ev)) d.findings.push_back(std::move(*f));
   }
+  const StepAccount acc = step_account(ev);
+  d.step_ms = acc.step_ms;
+  d.idle_share = acc.idle_share;
+  settle(d.findings, acc);
   rank(d.findings);
   lead_with_warm_up(d.findings);
   auto sc = classify(ev, d.findings);
   d.scenario = sc.scenario;
-  d.scenario_reason = sc.reason;
+  d.scenario_reason = sc.reason + dominant_cause(d);
   d.verdict = verdict_for(d);
   // Never "no large bottleneck" while the GPU idles most of the window.
   if (ev.trace && ev.trace->gpu.present && ev.trace->gpu.idle_pct >= th::kGpuIdleMostPct &&
@@ -124,8 +155,6 @@ Diagnosis merge(const std::vector<Diagnosis>& parts, const std::vector<std::stri
     if (w.size() > 8) list += fmt::format(", +{} more", w.size() - 8);
     f.source += " (" + list + ")";
   }
-  rank(out.findings);
-  lead_with_warm_up(out.findings);
   // The job's scenario: the most common one across ranks (first wins ties).
   std::map<Scenario, int> votes;
   for (const auto& p : parts) votes[p.scenario]++;
@@ -133,6 +162,12 @@ Diagnosis merge(const std::vector<Diagnosis>& parts, const std::vector<std::stri
   for (const auto& p : parts)
     if (votes[p.scenario] > votes[pick->scenario]) pick = &p;
   out.scenario = pick->scenario;
+  // One account again: the worst instance of each id may come from different traces, each already
+  // settled against its own trace's idle share; together they must still fit one step.
+  out.step_ms = pick->step_ms;
+  settle(out.findings, {pick->step_ms, -1});
+  rank(out.findings);
+  lead_with_warm_up(out.findings);
   out.scenario_reason = pick->scenario_reason;
   out.verdict = verdict_for(out);
   return out;

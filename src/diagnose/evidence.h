@@ -96,7 +96,10 @@ struct AgentEvidence {
 
   // Per-step measurements, summarised (medians over the steps after warm-up).
   int64_t steps = 0;
+  // step_ms is the median step; data_wait_ms the mean wait per steady step and data_wait_pct its
+  // share of the mean step (step_mean_ms, -1 unknown): one statistic, so ms and % agree.
   double step_ms = 0, data_wait_ms = 0, h2d_ms = 0, compute_ms = 0, gpu_ms = -1;
+  double step_mean_ms = -1;
   double optimizer_ms = 0, io_ms = 0;  // io: torch.save and file writes in the loop
   double data_wait_pct = 0, io_pct = 0, h2d_pct = 0;
   int64_t h2d_copies = 0, h2d_pageable = 0, h2d_blocking = 0;

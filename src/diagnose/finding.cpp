@@ -32,7 +32,7 @@ const char* scenario_title(Scenario s) {
     case Scenario::NotOnGpu: return "Not on the GPU: a GPU is available but the work runs on the CPU";
     case Scenario::CpuOnly: return "CPU-only machine: no GPU in use here, the CPU is the device";
     case Scenario::SmallModelSimpleData:
-      return "Scenario 1, small model / simple data: GPU low but steady, little to gain";
+      return "Scenario 1, small model / simple data: GPU low but steady";
     case Scenario::SmallModelComplexData:
       return "Scenario 2, small model / complex data: the CPU (data preprocessing) is the bottleneck";
     case Scenario::LargeModelSimpleData:

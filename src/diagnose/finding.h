@@ -46,7 +46,12 @@ struct Finding {
   std::string fix;          // what to change, in words
   std::string fix_code;     // the change as code or a setting
   // Fraction of step time this finding could give back (0-1); ranks the findings.
+  // After the step's account (account.h) it is the share this finding's fix removes that no other
+  // finding claims: the findings' fractions add up to at most 1.
   double recoverable_fraction = 0;
+  // The same claim in ms per step (recoverable_fraction x step_ms), -1 when the step is unknown;
+  // and what the rule alone claimed before the account (specific causes may take some of it).
+  double claimed_ms = -1, step_ms = -1, own_fraction = 0;
   std::string gain;  // e.g. "up to 1.6x"
   // The fix as settings `trainscope run --set` applies to the unchanged script (key, value), when
   // it can be applied at run time; `trainscope verify` re-runs with them and measures the gain.
@@ -58,6 +63,8 @@ struct Diagnosis {
   Scenario scenario = Scenario::Unknown;
   std::string scenario_reason;
   std::string verdict;  // the report's first line
+  double step_ms = -1;     // the step the findings' claims are shares of (account.h); -1 unknown
+  double idle_share = -1;  // its share with the GPU idle, -1 unknown
 };
 
 }  // namespace ts::diagnose

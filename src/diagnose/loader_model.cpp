@@ -16,7 +16,11 @@ int free_cores(const LoaderModelInput& in) { return in.cores > 0 ? std::max(1, i
 }  // namespace
 
 double handover_ms(const LoaderModelInput& in) {
-  return th::kWorkerHandoverMs + th::kWorkerHandoverMsPerMiB * std::max(0.0, in.batch_mib);
+  // The measured slope up to the largest batch measured, memory bandwidth beyond it (thresholds.h).
+  const double mib = std::max(0.0, in.batch_mib);
+  const double measured = std::min(mib, th::kWorkerHandoverMeasuredMiB);
+  return th::kWorkerHandoverMs + th::kWorkerHandoverMsPerMiB * measured +
+         th::kWorkerHandoverBeyondMsPerMiB * (mib - measured);
 }
 
 double predicted_step_ms(const LoaderModelInput& in, int workers) {

@@ -34,6 +34,17 @@ inline constexpr double kWorkerHandoverMs = 2.5;
 // (docs/FINDINGS.md). An ImageNet batch of 256 x 3 x 224 x 224 bytes (37 MiB) thus costs about
 // 15 ms, not 2.5.
 inline constexpr double kWorkerHandoverMsPerMiB = 0.33;
+// That slope was measured up to 64 MiB and is not extrapolated past it: beyond, each MiB costs
+// what reading it once at host memory bandwidth does, taken as 10 GB/s (0.1 ms per MiB: a single
+// core's copy bandwidth on current x86 servers is 10-20 GB/s; the measured 0.33 ms/MiB, about
+// 3 GB/s, is a 2-core VM faulting pages in). An ImageNet batch of 256 float32 crops (147 MiB)
+// then hands over in 2.5 + 21.1 + 8.3 = 31.9 ms, not the 51 ms the line would give.
+inline constexpr double kWorkerHandoverMeasuredMiB = 64;
+inline constexpr double kWorkerHandoverBeyondMsPerMiB = 0.1;
+// The measured steps ran faster than the model allows the current workers to deliver (by this
+// factor): they drew on the batches the workers prefetched during start-up (num_workers x
+// prefetch_factor), so the run ended before the steady state, which the model gives instead.
+inline constexpr double kLoaderDrainingRatio = 1.2;
 // A predicted gain under 10% is called "no gain": on a shared host repeated runs of one script
 // spread by several percent, so a smaller gain could not be confirmed by measuring it.
 inline constexpr double kLoaderNoGainMargin = 0.10;
@@ -95,6 +106,12 @@ inline constexpr double kAgentFp32Recoverable = 0.15;
 // run on Tensor Cores, at half the dense bf16 rate (NVIDIA A100/H100 datasheets: TF32 156 vs bf16
 // 312 TFLOP/s on A100, 495 vs 989 on H100 SXM).
 inline constexpr double kAgentTf32Recoverable = 0.075;
+
+// unfused-optimizer from the agent without a trace: the share of the single-tensor optimizer's
+// time a fused update keeps (its kernels' work). Ours, from the H100 example trace
+// (tests/data/gpu/unfused_optimizer.pt.trace.json.gz): AdamW's single-tensor update ran 960 kernels
+// for 1.35 ms per step inside 19.6-20.9 ms of Optimizer.step (7%), so a tenth is generous.
+inline constexpr double kFusedOptimizerKeeps = 0.1;
 
 // few-ops-dominate: a few ops dominate the GPU time (the profiler's key_averages() table sorted by
 // cuda_time_total): top 3 kernels >= 50%.

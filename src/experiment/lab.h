@@ -44,8 +44,8 @@ struct LabConfigResult {
 
 // One sentence of the lab's reading, with the ratio it rests on.
 struct LabReading {
-  std::string id;  // precision-not-bottleneck | bf16-helps | kernels-already-fused | compile-helps | take-both |
-                   // compile-untested | bf16-untested | cpu-bf16-emulated
+  std::string id;  // precision-not-bottleneck | bf16-helps | bf16-slower | kernels-already-fused | compile-helps |
+                   // compile-slower | take-both | compile-untested | bf16-untested | cpu-bf16-emulated
   std::string text;
   double ratio = 0;
 };

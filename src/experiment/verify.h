@@ -33,6 +33,9 @@ struct VerifyRun {
   int64_t steps = 0;         // steps the run made
   double step_ms = -1;       // mean step over the measured range, -1 when it did not reach it
   std::vector<std::string> findings;  // finding ids of this run's diagnosis
+  // ...of those, the ones that still cost something: critical, or worth >= 5% of the step
+  // (kVerdictMinRecoverable). An INFO note left behind ("32% wait, no fix can size") is resolved.
+  std::vector<std::string> costly_findings;
   std::string problem;       // why it has no measurement ("" when it has one)
 };
 
@@ -41,7 +44,7 @@ struct VerifyFix {
   std::vector<run::Override> settings;
   std::string code;                          // the code change that makes it permanent
   double predicted_speedup = 1, measured_speedup = -1;  // -1: not measured
-  bool resolved = false;                     // the finding is gone from the re-run's diagnosis
+  bool resolved = false;                     // the re-run's diagnosis no longer charges it >= 5% of the step
   std::string not_applied;                   // settings the agent could not apply, and why
   VerifyRun run;
 };

@@ -106,6 +106,12 @@ void finding_obj(JsonWriter& w, const diagnose::Finding& f) {
   w.field("recoverable_pct", 100 * f.recoverable_fraction);
   w.field("gain", f.gain);
   w.field("predicted_speedup", diagnose::speedup(f.recoverable_fraction));
+  // The step's account (docs/FINDINGS.md): ms per step this fix removes that no other finding claims.
+  if (f.claimed_ms >= 0) {
+    w.field("claimed_ms_per_step", f.claimed_ms);
+    w.field("step_ms", f.step_ms);
+  }
+  w.field("own_recoverable_fraction", f.own_fraction);
   w.key("fix_settings").begin_object();
   for (const auto& [k, v] : f.fix_settings) w.field(k, v);
   w.end_object();

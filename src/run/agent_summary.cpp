@@ -303,6 +303,14 @@ AgentSummary summarise(const Records& r) {
       sum_h2d = tot.h2d_ns - (all_h2d - sum_h2d);
     }
     if (sum_dur > 0) {
+      // One statistic for the wait: its mean per step and its share of the mean step are the same
+      // ratio of sums (a median wait beside a ratio of sums disagrees when a few steps wait long
+      // and the rest draw on prefetched batches).
+      const double n = totals ? double(tot.count - int64_t(out.steps.size() - kept.size())) : double(kept.size());
+      if (n > 0) {
+        ev.step_mean_ms = sum_dur / n / 1e6;
+        ev.data_wait_ms = sum_data / n / 1e6;
+      }
       ev.data_wait_pct = 100.0 * sum_data / sum_dur;
       ev.io_pct = 100.0 * sum_io / sum_dur;
       ev.h2d_pct = 100.0 * sum_h2d / sum_dur;

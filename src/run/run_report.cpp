@@ -75,6 +75,7 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
 
   w.key("summary").begin_object();
   w.field("step_ms", e.step_ms);
+  w.field("step_mean_ms", e.step_mean_ms);
   w.field("data_wait_ms", e.data_wait_ms);
   w.field("data_wait_pct", e.data_wait_pct);
   w.field("h2d_ms", e.h2d_ms);

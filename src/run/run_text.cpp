@@ -1,5 +1,6 @@
 #include "run/run_text.h"
 
+#include <cmath>
 #include <fmt/format.h>
 
 #include "diagnose/thresholds.h"
@@ -77,6 +78,11 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
                      "optimizer {:.2f}, H2D {:.2f}, I/O {:.2f} ms ({:.0f}%)\n",
                      step, e.data_wait_ms, e.data_wait_pct, e.forward_ms, e.backward_ms, e.optimizer_ms, e.h2d_ms,
                      e.io_ms, e.io_pct);
+    // The wait's ms and % are one statistic: the mean wait and its share of the mean step.
+    if (e.step_mean_ms > 0 && std::abs(e.step_mean_ms - step) > 0.1 * step)
+      o += fmt::format("  data wait is the mean per step ({:.2f} ms) and its share of the mean step, {:.2f} ms: the "
+                       "median step hides the steps that wait\n",
+                       e.data_wait_ms, e.step_mean_ms);
     if (e.grad_accum_steps > 1)
       o += fmt::format("  gradient accumulation: {} backward() per optimizer step\n", e.grad_accum_steps);
     if (e.gpu_ms >= 0) o += fmt::format("  GPU time per step {:.2f} ms ({} of the step)\n", e.gpu_ms, pct(e.gpu_ms, step));

@@ -1,5 +1,6 @@
 // `trainscope analyze` on every trace listed in tests/data/expected_findings.tsv must put the
-// expected finding first ("none": no finding at all; "not:ID": ID must be absent). Each expectation comes from outside the program: the public source that
+// expected finding first ("none": no finding at all; "not:ID": ID must be absent; "ID+OTHER": ID
+// first and OTHER among the findings, e.g. a host-bound trace whose planted problem is smaller). Each expectation comes from outside the program: the public source that
 // recorded the trace says what is wrong with it, or (tests/data/gpu/, imported by scripts/gpu-report
 // from a GPU run of scripts/gpu-check) the example that recorded it was written to plant that one
 // problem ("none": healthy.py plants nothing). A row whose cuda_sync column says "yes" also needs
@@ -9,6 +10,7 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -96,13 +98,48 @@ TEST_P(ExpectedFinding, AnalyzePutsItFirst) {
     std::string absent = row.expected.substr(4);
     for (const auto& id : problems) EXPECT_NE(id, absent) << row.file << " (" << row.source << ")";
   } else {
-    EXPECT_EQ(problems.empty() ? "none" : problems.front(), row.expected) << row.file << " (" << row.source << ")";
+    std::vector<std::string> want;
+    std::stringstream ss(row.expected);
+    for (std::string id; std::getline(ss, id, '+');) want.push_back(id);
+    EXPECT_EQ(problems.empty() ? "none" : problems.front(), want.front()) << row.file << " (" << row.source << ")";
+    for (size_t i = 1; i < want.size(); ++i)
+      EXPECT_NE(std::find(problems.begin(), problems.end(), want[i]), problems.end())
+          << row.file << ": " << want[i] << " missing (" << row.source << ")";
   }
   if (row.cuda_sync) {
     ts::trace::EventStore s = ts::trace::read_trace(path);
     size_t n = 0;
     for (auto c : s.cat) n += c == ts::trace::Category::CudaSync;
     EXPECT_GT(n, 0u) << row.file << ": no cuda_sync events";
+  }
+}
+
+// One account of the step (docs/FINDINGS.md): on every listed trace the findings' claims, in
+// milliseconds per step, add up to no more than the step, and each is on the step's scale.
+TEST_P(ExpectedFinding, ClaimsFitInTheStep) {
+  const Row& row = GetParam();
+  std::string path = kData + "/" + row.file;
+  std::string err = (fs::temp_directory_path() / fmt::format("ts_claims_{}.err", getpid())).string();
+  auto r = ts::test::run_capture(fmt::format("{} analyze --json '{}'", TS_CLI, path), err);
+  fs::remove(err);
+  ASSERT_EQ(r.code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(r.out);
+  double share = 0, ms = 0, step = -1;
+  for (auto f : doc["findings"].get_array()) {
+    double frac = double(f["recoverable_fraction"]);
+    EXPECT_GE(frac, 0) << row.file;
+    share += frac;
+    double claimed = 0, s = 0;
+    if (f["claimed_ms_per_step"].get(claimed) == simdjson::SUCCESS && f["step_ms"].get(s) == simdjson::SUCCESS) {
+      ms += claimed;
+      step = s;
+      EXPECT_NEAR(claimed, frac * s, 1e-6 * s) << row.file << " " << std::string_view(f["id"]);
+    }
+  }
+  EXPECT_LE(share, 1 + 1e-9) << row.file;
+  if (step > 0) {
+    EXPECT_LE(ms, step * (1 + 1e-9)) << row.file;
   }
 }
 

@@ -507,7 +507,8 @@ TEST(UnfusedOptimizer, FixFollowsInstalledTorch) {
   const Finding* f = find(d4, "unfused-optimizer");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->fix_code.find("foreach=True"), std::string::npos);
-  EXPECT_NEAR(f->recoverable_fraction, 0.1, 1e-9);
+  // The fused update keeps a tenth of the optimizer's 20 ms (kFusedOptimizerKeeps): 18 of 100 ms.
+  EXPECT_NEAR(f->recoverable_fraction, 0.18, 1e-9);
   ev.agent->optimizer_has_fused = true;
   f = nullptr;
   Diagnosis d = diagnose(ev);
@@ -522,6 +523,7 @@ TEST(AgentAndSamplesRules, IoThrottleThreadsOpenblasNanDpOldTorch) {
   a.step_ms = 200;
   a.io_ms = 50;
   a.io_pct = 25;
+  a.data_wait_pct = 30;  // the GPU waits on the host: a faster CPU BLAS can help (openblas-on-intel)
   a.nonfinite_losses = 3;
   a.data_parallel = true;
   a.torch_version = "1.13.0a0+git";

@@ -145,6 +145,51 @@ TEST(LabReading, SeedOneRules) {
     if (rd.id == "precision-not-bottleneck") EXPECT_NE(rd.text.find("40%"), std::string::npos) << rd.text;
 }
 
+// The H100 lab of 2026-11-27 (shared/gpu-results/2026-11-27-h100/r4/lab.json, tiny_convnet, batch
+// 32): fp32 3.61 ms, bf16 4.74 ms, bf16+compile 5.64 ms per step; compile's warm-up 11.0 s against
+// bf16's 0.76 s. Both steps are slower: the reading says so, and why, never "a small jump".
+TEST(LabReading, SlowerStepsAreSaidSlowerWithReasons) {
+  LabResult r;
+  r.target = "tiny_convnet.py:factory";
+  r.device = "cuda";
+  auto add = [&](const char* n, double step_ms, double warmup_ms, double wait) {
+    LabConfigResult c;
+    c.name = n;
+    c.status = "ok";
+    c.batch_size = 32;
+    c.steps = 30;
+    c.step_ms_median = step_ms;
+    c.samples_per_s = 32 / (step_ms / 1e3);
+    c.warmup_ms = warmup_ms;
+    c.data_wait_pct = wait;
+    r.configs.push_back(c);
+  };
+  add("fp32", 3.6059, 586.9, 25.2);
+  add("bf16", 4.7393, 760.7, 25.9);
+  add("bf16+compile", 5.6430, 11027.3, 21.0);
+  read_lab(r);
+  EXPECT_LT(r.bf16_speedup, 1);
+  EXPECT_FALSE(has(r, "precision-not-bottleneck"));
+  EXPECT_FALSE(has(r, "kernels-already-fused"));
+  ASSERT_TRUE(has(r, "bf16-slower"));
+  ASSERT_TRUE(has(r, "compile-slower"));
+  for (auto& rd : r.readings) {
+    EXPECT_EQ(rd.text.find("small jump"), std::string::npos) << rd.text;
+    if (rd.id == "bf16-slower") {
+      EXPECT_NE(rd.text.find("slower (-24%: 3.61 -> 4.74 ms per step)"), std::string::npos) << rd.text;
+      EXPECT_NE(rd.text.find("too little work per kernel for Tensor Cores"), std::string::npos) << rd.text;
+      EXPECT_NE(rd.text.find("cast kernel"), std::string::npos) << rd.text;
+    }
+    if (rd.id == "compile-slower") {
+      EXPECT_NE(rd.text.find("slower (-16%: 4.74 -> 5.64 ms per step)"), std::string::npos) << rd.text;
+      // (11027.3 - 760.7) ms of extra warm-up over 30 x 5.643 ms measured: 61x.
+      EXPECT_NE(rd.text.find("compilation is not amortised: the warm-up took 10.3 s more than bf16's, 61x"),
+                std::string::npos)
+          << rd.text;
+    }
+  }
+}
+
 TEST(MaxBatchReading, PerSampleFitAndHeadroom) {
   MaxBatchResult r;
   r.capacity_bytes = 1000;

@@ -31,9 +31,24 @@ std::string joined(const std::vector<std::string>& v) {
 // processes on it); they may appear next to the planted one without being false alarms.
 const std::set<std::string>& kEnvironment = ts::test::kEnvironmentFindings;
 
+// One account of the step (docs/FINDINGS.md): the findings' claims add up to no more than the step.
+void expect_claims_fit(const RunResult& r) {
+  if (!r.diagnosis) return;
+  double share = 0, ms = 0;
+  for (const auto& f : r.diagnosis->findings) {
+    share += f.recoverable_fraction;
+    if (f.claimed_ms > 0) ms += f.claimed_ms;
+  }
+  EXPECT_LE(share, 1 + 1e-9);
+  if (r.diagnosis->step_ms > 0) {
+    EXPECT_LE(ms, r.diagnosis->step_ms * (1 + 1e-9));
+  }
+}
+
 void expect_only(const RunResult& r, const std::string& top, const std::set<std::string>& also_ok = {}) {
   auto f = ids(r);
   ASSERT_TRUE(r.diagnosis.has_value());
+  expect_claims_fit(r);
   ASSERT_FALSE(f.empty()) << "expected " << top;
   EXPECT_EQ(f.front(), top) << "findings: " << joined(f);
   for (const auto& id : f)

@@ -23,11 +23,10 @@ std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
   } else {
     return std::nullopt;
   }
-  const auto& s = *ev.samples;
   Finding f = make("cpu-bound-transforms", Bottleneck::HostCpu, agent_steps(ev) ? "agent+samples" : "samples");
   double busy = cpu_busy_pct_of_budget(ev);
   add(f, "cpu_busy_pct", busy, "%");
-  add(f, "cpu_cores", s.cpu_budget_cores > 0 ? s.cpu_budget_cores : s.cpu_cores, "count");
+  add(f, "cpu_cores", usable_cores(ev), "count");
   if (wait >= 0) add(f, "data_wait_pct", wait, "%");
   if (gpu.pct >= 0) add(f, "gpu_util_pct", gpu.pct, "%");
   if (ev.agent && ev.agent->sample_getitem_ms >= 0) add(f, "sample_cost_ms", ev.agent->sample_getitem_ms, "ms");

@@ -14,7 +14,8 @@ namespace ts::diagnose::rules {
 
 std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   if (cpu_saturated(ev)) return std::nullopt;
-  int cores = ev.samples ? ev.samples->cpu_cores : 0;
+  // The job's usable cores: the same number the threads section and cpu-bound-transforms use.
+  int cores = static_cast<int>(usable_cores(ev));
   Finding f;
   double pct = -1;
   int workers = -1;
@@ -23,6 +24,10 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   // The model's prediction for the recommended workers (loader_model.h); empty when unsized.
   std::optional<LoaderPlan> plan;
   LoaderModelInput model;
+  // The steady state when the measured steps drew on prefetched batches: the model's step with
+  // the current workers (-1: the measured steps are the steady state), and the note that says so.
+  double steady_ms = -1;
+  std::string steady_note;
   // On a CPU-only run there is no GPU to starve: the training loop itself waits, and the step
   // that consumes the batches is the CPU's (its evidence and text say so; the id stays).
   bool no_gpu = agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);
@@ -31,9 +36,11 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     if (a->data_wait_pct < th::kDataWaitPct) return std::nullopt;
     f = make("dataloader-starvation", Bottleneck::DataPipeline, "agent");
     pct = a->data_wait_pct;
+    // One statistic: the wait's share is of the mean step, so its ms are of the mean step too.
+    const double now_ms = a->step_mean_ms > 0 ? a->step_mean_ms : a->step_ms;
     add(f, "data_wait_pct", pct, "%");
-    add(f, "data_wait_ms", a->data_wait_ms, "ms");
-    add(f, "step_ms", a->step_ms, "ms");
+    add(f, "data_wait_ms", pct / 100 * now_ms, "ms");
+    add(f, "step_ms", now_ms, "ms");
     if (!a->loaders.empty()) {
       current_workers = a->loaders[0].num_workers;
       if (current_workers >= 0) add(f, "num_workers", current_workers, "count");
@@ -49,10 +56,32 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
       add(f, "sample_cost_ms", a->sample_getitem_ms, "ms");
       add(f, "batch_load_ms", per_batch, "ms");
       add(f, step_name, gpu_step, "ms");
-      model = {a->step_ms, gpu_step, per_batch, a->loading_cpu_share, cores, std::max(0, current_workers)};
+      model = {now_ms, gpu_step, per_batch, a->loading_cpu_share, cores, std::max(0, current_workers)};
       if (a->batch_bytes > 0) {
         model.batch_mib = a->batch_bytes / 1048576.0;
         add(f, "batch_mib", model.batch_mib, "MiB");
+      }
+      // A prefetch queue draining: the current workers cannot deliver a batch as often as the
+      // measured steps took one, so those steps drew on the num_workers x prefetch_factor batches
+      // loaded during start-up, and the run ended before the steady state. The model's step with
+      // the current workers stands for the steady state, and the gain is against it.
+      if (current_workers >= 1) {
+        const double steady = predicted_step_ms(model, current_workers);
+        if (steady > now_ms * th::kLoaderDrainingRatio) {
+          const int pf = a->loaders[0].prefetch_factor > 0 ? a->loaders[0].prefetch_factor : 2;
+          steady_ms = steady;
+          model.step_ms = steady;
+          add(f, "steady_step_ms", steady, "ms");
+          add(f, "prefetched_batches", current_workers * pf, "count");
+          steady_note = fmt::format(
+              " Steady state: the measured steps averaged {:.1f} ms, but {} worker{} loading {:.1f} ms batches deliver "
+              "one every {:.1f} ms at best, so those steps drew on the {} batches prefetched during start-up "
+              "(num_workers x prefetch_factor) and the run ended before the queue ran dry ({} steps measured: too short "
+              "to reach the steady state; run more steps to measure it). The model's steady step is {:.1f} ms; the gain "
+              "is against it.",
+              now_ms, current_workers, current_workers == 1 ? "" : "s", per_batch, per_batch / current_workers,
+              current_workers * pf, a->steps, steady);
+        }
       }
       plan = plan_workers(model);
       workers = plan->workers;
@@ -128,17 +157,23 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   // The gain is the recommended fix's: the model's step with those workers, never more than
   // removing the whole wait. Without a sized fix (samples only) it is the whole wait, "up to".
   double whole = std::clamp(pct / 100.0, 0.0, 0.95);
+  // Against the steady state the wait is what the consumer does not cover of the model's step.
+  if (steady_ms > 0) whole = std::clamp(1 - model.compute_ms / steady_ms, 0.0, 0.95);
   f.recoverable_fraction = whole;
   if (plan && plan->predicted_step_ms > 0) {
     add(f, "predicted_step_ms", plan->predicted_step_ms, "ms");
     f.recoverable_fraction = std::clamp(1 - plan->predicted_step_ms / model.step_ms, 0.0, whole);
   }
+  // A predicted gain under the margin is no gain (the fix cannot be told from noise): a note only.
+  const bool no_gain = plan && plan->predicted_step_ms > 0 && speedup(f.recoverable_fraction) < 1 + th::kLoaderNoGainMargin;
+  const double sized_fraction = f.recoverable_fraction;
+  if (no_gain) f.recoverable_fraction = 0;
   f.severity = severity_for(f.recoverable_fraction);
   if (f.source != "samples") f.confidence = 0.9;
   f.title = fmt::format("{} waiting for data: loading takes {:.0f}% of each step",
                         no_gpu ? "Training loop" : "GPU", pct);
   if (plan && plan->predicted_step_ms > 0) {
-    double x = speedup(f.recoverable_fraction);
+    double x = speedup(sized_fraction);
     // Where the model's step beats removing the whole measured wait, the gain is that bound, and
     // the text says so: its parts add up to the model's step, not to the bounded one.
     const bool bounded = plan->predicted_step_ms < model.step_ms / x - 0.05;
@@ -169,6 +204,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
         "loading can run in parallel worker processes that prepare the next batches while the GPU "
         "computes the current one (PyTorch torch.utils.data docs, \"Multi-process data loading\").";
   if (!workers_how.empty()) f.explanation += " Sizing: " + workers_how + ".";
+  f.explanation += steady_note;
   std::string n = workers > 0 ? std::to_string(workers) : "8";
   // Pinned memory and non_blocking copies only matter when batches go to a GPU.
   f.fix = fmt::format("Load in parallel: num_workers={}{}, persistent_workers=True (no respawn each epoch){}.", n,

@@ -71,6 +71,13 @@ std::optional<Finding> fp32_gemm(const Evidence& ev) {
     if (ev.agent->tf32_matmul >= 0) add(f, "tf32_matmul", tf32 ? 1 : 0, "bool");
     // No measurement of the GEMM share: a modest estimate, low confidence.
     f.recoverable_fraction = tf32 ? th::kAgentTf32Recoverable : th::kAgentFp32Recoverable;
+    // bf16 shortens only the GPU's busy time: with the GPU busy u of the step, at most
+    // u x (1 - 1 / kAmpGemmSpeedup) comes back (a GPU idle 90% of the step gains at most 5%).
+    if (Util u = gpu_util(ev); u.pct >= 0) {
+      add(f, "gpu_util_pct", u.pct, "%");
+      f.recoverable_fraction = std::min(f.recoverable_fraction, u.pct / 100 * (1 - 1 / th::kAmpGemmSpeedup));
+      if (f.recoverable_fraction < th::kFp32MinRecoverable) return std::nullopt;
+    }
     f.confidence = 0.5;
     f.title = tf32 ? "fp32 training with TF32 matmuls: no autocast seen (bf16 doubles the Tensor Core rate)"
                    : "fp32 training on Tensor Core hardware: no autocast seen";

@@ -87,8 +87,11 @@ std::optional<Finding> gpu_idle(const Evidence& ev) {
   f.recoverable_fraction = cause == IdleCause::Unattributed ? 0 : std::clamp(double(ns) / t->steps.total_ns, 0.0, 0.9);
   f.severity = std::max(severity_for(f.recoverable_fraction), Severity::Medium);
   f.confidence = cause == IdleCause::Unattributed ? 0.4 : 0.6;
-  f.title = fmt::format("The GPU idles {:.0f}% of the time; the largest explained part, {:.0f}% of the idle time, is while {} ({})",
-                        t->gpu.idle_pct, 100.0 * ns / a->idle_ns, adv.what, analysis::idle_cause_name(cause));
+  // Idle while the host launches or runs its own code: the step is host-bound (HTA's "host wait").
+  const bool host_bound = cause == IdleCause::HostCompute || cause == IdleCause::Launch;
+  f.title = fmt::format("{}he GPU idles {:.0f}% of the time; the largest explained part, {:.0f}% of the idle time, is while {} ({})",
+                        host_bound ? "Host-bound: t" : "T", t->gpu.idle_pct, 100.0 * ns / a->idle_ns, adv.what,
+                        analysis::idle_cause_name(cause));
   if (cause == IdleCause::Unattributed)
     f.title = fmt::format("The GPU idles {:.0f}% of the time and nothing recorded in the trace explains it", t->gpu.idle_pct);
   f.gain = cause == IdleCause::Unattributed

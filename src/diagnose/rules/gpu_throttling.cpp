@@ -34,6 +34,8 @@ std::optional<Finding> gpu_throttling(const Evidence& ev) {
   if (why.empty()) why = "temperature";
   // Throttled clocks run ~10-30% slower; count a fifth of the throttled time as recoverable.
   f.recoverable_fraction = std::clamp(s.throttled_pct / 100 * 0.2, 0.0, 0.3);
+  // Slower clocks stretch only the GPU's busy time: a mostly idle GPU loses little to them.
+  if (Util u = gpu_util(ev); u.pct >= 0) f.recoverable_fraction *= u.pct / 100;
   f.severity = std::max(severity_for(f.recoverable_fraction), Severity::Low);
   f.confidence = reasons ? 0.9 : 0.6;
   f.title = fmt::format("GPU throttling ({}): {:.0f}% of samples{}", why, s.throttled_pct,

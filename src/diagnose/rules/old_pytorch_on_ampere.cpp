@@ -30,10 +30,12 @@ std::optional<Finding> old_pytorch_on_ampere(const Evidence& ev) {
     return std::nullopt;
   }
   add(f, "compute_capability", cc / 10.0, "");
-  f.recoverable_fraction = 0.05;  // depends on what the newer version enables; a floor
+  // The upgrade is no speed-up by itself: it enables fixes (torch.compile, fused optimizers, flash
+  // SDPA) whose gains their own findings size. No time is claimed here.
+  f.recoverable_fraction = 0;
   f.severity = Severity::Low;
   f.title = fmt::format("Old PyTorch ({}) on an Ampere-or-newer GPU (cc {:.1f})", version, cc / 10.0);
-  f.gain = "PyTorch 2.x: torch.compile, fused optimizers, FlashAttention";
+  f.gain = "none by itself: PyTorch 2.x enables torch.compile, fused optimizers and FlashAttention, whose gains their own findings size";
   f.explanation =
       "This PyTorch predates 2.0. On Ampere and newer GPUs the 2.x releases bring torch.compile, "
       "fused AdamW/Adam, scaled_dot_product_attention with FlashAttention kernels and newer "

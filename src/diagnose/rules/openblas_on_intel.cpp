@@ -16,11 +16,17 @@ std::optional<Finding> openblas_on_intel(const Evidence& ev) {
   for (const auto& l : ev.samples->blas_libs)
     if (l.find("openblas") != std::string::npos) lib = l;
   if (lib.empty() || !cpu_saturated(ev)) return std::nullopt;
+  // A faster BLAS helps only when the CPU's math sets the step: silent when the GPU is busy
+  // (>= kComputeBoundUtilPct: the host keeps up), and the gain never exceeds the step's wait for
+  // the host's data when that wait is measured.
+  Util gpu = gpu_util(ev);
+  const double wait = data_wait_pct(ev);
+  if (gpu.pct >= th::kComputeBoundUtilPct || (gpu.pct >= 0 && wait >= 0 && wait < th::kDataWaitPct)) return std::nullopt;
   Finding f = make("openblas-on-intel", Bottleneck::HostCpu, "samples");
   add(f, "cpu_busy_pct", cpu_busy_pct_of_budget(ev), "%");
-  Util gpu = gpu_util(ev);
   if (gpu.pct >= 0) add(f, "gpu_util_pct", gpu.pct, "%");
   f.recoverable_fraction = gpu.pct >= 0 ? std::max(0.0, (100 - gpu.pct) / 100 * 0.3) : 0.05;
+  if (wait >= 0 && gpu.pct >= 0) f.recoverable_fraction = std::min(f.recoverable_fraction, wait / 100);
   f.severity = severity_for(f.recoverable_fraction);
   f.confidence = 0.6;
   auto slash = lib.rfind('/');

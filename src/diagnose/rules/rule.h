@@ -76,6 +76,10 @@ Util gpu_util(const Evidence& ev);
 // Returns -1 unknown, else the measured percentage of the budget.
 double cpu_busy_pct_of_budget(const Evidence& ev);
 bool cpu_saturated(const Evidence& ev);
+// The cores the job may use, one number for every rule and the report: the training processes'
+// own budget measured live (affinity from sched_getaffinity and the cgroup's cpu.max quota,
+// sample/cpu_budget.h) when it was, else the sampled root's budget, else its affinity; 0 unknown.
+double usable_cores(const Evidence& ev);
 // The agent saw a process with no CUDA at all: a CPU-only run by necessity, not by mistake.
 bool agent_without_cuda(const Evidence& ev);
 // The agent's step data, when it measured steps.

@@ -72,6 +72,14 @@ Util gpu_util(const Evidence& ev) {
   return {};
 }
 
+double usable_cores(const Evidence& ev) {
+  if (!ev.samples) return 0;
+  const auto& s = *ev.samples;
+  if (s.threads_measured && s.thread_budget_cores > 0) return s.thread_budget_cores;
+  if (s.cpu_budget_cores > 0) return s.cpu_budget_cores;
+  return s.cpu_cores;
+}
+
 double cpu_busy_pct_of_budget(const Evidence& ev) {
   if (!ev.samples) return -1;
   const auto& s = *ev.samples;
@@ -83,7 +91,7 @@ double cpu_busy_pct_of_budget(const Evidence& ev) {
   // Demand (CPU used + waiting on a run queue) rather than use alone: on a host shared with other
   // work the job gets less CPU than it wants, and its loaders queue for cores that more workers
   // could not add. Sleeping loaders (I/O, a remote store) neither use nor wait: not saturated.
-  double budget = s.cpu_budget_cores > 0 ? s.cpu_budget_cores : s.cpu_cores;
+  double budget = usable_cores(ev);
   double tree = std::max({s.process_tree_cpu_mean_pct, s.process_tree_cpu_max_pct, s.process_tree_cpu_demand_max_pct});
   // Demand can exceed the budget (several processes queue at once): 100% means no core to spare.
   if (s.process_tree_cpu_mean_pct >= 0 && budget > 0) return std::min(100.0, tree / budget);
