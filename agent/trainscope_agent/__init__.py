@@ -108,9 +108,10 @@ def on_torch(torch):
         S.torch = torch
         import torch.utils.data  # noqa: F401  (already loaded by torch/__init__)
         import torch.optim  # noqa: F401
-        from . import hooks_copy, hooks_data, hooks_io, hooks_model, settings
+        from . import hooks_copy, hooks_data, hooks_graph, hooks_io, hooks_model, settings
         hooks_data.install(torch)
         hooks_model.install(torch)
+        hooks_graph.install(torch)
         hooks_copy.install(torch)
         hooks_io.install(torch)
         settings.install(torch)

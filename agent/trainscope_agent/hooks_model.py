@@ -99,7 +99,7 @@ def _install_forward_finder(torch):
     M.depth = 0
 
     def pre(module, inputs):
-        if G.compiling() or G.off or not S.mine():
+        if G.compiling() or G.off or S.graph_capture or not S.mine():
             return None
         if S.stop_pending and M.depth == 0:
             S.stop_at(FORWARD)  # --steps: the last step is complete, this forward may start another
@@ -115,7 +115,7 @@ def _install_forward_finder(torch):
         return None
 
     def post(module, inputs, output):
-        if not G.compiling() and M.depth > 0 and S.mine():
+        if not G.compiling() and M.depth > 0 and not S.graph_capture and S.mine():
             M.depth -= 1
         return None
 
@@ -207,7 +207,7 @@ def _hook_model(best):
 
 
 def _fwd_pre(module, inputs):
-    if G.compiling() or G.off or not S.mine():
+    if G.compiling() or G.off or S.graph_capture or not S.mine():
         return None
     if S.stop_pending:
         S.stop_at(FORWARD)  # --steps: the last step is complete, this forward may start another
@@ -229,7 +229,7 @@ def _fwd_pre(module, inputs):
 
 
 def _fwd_post(module, inputs, output):
-    if G.compiling() or G.off:
+    if G.compiling() or G.off or S.graph_capture:
         return None
     if S.fwd_t0 and S.mine():
         S.fwd_ns += now() - S.fwd_t0
@@ -293,7 +293,7 @@ def _install_backward(torch):
     backward_orig = patch(ag, "backward", None)
 
     def backward(tensors, *args, **kwargs):
-        if G.compiling() or G.off or not S.owns(BACKWARD):
+        if G.compiling() or G.off or S.graph_capture or not S.owns(BACKWARD):
             return backward_orig(tensors, *args, **kwargs)
         if S.stop_pending and S.in_opt == 0:
             S.stop_at(BACKWARD, S.source == BACKWARD)
@@ -455,6 +455,9 @@ def _install_optimizer(torch):
     def pre(opt, args, kwargs):
         if G.compiling() or G.off or not S.owns(OPTIMIZER):
             return None
+        if S.graph_capture:
+            S.graph_has_opt = True  # captured, not run: the graph's replays are the steps (hooks_graph)
+            return None
         if S.stop_pending and S.in_opt == 0:
             S.stop_at(OPTIMIZER, O.primary() is opt)
         try:
@@ -504,6 +507,9 @@ def _wrap_class_step(cls):
 
     def step(self, *args, **kwargs):
         if G.compiling() or G.off or not S.owns(OPTIMIZER):
+            return step_orig(self, *args, **kwargs)
+        if S.graph_capture:
+            S.graph_has_opt = True  # captured, not run: the graph's replays are the steps (hooks_graph)
             return step_orig(self, *args, **kwargs)
         if S.stop_pending and S.in_opt == 0:
             S.stop_at(OPTIMIZER, O.primary() is self)

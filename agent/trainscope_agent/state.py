@@ -46,7 +46,8 @@ class State:
         # run-wide
         "step", "source", "tid", "opt_waiting", "channel", "statm_fd", "page", "torch",
         "cuda_ready", "cuda_mem", "gpu", "window", "stop_after", "on_step_hooks", "fwd_t0",
-        "first_fwd_in_step", "stopping", "stop_pending", "first_kind", "in_opt", "rss_t", "rss_v")
+        "first_fwd_in_step", "stopping", "stop_pending", "first_kind", "in_opt", "rss_t", "rss_v",
+        "graph_capture", "graph_has_opt")
 
     def __init__(self):
         self.step = 0
@@ -68,6 +69,8 @@ class State:
         self.stop_pending = False  # --steps reached at an end marker: stop at the loop's next start
         self.first_kind = 0        # the marker kind of the very first event: how an iteration starts
         self.in_opt = 0
+        self.graph_capture = False  # a CUDA graph capture is running (hooks_graph): record nothing
+        self.graph_has_opt = False  # ... and an optimizer step was captured in it
         self.t_start = 0
         try:
             self.statm_fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
