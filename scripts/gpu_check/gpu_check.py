@@ -7,6 +7,7 @@ when a stage is run alone) plus at most a few tars (traces of every example, tor
 every command), never more than MAX_FILES files of MAX_FILE_BYTES each, nothing in sub-folders.
 Each stage stops starting new work once STAGE_BUDGET_S is spent, so it finishes within 9 minutes;
 --budget SECONDS caps the whole run the same way (a device command has 10 minutes for all its stages).
+lanes.py lays the stages out for that budget: the ones that measure time alone, the others in two lanes.
 On a machine without a GPU every stage runs what it can and lists what it skipped and why.
 """
 import argparse
@@ -29,8 +30,11 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 SCHEMA = "trainscope.gpu-check/1"
-STAGES = ["env", "snapshot", "watch", "examples", "torch2-compile", "torch2-eager", "overhead", "lab", "max-batch"]
+import lanes  # noqa: E402  (next to this file)
+
+STAGES = list(lanes.ORDER)
 STAGE_BUDGET_S = 8 * 60 + 30   # issue #15: each stage under 9 minutes; 30 s kept for writing results
 MAX_FILES = 8                  # issue #15: at most 8 files of at most 16 MiB in OUTDIR
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -75,8 +79,9 @@ TOLERANCE = {"mem_used_mib": 64, "mem_total_mib": 1, "temp_c": 2, "power_w": 50,
 class Stage:
     """One stage's record: what it found, what it skipped, whether anything failed."""
 
-    def __init__(self, name, ctx):
+    def __init__(self, name, ctx, lane="alone", cores=None):
         self.name, self.ctx = name, ctx
+        self.lane, self.cores = lane, cores  # cores: the CPU ids its commands are pinned to (None: all)
         self.t0 = time.monotonic()
         self.data = {}
         self.found, self.skipped, self.failed = [], [], []
@@ -103,8 +108,11 @@ class Stage:
     def record(self):
         status = "fail" if self.failed else ("skipped" if not self.found and self.skipped else
                                              ("partial" if self.skipped else "pass"))
-        return {"status": status, "duration_s": round(time.monotonic() - self.t0, 1), "found": self.found,
-                "skipped": self.skipped, "failed": self.failed, "data": self.data}
+        now = time.monotonic()
+        return {"status": status, "duration_s": round(now - self.t0, 1), "found": self.found,
+                "skipped": self.skipped, "failed": self.failed, "data": self.data, "lane": self.lane,
+                "cores": lanes.core_text(self.cores) if self.cores else "all",
+                "started_s": round(self.t0 - self.ctx.t0, 1), "ended_s": round(now - self.ctx.t0, 1)}
 
     def run(self, argv, log, timeout=None, env=None, cwd=None, background=False):
         """Runs argv: stdout to the stage's log LOG, stderr (after the command line) to LOG.stderr.
@@ -113,6 +121,8 @@ class Stage:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         full_env = dict(os.environ)
         full_env.update(env or {})
+        if self.cores and self.ctx.taskset:  # the lane's cores, for the command and every child it starts
+            argv = [self.ctx.taskset, "-c", lanes.core_text(self.cores)] + list(argv)
         f, e = open(path, "w"), open(path + ".stderr", "w")
         e.write("$ %s\n" % " ".join(argv))
         e.flush()
@@ -178,7 +188,10 @@ class Context:
         self.python = args.python
         self.quick = args.quick
         # --budget: the whole run's time; each stage's own budget still applies within it.
-        self.deadline = time.monotonic() + (args.budget if args.budget else float("inf"))
+        self.t0 = time.monotonic()
+        self.deadline = self.t0 + (args.budget if args.budget else float("inf"))
+        self.lock = threading.Lock()  # two lanes write summary.json and logs.tar.gz
+        self.taskset = shutil.which("taskset")
         self.gpus = []
         self.cuda = False
         self.torch = None
@@ -919,6 +932,8 @@ def update_summary(ctx, records):
     summary["gpus"] = ctx.gpus
     summary["python"] = {"path": ctx.python, **(ctx.torch or {})}
     summary["stages"].update(records)
+    if getattr(ctx, "lanes", None):
+        summary["lanes"] = ctx.lanes
     summary["overall"] = "fail" if any(s["status"] == "fail" for s in summary["stages"].values()) else "pass"
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -991,24 +1006,60 @@ def main(argv):
     print("gpu-check: bundle %s, python %s (torch %s, CUDA %s), GPUs: %s" % (
         ctx.bundle, ctx.python, ctx.torch and ctx.torch["torch"], "yes" if ctx.cuda else "no",
         ", ".join(g["name"] for g in ctx.gpus) or "none (%s)" % ctx.gpu_error), flush=True)
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    plan = lanes.plan(stages, args.budget, cores if ctx.taskset else [])
+    print("gpu-check: lane plan: %s%s" % (plan.describe(), "" if ctx.taskset else " (no taskset here: no lanes)"),
+          flush=True)
     records = {}
-    try:
-        for name in stages:
-            st = Stage(name, ctx)
-            print("[%s] starting" % name, flush=True)
-            try:
-                if st.left() < 30:
-                    st.skip("%s: the run's --budget is spent (run it alone: --stage %s)" % (name, name))
-                else:
-                    RUNNERS[name](st, ctx)
-            except Exception as e:  # one broken stage must not lose the others' results
-                st.fail("stage crashed: %s: %s" % (type(e).__name__, e))
-            records[name] = st.record()
-            r = records[name]
-            print("[%s] %s in %.0f s: %d found, %d skipped, %d failed" % (
-                name, r["status"], r["duration_s"], len(r["found"]), len(r["skipped"]), len(r["failed"])), flush=True)
+
+    def run_stage(name, lane="alone", cores=None):
+        st = Stage(name, ctx, lane, cores)
+        print("[%s] starting%s" % (name, "" if cores is None else " in lane %s (cores %s)" % (
+            lane, lanes.core_text(cores))), flush=True)
+        try:
+            if st.left() < 30:
+                st.skip("%s: the run's --budget is spent (run it alone: --stage %s)" % (name, name))
+            else:
+                RUNNERS[name](st, ctx)
+        except Exception as e:  # one broken stage must not lose the others' results
+            st.fail("stage crashed: %s: %s" % (type(e).__name__, e))
+        r = st.record()
+        print("[%s] %s in %.0f s: %d found, %d skipped, %d failed" % (
+            name, r["status"], r["duration_s"], len(r["found"]), len(r["skipped"]), len(r["failed"])), flush=True)
+        with ctx.lock:
+            records[name] = r
             update_summary(ctx, {name: r})
             update_logs(ctx, [name])
+
+    def run_lane(lane, names, cores):
+        for name in names:
+            run_stage(name, lane, cores)
+
+    try:
+        for name, why in plan.skipped.items():
+            st = Stage(name, ctx)
+            st.skip(why)
+            records[name] = st.record()
+            update_summary(ctx, {name: records[name]})
+        for kind, what in plan.phases:
+            if kind == "alone":
+                run_stage(what)
+                continue
+            threads = [threading.Thread(target=run_lane, args=(str(lane), what[lane], plan.lanes[lane - 1]))
+                       for lane in (1, 2) if what[lane]]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        # Who shared the GPU with whom, from when each stage of this run actually ran.
+        ran = {n: (r["started_s"], r["ended_s"], r["lane"] == "alone") for n, r in records.items()
+               if n not in plan.skipped}
+        shared = lanes.shared_with(ran)
+        for n in records:
+            records[n]["shared_gpu_with"] = shared.get(n, [])
+        ctx.lanes = {"plan": plan.describe(), "taskset": bool(ctx.taskset), "budget_s": args.budget,
+                     "lane_cores": [lanes.core_text(c) for c in plan.lanes] if plan.lanes else None}
+        update_summary(ctx, records)
     finally:
         shutil.rmtree(ctx.work, ignore_errors=True)
     summary = update_summary(ctx, {})
