@@ -76,6 +76,16 @@ TOLERANCE = {"mem_used_mib": 64, "mem_total_mib": 1, "temp_c": 2, "power_w": 50,
              "mem_clock_mhz": 100, "util_pct": 25, "mem_util_pct": 25, "pcie_gen": 0, "pcie_width": 0}
 
 
+SAY_LOCK = threading.Lock()
+
+
+def say(text):
+    """One line on stdout, whole: two lanes' stages print at once."""
+    with SAY_LOCK:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
 class Stage:
     """One stage's record: what it found, what it skipped, whether anything failed."""
 
@@ -91,7 +101,7 @@ class Stage:
         return min(STAGE_BUDGET_S - (now - self.t0), self.ctx.deadline - now)
 
     def say(self, kind, text):
-        print("[%s] %s: %s" % (self.name, kind, text), flush=True)
+        say("[%s] %s: %s" % (self.name, kind, text))
 
     def find(self, text):
         self.found.append(text)
@@ -721,13 +731,13 @@ def write_tars(ctx, stem, members, limit=MAX_FILE_BYTES, max_parts=2):
                 shutil.copyfileobj(src, dst)
         size = os.path.getsize(gz) + 1024  # plus its tar header
         if size > limit - 10240:
-            print("[gpu-check] %s is %d bytes gzipped, too large for a tar of at most 16 MiB: left out" % (path, size))
+            say("[gpu-check] %s is %d bytes gzipped, too large for a tar of at most 16 MiB: left out" % (path, size))
             continue
         if cur is None or cur_size + size > limit - 10240:  # tar's end-of-archive blocks
             if cur is not None:
                 cur.close()
             if len(names) >= max_parts:  # keeps OUTDIR within MAX_FILES
-                print("[gpu-check] %s: more traces than %d tar(s) of 16 MiB hold; the rest left out" % (stem, max_parts))
+                say("[gpu-check] %s: more traces than %d tar(s) of 16 MiB hold; the rest left out" % (stem, max_parts))
                 cur = None
                 break
             name = "%s.tar" % stem if part == 1 else "%s-%d.tar" % (stem, part)
@@ -990,6 +1000,9 @@ def main(argv):
     ap.add_argument("--budget", type=float, metavar="SECONDS",
                     help="the whole run's time: stages stop starting work once it is spent (e.g. 540 for a "
                          "10-minute device command)")
+    ap.add_argument("--min-lane-cores", type=int, default=lanes.MIN_LANE1_CORES, metavar="N",
+                    help="the fewest cores lane 1 (examples) may get; with fewer every stage runs alone "
+                         "(default %(default)s; the self-test lowers it to try the lanes on a small machine)")
     args = ap.parse_args(argv)
     stages = STAGES if not args.stage or "all" in args.stage else [s for s in STAGES if s in args.stage]
     ctx = Context(args)
@@ -1007,15 +1020,17 @@ def main(argv):
         ctx.bundle, ctx.python, ctx.torch and ctx.torch["torch"], "yes" if ctx.cuda else "no",
         ", ".join(g["name"] for g in ctx.gpus) or "none (%s)" % ctx.gpu_error), flush=True)
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-    plan = lanes.plan(stages, args.budget, cores if ctx.taskset else [])
-    print("gpu-check: lane plan: %s%s" % (plan.describe(), "" if ctx.taskset else " (no taskset here: no lanes)"),
-          flush=True)
+    # Without CUDA the GPU-only stages skip at once: the plan must not leave out others for their GPU times.
+    quick = {} if ctx.cuda else {"overhead": 2, "torch2-compile": 5, "torch2-eager": 5}
+    plan = lanes.plan(stages, args.budget, cores if ctx.taskset else [], estimate=quick,
+                      min_lane1=args.min_lane_cores)
+    print("gpu-check: lane plan: %s" % plan.describe(), flush=True)
     records = {}
 
     def run_stage(name, lane="alone", cores=None):
         st = Stage(name, ctx, lane, cores)
-        print("[%s] starting%s" % (name, "" if cores is None else " in lane %s (cores %s)" % (
-            lane, lanes.core_text(cores))), flush=True)
+        say("[%s] starting%s" % (name, "" if cores is None else " in lane %s (cores %s)" % (
+            lane, lanes.core_text(cores))))
         try:
             if st.left() < 30:
                 st.skip("%s: the run's --budget is spent (run it alone: --stage %s)" % (name, name))
@@ -1024,8 +1039,8 @@ def main(argv):
         except Exception as e:  # one broken stage must not lose the others' results
             st.fail("stage crashed: %s: %s" % (type(e).__name__, e))
         r = st.record()
-        print("[%s] %s in %.0f s: %d found, %d skipped, %d failed" % (
-            name, r["status"], r["duration_s"], len(r["found"]), len(r["skipped"]), len(r["failed"])), flush=True)
+        say("[%s] %s in %.0f s: %d found, %d skipped, %d failed" % (
+            name, r["status"], r["duration_s"], len(r["found"]), len(r["skipped"]), len(r["failed"])))
         with ctx.lock:
             records[name] = r
             update_summary(ctx, {name: r})

@@ -20,6 +20,10 @@ BESIDE = {"examples", "torch2-compile", "torch2-eager"}
 ESTIMATE_S = {"env": 10, "snapshot": 5, "watch": 50, "overhead": 130, "examples": 170, "torch2-compile": 195,
               "torch2-eager": 75, "lab": 60, "max-batch": 25}
 RESERVE_S = 15  # writing summary.json and the tars at the end
+# Lane 1 runs the examples, whose DataLoader workers need cores of their own: pinned to one core,
+# data_starved.py reads as cpu-bound-transforms (the loading computes on the only core), which is right for
+# that core and wrong for the example. With fewer usable cores than this plus one, every stage runs alone.
+MIN_LANE1_CORES = 4
 
 
 def core_text(cores):
@@ -34,13 +38,14 @@ def core_text(cores):
     return ",".join(parts)
 
 
-def split_cores(cores):
+def split_cores(cores, min_lane1=MIN_LANE1_CORES):
     """Lane 1 (examples: DataLoader workers) gets three quarters of the usable cores, lane 2 (torch2: one
-    process, Inductor's compile workers) the rest, at least one each; None when there are fewer than two."""
+    process, Inductor's compile workers) the rest, at least one; None when lane 1 would get fewer than
+    MIN_LANE1."""
     cores = sorted(cores)
-    if len(cores) < 2:
-        return None
     n2 = max(1, len(cores) // 4)
+    if len(cores) - n2 < max(1, min_lane1):
+        return None
     return cores[:-n2], cores[-n2:]
 
 
@@ -49,6 +54,7 @@ class Plan:
         self.phases = []    # ("alone", name) or ("beside", {1: [names], 2: [names]})
         self.skipped = {}   # name: reason
         self.lanes = None   # (lane 1 cores, lane 2 cores) or None
+        self.no_lanes = None  # why there are none
         self.total_s = 0
 
     def stages(self):
@@ -73,17 +79,23 @@ class Plan:
                                                                          ", ".join(what[lane])) for lane in (1, 2)))
         text = "; then ".join(parts) or "nothing"
         text += " (estimated %d s)" % self.total_s
+        if self.no_lanes:
+            text += "; no lanes: %s" % self.no_lanes
         for name, why in self.skipped.items():
             text += "; %s skipped: %s" % (name, why)
         return text
 
 
-def plan(stages, budget_s, cores, estimate=None):
+def plan(stages, budget_s, cores, estimate=None, min_lane1=MIN_LANE1_CORES):
     """The stages (a subset of ORDER) laid out for BUDGET_S seconds (None: no limit) on CORES (the usable
-    CPU ids). Each stage, in ORDER, is taken when the plan with it still fits; else skipped with the reason."""
+    CPU ids; empty where taskset is missing). Each stage, in ORDER, is taken when the plan with it still
+    fits; else skipped with the reason."""
     est = dict(ESTIMATE_S, **(estimate or {}))
     p = Plan()
-    p.lanes = split_cores(cores)
+    p.lanes = split_cores(cores, min_lane1)
+    if p.lanes is None:
+        p.no_lanes = ("no taskset here" if not cores else
+                      "%d usable core(s); lane 1 needs %d beside lane 2's" % (len(cores), max(1, min_lane1)))
     limit = None if budget_s is None else budget_s - RESERVE_S
     alone, lane_s, chosen = 0, {1: 0, 2: 0}, []
     for name in [s for s in ORDER if s in stages]:
