@@ -1,6 +1,12 @@
 // `trainscope analyze` on every trace listed in tests/data/expected_findings.tsv must put the
+<<<<<<< HEAD
 // expected finding first ("none": no finding at all; "not:ID": ID must be absent; "ID+OTHER": ID
 // first and OTHER among the findings, e.g. a host-bound trace whose planted problem is smaller). Each expectation comes from outside the program: the public source that
+=======
+// expected finding first ("none": no finding at all; "not:ID": ID must be absent; "has:ID": ID must be
+// among the findings, for a GPU trace whose run put its planted finding first with the agent's
+// measurements beside the trace, while the trace alone ranks it lower). Each expectation comes from outside the program: the public source that
+>>>>>>> issue33
 // recorded the trace says what is wrong with it, or (tests/data/gpu/, imported by scripts/gpu-report
 // from a GPU run of scripts/gpu-check) the example that recorded it was written to plant that one
 // problem ("none": healthy.py plants nothing). A row whose cuda_sync column says "yes" also needs
@@ -97,6 +103,11 @@ TEST_P(ExpectedFinding, AnalyzePutsItFirst) {
   if (row.expected.starts_with("not:")) {
     std::string absent = row.expected.substr(4);
     for (const auto& id : problems) EXPECT_NE(id, absent) << row.file << " (" << row.source << ")";
+  } else if (row.expected.starts_with("has:")) {
+    std::string wanted = row.expected.substr(4), found;
+    for (const auto& id : problems) found += (found.empty() ? "" : ", ") + id;
+    EXPECT_NE(std::find(problems.begin(), problems.end(), wanted), problems.end())
+        << row.file << ": " << wanted << " not among [" << found << "] (" << row.source << ")";
   } else {
     std::vector<std::string> want;
     std::stringstream ss(row.expected);

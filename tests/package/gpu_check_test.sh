@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # scripts/gpu-check from the unpacked bundle on this GPU-less machine (issue #15): every stage runs
 # what it can, says what it skipped, and leaves OUTDIR within its limits (at most 8 files of at most
-# 16 MiB, no sub-folders) with a summary.json that names every stage. --quick keeps it to CI time.
+# 16 MiB, no sub-folders) with a summary.json that names every stage. One command with the budget of a
+# 10-minute device command (--budget 540) prints its lane plan and ends with every stage run or skipped with
+# the reason. --quick keeps it to CI time.
 # Usage: gpu_check_test.sh DIST_DIR
 set -euo pipefail
 dist=$1
@@ -21,9 +23,23 @@ set -e
 ((rc == 2)) && grep -q 'see --help' "$tmp/usage.err" || fail "three positionals: exit $rc, $(cat "$tmp/usage.err")"
 
 # The whole run, from the bundle, BUNDLE defaulting to the one the script ships in.
-(cd "$tmp" && "$b/scripts/gpu-check" "" "$out" --quick) >"$tmp/stdout" 2>"$tmp/stderr" ||
+(cd "$tmp" && "$b/scripts/gpu-check" "" "$out" --quick --budget 540) >"$tmp/stdout" 2>"$tmp/stderr" ||
   fail "gpu-check exited $?: $(tail -20 "$tmp/stdout") $(tail -5 "$tmp/stderr")"
 cat "$tmp/stdout"
+# The lane plan, before any stage: the stages that measure time alone, examples and torch2 in two lanes
+# where lane 1 gets at least 4 cores (5 usable), else every stage alone and the reason; all within the budget.
+plan=$(grep -m1 '^gpu-check: lane plan: ' "$tmp/stdout") || fail "no lane plan printed"
+[[ "$(grep -n -m1 '^gpu-check: lane plan: ' "$tmp/stdout" | cut -d: -f1)" -lt \
+   "$(grep -n -m1 '^\[env\] starting' "$tmp/stdout" | cut -d: -f1)" ]] || fail "the lane plan comes after a stage"
+ncores=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
+if ((ncores >= 5)) && command -v taskset >/dev/null; then lanes=yes
+  grep -q 'env, snapshot, watch, overhead alone; then lane 1 (cores [0-9,-]*): examples, torch2-eager beside lane 2 (cores [0-9,-]*): torch2-compile; then lab, max-batch alone' <<<"$plan" ||
+    fail "unexpected lane plan: $plan"
+  grep -q '^\[examples\] starting in lane 1 (cores ' "$tmp/stdout" || fail "examples did not start in lane 1"
+else lanes=no
+  grep -q '^gpu-check: lane plan: env, snapshot, watch, overhead, examples, torch2-compile, torch2-eager, lab, max-batch alone (estimated [0-9]* s); no lanes: ' <<<"$plan" ||
+    fail "unexpected lane plan on $ncores cores: $plan"
+fi
 grep -q '^\[examples\] skipped: launch_bound.py (expects launch-bound): the finding needs a GPU' "$tmp/stdout" ||
   fail "the examples stage does not say it skipped the GPU-only examples"
 grep -q '^\[torch2-compile\] skipped: torch.compile' "$tmp/stdout" || fail "the torch2 stages do not say why they skipped"
@@ -40,9 +56,10 @@ for f in summary.json logs.tar.gz traces-examples.tar; do [[ -f "$out/$f" ]] || 
 tar -tf "$out/traces-examples.tar" | grep -q '^healthy/trace.json.gz$' || fail "no trace of healthy.py kept"
 tar -tzf "$out/logs.tar.gz" | grep -q '^examples/run-healthy.txt$' || fail "the examples' logs are not kept"
 
-python3 - "$out/summary.json" <<'PY' || fail "summary.json is not what the GPU issue needs"
+python3 - "$out/summary.json" "$lanes" <<'PY' || fail "summary.json is not what the GPU issue needs"
 import json, sys
 s = json.load(open(sys.argv[1]))
+lanes = sys.argv[2] == "yes"
 assert s["schema"] == "trainscope.gpu-check/1"
 st = s["stages"]
 want = ["env", "snapshot", "watch", "examples", "torch2-compile", "torch2-eager", "overhead", "lab", "max-batch"]
@@ -50,6 +67,22 @@ assert sorted(st) == sorted(want), sorted(st)
 for name, rec in st.items():
     assert rec["status"] in ("pass", "partial", "skipped"), (name, rec["status"], rec["failed"])
     assert rec["duration_s"] < 9 * 60, (name, rec["duration_s"])
+    assert rec["status"] != "skipped" or rec["skipped"], (name, "skipped without a reason")
+    assert "shared_gpu_with" in rec, (name, "no shared_gpu_with")
+# The lanes: who ran where, and that the two lanes' stages say whom they ran beside.
+assert s["lanes"]["budget_s"] == 540 and (len(s["lanes"]["lane_cores"]) == 2 if lanes else
+                                          s["lanes"]["lane_cores"] is None), s["lanes"]
+if lanes:
+    assert st["examples"]["lane"] == st["torch2-eager"]["lane"] == "1" and st["torch2-compile"]["lane"] == "2", st
+else:
+    assert all(r["lane"] == "alone" and not r["shared_gpu_with"] for r in st.values()), st
+for alone in ("env", "snapshot", "watch", "overhead", "lab", "max-batch"):
+    assert st[alone]["lane"] == "alone" and st[alone]["cores"] == "all" and not st[alone]["shared_gpu_with"], st[alone]
+for a, others in ((n, r["shared_gpu_with"]) for n, r in st.items()):
+    assert all(a in st[o]["shared_gpu_with"] for o in others), (a, others)  # symmetric
+    assert set(others) <= {"examples", "torch2-compile", "torch2-eager"}, (a, others)
+ends = sorted((r["started_s"], r["ended_s"], n) for n, r in st.items())
+assert ends[-1][1] < 540, ends  # the whole run within its budget
 # Without a GPU: torch 1.13 has no torch.compile, and nothing measures GPU overhead.
 assert st["torch2-compile"]["status"] == st["torch2-eager"]["status"] == st["overhead"]["status"] == "skipped"
 assert st["env"]["status"] == "partial" and st["env"]["data"]["torch"]["cuda"] is False  # GPU facts skipped
@@ -91,6 +124,17 @@ set -e
 ((rc == 1)) && [[ $(wc -l <"$tmp/bad.err") == 1 ]] && grep -q 'nowhere/summary.json' "$tmp/bad.err" ||
   fail "gpu-report on a missing folder: exit $rc, $(cat "$tmp/bad.err")"
 ((rc2 == 2)) || fail "gpu-report --bogus: exit $rc2"
+
+# The lanes themselves, on two cores (--min-lane-cores 1): two stages side by side, each on its own core.
+if command -v taskset >/dev/null && ((ncores >= 2)); then
+  "$b/scripts/gpu-check" "$b" "$tmp/lanes" --quick --budget 540 --min-lane-cores 1 --stage env \
+    --stage torch2-compile --stage torch2-eager >"$tmp/stdout3" || fail "the two-lane run exited $?"
+  grep -q '^gpu-check: lane plan: env alone; then lane 1 (cores [0-9,-]*): torch2-compile beside lane 2 (cores [0-9,-]*): torch2-eager' "$tmp/stdout3" ||
+    fail "two-lane plan: $(head -3 "$tmp/stdout3")"
+  grep -q '^\[torch2-eager\] starting in lane 2 (cores ' "$tmp/stdout3" || fail "torch2-eager did not start in lane 2"
+  python3 -c "import json,sys; st=json.load(open(sys.argv[1]))['stages']; assert st['torch2-compile']['lane']=='1' and st['torch2-eager']['lane']=='2' and st['env']['lane']=='alone', st" \
+    "$tmp/lanes/summary.json" || fail "two-lane summary"
+fi
 
 # One stage alone updates its entry in place and keeps the others.
 before=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stages']['lab']['duration_s'])" "$out/summary.json")

@@ -53,7 +53,15 @@ INSTANTIATE_TEST_SUITE_P(
                       "hta_trace_filter_sampled_rank-0.json.gz", "hta_triton_example_triton_example.json.gz",
                       "tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz",
                       "tb_resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz",
-                      "torch113_bare_array_cpu.json"));
+                      "torch113_bare_array_cpu.json",
+                      // Recorded on an H100 with PyTorch 2.11 (scripts/gpu-check; PROVENANCE.md).
+                      "gpu/data_starved.pt.trace.json.gz", "gpu/launch_bound.pt.trace.json.gz",
+                      "gpu/fp32_on_gpu.pt.trace.json.gz", "gpu/pageable_copies.pt.trace.json.gz",
+                      "gpu_torch2/compile_default.pt.trace.json.gz",
+                      "gpu_torch2/compile_reduce_overhead.pt.trace.json.gz",
+                      "gpu_torch2/compile_aot_eager.pt.trace.json.gz",
+                      "gpu_torch2/compile_cudagraphs.pt.trace.json.gz", "gpu_torch2/bf16_autocast.pt.trace.json.gz",
+                      "gpu_torch2/fused_adamw.pt.trace.json.gz"));
 
 // Counts read off the files with `zcat F | grep -c` (and reference_counts.py), kept here so a
 // change in the reference script cannot silently move both sides.
