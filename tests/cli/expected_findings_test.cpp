@@ -1,12 +1,9 @@
 // `trainscope analyze` on every trace listed in tests/data/expected_findings.tsv must put the
-<<<<<<< HEAD
 // expected finding first ("none": no finding at all; "not:ID": ID must be absent; "ID+OTHER": ID
-// first and OTHER among the findings, e.g. a host-bound trace whose planted problem is smaller). Each expectation comes from outside the program: the public source that
-=======
-// expected finding first ("none": no finding at all; "not:ID": ID must be absent; "has:ID": ID must be
-// among the findings, for a GPU trace whose run put its planted finding first with the agent's
-// measurements beside the trace, while the trace alone ranks it lower). Each expectation comes from outside the program: the public source that
->>>>>>> issue33
+// first and OTHER among the findings, e.g. a host-bound trace whose planted problem is smaller;
+// "has:ID": ID must be among the findings, for a GPU trace whose run put its planted finding first
+// with the agent's measurements beside the trace, while the trace alone ranks it lower). Each
+// expectation comes from outside the program: the public source that
 // recorded the trace says what is wrong with it, or (tests/data/gpu/, imported by scripts/gpu-report
 // from a GPU run of scripts/gpu-check) the example that recorded it was written to plant that one
 // problem ("none": healthy.py plants nothing). A row whose cuda_sync column says "yes" also needs
