@@ -50,7 +50,9 @@ std::optional<Finding> host_sync(const Evidence& ev) {
     copy = copy_drain(*top);
     f.title = fmt::format("A blocking {} drains the GPU {:.1f}x per step: {}; the GPU idles {:.1f} ms per step ({:.1f}% of step time)",
                           copy ? "copy" : "call", top->gaps / steps, idle_where(*top), sync_ns / steps / 1e6, pct);
-  } else if (t && !a && t->syncs.count > 0) {
+  } else if (t && !a && t->syncs.count > 0 && t->gpu.present) {
+    // Only with a GPU in the trace: on a CPU-only run .item() and friends read host memory and
+    // nothing drains (their time under load is the CPU's, not a sync's).
     const auto& s = t->syncs;
     // Only kinds seen at least once per step: a one-off sync (profiler start, end of an epoch)
     // costs nothing per step. Blocking copies are pageable-memcpy's.
@@ -84,7 +86,8 @@ std::optional<Finding> host_sync(const Evidence& ev) {
       kinds += fmt::format("{}{} x{}", i ? ", " : "", rows[i].kind, rows[i].count);
     f.title = fmt::format("Host syncs every step: {:.1f} per step ({}), {:.1f}% of step time",
                           every_step_count / steps, kinds.empty() ? "synchronisations" : kinds, pct);
-  } else if (ev.agent && ev.agent->item_calls_per_step >= 1) {
+  } else if (ev.agent && ev.agent->item_calls_per_step >= 1 && ev.agent->param_device.rfind("cuda", 0) == 0) {
+    // The agent's count alone: a sync only when the model lives on a CUDA device.
     f = make("host-sync", Bottleneck::HostSync, "agent");
     add(f, "item_calls_per_step", ev.agent->item_calls_per_step, "count");
     f.recoverable_fraction = 0.02;  // a count alone does not say how long the GPU drains
