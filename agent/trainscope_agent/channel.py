@@ -85,41 +85,30 @@ class Channel:
     def send_step(self, t_ns, *fields):
         """Queues one step record (STEP's fields) stamped t_ns; writes the batch when the next
         record would not fit or the oldest is FLUSH_NS old."""
-        if self.dead:
-            return
-        with self.lock:
-            used = self.used
-            if used + STEP_RECORD.size > PIPE_BUF:
-                self._flush()
-                used = 0
-            if used == 0:
-                self.t_first = t_ns
-            self.seq += 1
-            STEP_RECORD.pack_into(self.buf, used, MAGIC, STEP_RECORD.size, T_STEP, VERSION, self.pid, self.seq,
-                                  *fields)
-            self.used = used + STEP_RECORD.size
-            self.count += 1
-            if t_ns - self.t_first >= FLUSH_NS:
-                self._flush()
+        self._queue(STEP_RECORD, T_STEP, t_ns, fields)
 
     def send_gpu(self, t_ns, step, gpu_ns):
         """Queues one GPU time (gpu_timer.py) in the step batch: on the GPU's path a record per
         step, and a write() per record would be two syscalls per step (the batch is flushed to
         keep order before an unbatched send), a cost the CPU's path never shows."""
+        self._queue(GPU_RECORD, T_GPU, t_ns, (step, gpu_ns))
+
+    def _queue(self, rec, rtype, t_ns, fields):
         if self.dead:
             return
         with self.lock:
             used = self.used
-            if used + GPU_RECORD.size > PIPE_BUF:
+            if used + rec.size > PIPE_BUF:
                 self._flush()
                 used = 0
             if used == 0:
                 self.t_first = t_ns
             self.seq += 1
-            GPU_RECORD.pack_into(self.buf, used, MAGIC, GPU_RECORD.size, T_GPU, VERSION, self.pid, self.seq,
-                                 step, gpu_ns)
-            self.used = used + GPU_RECORD.size
+            rec.pack_into(self.buf, used, MAGIC, rec.size, rtype, VERSION, self.pid, self.seq, *fields)
+            self.used = used + rec.size
             self.count += 1
+            if t_ns - self.t_first >= FLUSH_NS:
+                self._flush()
 
     def flush(self):
         """Writes the batched step records (one atomic write: at most PIPE_BUF bytes)."""

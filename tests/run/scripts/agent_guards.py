@@ -13,55 +13,23 @@ import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "agent"))
+sys.path.insert(0, HERE)
 OUT = tempfile.mkdtemp()
 os.environ["TRAINSCOPE_OUT"] = OUT
 os.environ["TRAINSCOPE_PROFILE_STEPS"] = "8-9"
 
 import torch  # noqa: E402
 
+import agent_fakes  # noqa: E402
 import trainscope_agent  # noqa: E402
 from trainscope_agent import guard, hooks_dist, profiler_window  # noqa: E402
 from trainscope_agent.gpu_timer import GpuTimer  # noqa: E402
 from trainscope_agent.state import S  # noqa: E402
 
 
-class FakeChannel:
-    dead = False
-    dropped = 0
-
-    def __init__(self):
-        self.steps, self.texts = [], []
-
-    def send_step(self, t, *fields):
-        self.steps.append(fields)
-
-    def flush(self):
-        pass
-
-    def send(self, rtype, payload):
-        pass
-
-    def send_gpu(self, t, step, gpu_ns):
-        pass
-
-    def send_text(self, kind, items):
-        self.texts.append((kind, dict(items)))
-
-
-ch = FakeChannel()
-S.channel = ch
-guard.G.channel = ch
-trainscope_agent.on_torch(torch)
+ch = agent_fakes.attach(torch)
 assert not guard.G.off, guard.G.errors
-passed = [0]
-
-
-def check(name, cond, detail=""):
-    if not cond:
-        print("FAIL %s %s" % (name, detail), flush=True)
-        sys.exit(1)
-    passed[0] += 1
-    print("ok %s" % name, flush=True)
+check = agent_fakes.Checks(verbose=False)
 
 
 def train_step(model, opt, x):
@@ -216,4 +184,4 @@ del os.environ["TRAINSCOPE_CUDA_SYNC_EVENTS"]
 check("sync events: no experimental config at all", profiler_window.sync_events_config(types.SimpleNamespace()) is None)
 
 check("no agent error", not guard.G.off and not guard.G.errors, str(guard.G.errors))
-print("GUARDS OK %d" % passed[0], flush=True)
+print("GUARDS OK %d" % check.passed, flush=True)

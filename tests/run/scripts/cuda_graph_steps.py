@@ -9,6 +9,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "agent"))
+sys.path.insert(0, HERE)
 os.environ["TRAINSCOPE_PROFILE_STEPS"] = "off"
 
 import torch  # noqa: E402
@@ -25,49 +26,13 @@ def _replay(self):
 
 G_CLS.replay = _replay
 
-import trainscope_agent  # noqa: E402
+import agent_fakes  # noqa: E402
 from trainscope_agent import guard  # noqa: E402
 from trainscope_agent.state import S  # noqa: E402
 
 
-class FakeChannel:
-    dead = False
-    dropped = 0
-
-    def __init__(self):
-        self.steps = []
-
-    def send_step(self, t, *fields):
-        self.steps.append(fields)
-
-    def flush(self):
-        pass
-
-    def send(self, rtype, payload):
-        pass
-
-    def send_gpu(self, t, step, gpu_ns):
-        pass
-
-    def send_text(self, kind, items):
-        pass
-
-
-passed = [0]
-
-
-def check(name, cond, detail=""):
-    if not cond:
-        print("FAIL %s %s" % (name, detail), flush=True)
-        sys.exit(1)
-    passed[0] += 1
-    print("ok   %s %s" % (name, detail), flush=True)
-
-
-ch = FakeChannel()
-S.channel = ch
-guard.G.channel = ch
-trainscope_agent.on_torch(torch)
+ch = agent_fakes.attach(torch)
+check = agent_fakes.Checks()
 
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
@@ -125,4 +90,4 @@ try:
 except SystemExit as e:
     stopped = e.code == 0
 check("--steps stops a replay loop", stopped and S.step == S.stop_after, "step %d" % S.step)
-print("GRAPH STEPS OK %d (torch %s)" % (passed[0], torch.__version__))
+print("GRAPH STEPS OK %d (torch %s)" % (check.passed, torch.__version__))

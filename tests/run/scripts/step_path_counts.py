@@ -20,49 +20,13 @@ os.environ["TRAINSCOPE_PROFILE_STEPS"] = "off"
 import torch  # noqa: E402
 
 import fake_cuda  # noqa: E402
-import trainscope_agent  # noqa: E402
+import agent_fakes  # noqa: E402
 from trainscope_agent import guard, step_path  # noqa: E402
 from trainscope_agent.state import S  # noqa: E402
 
 
-class FakeChannel:
-    dead = False
-    dropped = 0
-
-    def __init__(self):
-        self.steps = []
-
-    def send_step(self, t, *fields):
-        self.steps.append(fields)
-
-    def flush(self):
-        pass
-
-    def send(self, rtype, payload):
-        pass
-
-    def send_gpu(self, t, step, gpu_ns):
-        pass
-
-    def send_text(self, kind, items):
-        pass
-
-
-passed = [0]
-
-
-def check(name, cond, detail=""):
-    if not cond:
-        print("FAIL %s %s" % (name, detail), flush=True)
-        sys.exit(1)
-    passed[0] += 1
-    print("ok   %s %s" % (name, detail), flush=True)
-
-
-ch = FakeChannel()
-S.channel = ch
-guard.G.channel = ch
-trainscope_agent.on_torch(torch)
+ch = agent_fakes.attach(torch)
+check = agent_fakes.Checks()
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 2))
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -110,4 +74,4 @@ check("readings in the step records", len(mem) == reads and all(
     for f in mem), "%d records with a reading" % len(mem))
 unread = sum(1 for f in ch.steps[recs0:] if f[18] == -1)
 check("steps between readings say 'no reading'", unread == N - reads, "%d of %d" % (unread, N))
-print("STEP PATH OK %d (torch %s)" % (passed[0], torch.__version__))
+print("STEP PATH OK %d (torch %s)" % (check.passed, torch.__version__))
