@@ -87,4 +87,7 @@ def _count(src, dst, ns, non_blocking):
 def _capturing():
     torch = S.torch
     f = getattr(getattr(torch, "cuda", None), "is_current_stream_capturing", None)
-    return bool(f()) if f is not None else False
+    try:
+        return bool(f()) if f is not None else False
+    except RuntimeError:  # a build without CUDA's capture API (its dummy raises): no capture here
+        return False
