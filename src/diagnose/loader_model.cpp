@@ -23,11 +23,22 @@ double handover_ms(const LoaderModelInput& in) {
          th::kWorkerHandoverBeyondMsPerMiB * (mib - measured);
 }
 
+// A batch every period(W): each worker loads a batch and hands it over (pickling it and moving its
+// storages into shared memory, the mirror of the loop's part: the same cost taken), W at once;
+// CPU work cannot use more cores than the main process leaves free.
+double period_ms(const LoaderModelInput& in, int workers) {
+  const double h = handover_ms(in);
+  double period = (in.load_ms + h) / workers;
+  if (int free = free_cores(in); free > 0) period = std::max(period, (in.load_ms * cpu_share_or_one(in) + h) / free);
+  return period;
+}
+
 double predicted_step_ms(const LoaderModelInput& in, int workers) {
   if (workers <= 0) return in.compute_ms + in.load_ms;
-  double period = in.load_ms / workers;
-  if (int free = free_cores(in); free > 0) period = std::max(period, in.load_ms * cpu_share_or_one(in) / free);
-  return std::max(in.compute_ms, period) + handover_ms(in);
+  // The loop's own work per batch, one after the other in the main process; the workers load the
+  // next batches meanwhile, so the step is the slower of the two, not their sum.
+  const double loop = in.compute_ms + handover_ms(in);
+  return std::max(period_ms(in, workers), loop);
 }
 
 LoaderPlan plan_workers(const LoaderModelInput& in) {
@@ -54,8 +65,7 @@ LoaderPlan plan_workers(const LoaderModelInput& in) {
                               : fmt::format("capped at {} worker processes", th::kMaxLoaderWorkers);
   }
   p.workers = std::clamp(want, 1, p.cap);
-  p.period_ms = in.load_ms / p.workers;
-  if (free > 0) p.period_ms = std::max(p.period_ms, in.load_ms * share / free);
+  p.period_ms = period_ms(in, p.workers);
   p.predicted_step_ms = predicted_step_ms(in, p.workers);
   p.speedup = p.predicted_step_ms > 0 ? in.step_ms / p.predicted_step_ms : 1;
   return p;

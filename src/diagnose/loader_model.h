@@ -1,11 +1,15 @@
 #pragma once
 // The DataLoader model behind dataloader-starvation's worker count and predicted gain
 // (docs/FINDINGS.md, "Sizing num_workers"). With W worker processes the loop gets a batch every
-//   period(W) = max(load / W, load x cpu_share / free_cores)
-// (W batches load at once; loading that computes cannot use more cores than the main process
-// leaves free), and a step takes
-//   step(W) = max(compute, period(W)) + hand-over        (W >= 1)
-//   step(0) = compute + load                              (loading inside the loop)
+//   period(W) = max((load + hand-over) / W, (load x cpu_share + hand-over) / free_cores)
+// (W batches load at once, each handed over by its worker; loading that computes cannot use more
+// cores than the main process leaves free), and a step takes
+//   step(W) = max(period(W), compute + hand-over)   (W >= 1)
+//   step(0) = compute + load                         (loading inside the loop)
+// The loop runs at the slower of the workers' delivery and its own work per batch: its compute
+// and its part of the hand-over, which follow each other in the main process, while the next
+// batches load in the workers meanwhile. Other work on the cores is not modelled: the workers
+// are sized for the usable cores, free ones assumed (docs/FINDINGS.md has runs beside busy loops).
 // Loading that waits (storage, network, sleep: CPU time well below wall time) is sized past the
 // cores; loading that computes is capped at the cores the main process leaves.
 #include <string>
@@ -32,6 +36,8 @@ struct LoaderPlan {
   double speedup = 1;        // step_ms / predicted_step_ms
 };
 
+// A batch every this many ms with `workers` worker processes (>= 1).
+double period_ms(const LoaderModelInput& in, int workers);
 // The step predicted with `workers` worker processes (0: loading in the loop).
 double predicted_step_ms(const LoaderModelInput& in, int workers);
 // What handing one batch from a worker to the loop costs the loop: a fixed part plus a part per

@@ -19,26 +19,28 @@ inline constexpr double kLoadingWaitsCpuShare = 0.5;
 // Python heap and prefetch buffers, and starting them costs the first steps (PyTorch warns
 // past the CPU count); beyond 16 a loader wants asynchronous I/O, not processes.
 inline constexpr int kMaxLoaderWorkers = 16;
-// Handing a batch from a worker to the loop: the worker pickles it, each tensor's shared-memory
-// handle is fetched by the main process over a socket and the storage rebuilt, and both sides
-// need the CPU for it. Measured on the 2-core build VM under the build's shared load (load
-// average 4-5), data_starved.py's model and samples without the sleep: the step with 1, 2 and 4
-// workers that keep up minus the loop's compute alone = 2.3, 2.5 and 3.0 ms (docs/FINDINGS.md).
-// A quiet or larger host hands over faster: the prediction is then conservative.
-inline constexpr double kWorkerHandoverMs = 2.5;
+// Handing a batch from a worker to the loop, the main process's part: the queue's get, unpickling,
+// each tensor's shared-memory handle fetched over a socket and the storage rebuilt. In the fed
+// steady state the loop computes between batches and never sleeps, so it runs hot: measured with
+// bench/loader/handover_hot_bench.py on the 2-core build VM (two workers kept ahead with
+// data_starved.py's two-tensor batch, the loop spinning 1-5 ms between batches): medians
+// 0.55-0.86 ms under PyTorch 1.13 and 2.13 at load average 1.8-2.5, so 0.7 ms (docs/FINDINGS.md).
+// The 2.5 ms taken before was the step minus the compute with 1-4 workers computing samples on
+// the same two cores under load 4-5: their CPU, which the model's cores term already counts.
+inline constexpr double kWorkerHandoverMs = 0.7;
 // ... plus this much per MiB of the batch's tensors: the main process receives each storage's
 // shared-memory handle and maps it, and its first read of each page faults it in. Measured on the
 // 2-core build VM (bench/loader/handover_bench.py, PyTorch 1.13): with two workers always ahead,
 // receiving a ready batch and reading one byte per page grew by 0.31, 0.33 and 0.38 ms per MiB
 // over 0.1-64 MiB batches in three runs (load average 0.5, 0.8 and 1.3); the median is taken
 // (docs/FINDINGS.md). An ImageNet batch of 256 x 3 x 224 x 224 bytes (37 MiB) thus costs about
-// 15 ms, not 2.5.
+// 13 ms, not 0.7.
 inline constexpr double kWorkerHandoverMsPerMiB = 0.33;
 // That slope was measured up to 64 MiB and is not extrapolated past it: beyond, each MiB costs
 // what reading it once at host memory bandwidth does, taken as 10 GB/s (0.1 ms per MiB: a single
 // core's copy bandwidth on current x86 servers is 10-20 GB/s; the measured 0.33 ms/MiB, about
 // 3 GB/s, is a 2-core VM faulting pages in). An ImageNet batch of 256 float32 crops (147 MiB)
-// then hands over in 2.5 + 21.1 + 8.3 = 31.9 ms, not the 51 ms the line would give.
+// then hands over in 0.7 + 21.1 + 8.3 = 30.1 ms, not the 49 ms the line would give.
 inline constexpr double kWorkerHandoverMeasuredMiB = 64;
 inline constexpr double kWorkerHandoverBeyondMsPerMiB = 0.1;
 // The measured steps ran faster than the model allows the current workers to deliver (by this

@@ -165,7 +165,12 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     f.recoverable_fraction = std::clamp(1 - plan->predicted_step_ms / model.step_ms, 0.0, whole);
   }
   // A predicted gain under the margin is no gain (the fix cannot be told from noise): a note only.
-  const bool no_gain = plan && plan->predicted_step_ms > 0 && speedup(f.recoverable_fraction) < 1 + th::kLoaderNoGainMargin;
+  // So is recommending the workers the loop already has (a measured step above the model's is then
+  // noise or the loop itself, not something more workers fix); a draining queue is the exception:
+  // its gain is against the steady state the run did not reach.
+  const bool has_them = plan && plan->workers > 0 && current_workers >= plan->workers && steady_ms < 0;
+  const bool no_gain =
+      plan && plan->predicted_step_ms > 0 && (has_them || speedup(f.recoverable_fraction) < 1 + th::kLoaderNoGainMargin);
   const double sized_fraction = f.recoverable_fraction;
   if (no_gain) f.recoverable_fraction = 0;
   f.severity = severity_for(f.recoverable_fraction);
@@ -186,7 +191,11 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
                                  : std::string(),
                          plan->period_ms > 0 ? plan->period_ms : model.load_ms / workers, model.compute_ms,
                          handover_ms(model));
-    if (x < 1 + th::kLoaderNoGainMargin)
+    if (has_them)
+      f.gain = fmt::format("num_workers={} is what the loop has: the model's step with them is {:.1f} ms against {:.1f} ms "
+                           "measured; more workers cannot help",
+                           current_workers, plan->predicted_step_ms, model.step_ms);
+    else if (x < 1 + th::kLoaderNoGainMargin)
       f.gain += fmt::format("; more workers cannot help: {}", model.cpu_share >= th::kLoadingWaitsCpuShare || model.cpu_share < 0
                                                                   ? "the loading itself computes on the cores there are: make it cheaper (cache, vectorise, move augmentation to the GPU)"
                                                                   : "the loop's own compute is the step");
