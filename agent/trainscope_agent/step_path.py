@@ -88,15 +88,16 @@ def end_step(S, level, clock):
     if t - S.rss_t >= SLOW_EVERY_NS:
         S.rss_t = t
         S.rss_v = S.rss()
-        if S.cuda_mem is None and S.torch is not None:
+        if not S.cuda_ready and S.torch is not None:
             _check_cuda(S)
-    mem = S.cuda_mem
-    if mem is not None:
-        m = mem.read(t, clock)
-        if m is not None:
-            alloc, reserved, peak = m
+    if S.cuda_ready:
+        mem = S.cuda_mem
+        if mem is not None:
+            m = mem.read(t, clock)
+            if m is not None:
+                alloc, reserved, peak = m
         if S.gpu is not None:
-            S.gpu.step_end(step)
+            S.gpu.step_end(step)  # the forward hooks record its start event under the same flag
     t_start = S.t_start or t
     S.channel.send_step(
         t, step, flags, t, t - t_start, S.data_ns, S.fetches, S.h2d_ns, S.h2d_n,
@@ -120,11 +121,16 @@ def end_step(S, level, clock):
 
 def _check_cuda(S):
     """Once the user has initialised CUDA (we never do it ourselves), start reading the
-    allocator. torch.cuda.is_initialized() reads a Python flag: no driver call."""
+    allocator. torch.cuda.is_initialized() reads a Python flag: no driver call. Asked until
+    it says yes, then never again (an allocator that cannot be read leaves cuda_mem None)."""
     torch = S.torch
     try:
-        if torch.cuda.is_initialized():
-            S.cuda_ready = True
-            S.cuda_mem = CudaMemory(torch)
+        if not torch.cuda.is_initialized():
+            return
+    except Exception:
+        return
+    S.cuda_ready = True
+    try:
+        S.cuda_mem = CudaMemory(torch)
     except Exception:
         S.cuda_mem = None

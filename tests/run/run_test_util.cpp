@@ -32,7 +32,10 @@ OneIntraOpThread::~OneIntraOpThread() {
 std::string scripts_dir() { return std::string(TS_SOURCE_DIR) + "/tests/run/scripts"; }
 
 std::string fresh_dir(const std::string& name) {
-  fs::path p = fs::path(TS_BINARY_DIR) / "tests-run-out" / name;
+  // A suite registered twice (its "torch1.13:" copy sets TRAINSCOPE_TEST_PYTHON) may run beside
+  // itself under ctest -j: each copy gets its own folders.
+  const char* forced = std::getenv("TRAINSCOPE_TEST_PYTHON");
+  fs::path p = fs::path(TS_BINARY_DIR) / (forced && *forced ? "tests-run-out-forced-python" : "tests-run-out") / name;
   fs::remove_all(p);
   fs::create_directories(p);
   return p.string();
