@@ -100,6 +100,11 @@ struct AgentEvidence {
   // share of the mean step (step_mean_ms, -1 unknown): one statistic, so ms and % agree.
   double step_ms = 0, data_wait_ms = 0, h2d_ms = 0, compute_ms = 0, gpu_ms = -1;
   double step_mean_ms = -1;
+  // The 10th percentile of the steps' compute: a loop that idles in a long data wait can find its
+  // thread pool asleep, and the first operator then waits for it (OpenMP threads spin briefly,
+  // then sleep: GOMP_SPINCOUNT, OMP_WAIT_POLICY). Fed loops do not idle that long, so the
+  // DataLoader model sizes the fixed loop from the steps that did not stall (-1 unknown).
+  double compute_low_ms = -1;
   double optimizer_ms = 0, io_ms = 0;  // io: torch.save and file writes in the loop
   double data_wait_pct = 0, io_pct = 0, h2d_pct = 0;
   int64_t h2d_copies = 0, h2d_pageable = 0, h2d_blocking = 0;

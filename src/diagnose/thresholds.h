@@ -19,6 +19,10 @@ inline constexpr double kLoadingWaitsCpuShare = 0.5;
 // Python heap and prefetch buffers, and starting them costs the first steps (PyTorch warns
 // past the CPU count); beyond 16 a loader wants asynchronous I/O, not processes.
 inline constexpr int kMaxLoaderWorkers = 16;
+// The loop's compute stalled after its data waits (a sleeping thread pool woken by the next
+// operator) when the 10th percentile of the steps' compute is under this share of the median
+// (steady compute varies by far less: its 10th percentile is within 20% of the median).
+inline constexpr double kComputeStallRatio = 0.5;
 // Handing a batch from a worker to the loop, the main process's part: the queue's get, unpickling,
 // each tensor's shared-memory handle fetched over a socket and the storage rebuilt. In the fed
 // steady state the loop computes between batches and never sleeps, so it runs hot: measured with

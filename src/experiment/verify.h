@@ -33,9 +33,13 @@ struct VerifyRun {
   int64_t steps = 0;         // steps the run made
   double step_ms = -1;       // mean step over the measured range, -1 when it did not reach it
   std::vector<std::string> findings;  // finding ids of this run's diagnosis
-  // ...of those, the ones that still cost something: critical, or worth >= 5% of the step
-  // (kVerdictMinRecoverable). An INFO note left behind ("32% wait, no fix can size") is resolved.
-  std::vector<std::string> costly_findings;
+  // ...and what each still charges: its share of this run's step, and whether it is critical.
+  struct Charge {
+    std::string id;
+    double fraction = 0;
+    bool critical = false;
+  };
+  std::vector<Charge> charges;
   std::string problem;       // why it has no measurement ("" when it has one)
 };
 
@@ -44,7 +48,7 @@ struct VerifyFix {
   std::vector<run::Override> settings;
   std::string code;                          // the code change that makes it permanent
   double predicted_speedup = 1, measured_speedup = -1;  // -1: not measured
-  bool resolved = false;                     // the re-run's diagnosis no longer charges it >= 5% of the step
+  bool resolved = false;                     // the re-run charges it < 5% of the baseline's step (still_costs)
   std::string not_applied;                   // settings the agent could not apply, and why
   VerifyRun run;
 };
@@ -67,6 +71,10 @@ struct VerifyResult {
 double mean_step_ms(const std::vector<run::StepRecord>& steps, int64_t first, int64_t last);
 // The measured range for runs of `steps` steps whose profiler window is the last five steps.
 std::pair<int64_t, int64_t> measured_range(int64_t steps);
+// Whether a fix's re-run still charges finding `id` what counts: it is critical, or its share of the
+// re-run's step, in ms, is 5% (kVerdictMinRecoverable) of the baseline's step or more. Resolved is
+// the opposite: the problem no longer costs what it did, whether or not a note with its id is left.
+bool still_costs(const VerifyRun& fix, const std::string& id, double baseline_ms);
 // "a=1 b=2"
 std::string settings_text(const std::vector<run::Override>& s);
 

@@ -271,6 +271,7 @@ AgentSummary summarise(const Records& r) {
     // The median of each step's own remainder: where waiting is most of the step, the difference
     // of two medians carries both medians' noise into a small result.
     ev.compute_ms = median(compute);
+    ev.compute_low_ms = percentile(compute, 0.10);
     ev.gpu_ms = gpu.empty() ? -1 : median(gpu);
     ev.h2d_copies = std::llround(median(h2dn));
     ev.h2d_pageable = std::llround(median(h2dpg));

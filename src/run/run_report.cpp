@@ -84,6 +84,7 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   w.field("backward_ms", e.backward_ms);
   w.field("optimizer_ms", e.optimizer_ms);
   w.field("compute_ms", e.compute_ms);
+  w.field("compute_low_ms", e.compute_low_ms);
   w.key("gpu_ms");
   if (e.gpu_ms >= 0) w.value(e.gpu_ms); else w.null();
   w.field("io_ms", e.io_ms);

@@ -27,7 +27,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   // The steady state when the measured steps drew on prefetched batches: the model's step with
   // the current workers (-1: the measured steps are the steady state), and the note that says so.
   double steady_ms = -1;
-  std::string steady_note;
+  std::string steady_note, stall_note;
   // On a CPU-only run there is no GPU to starve: the training loop itself waits, and the step
   // that consumes the batches is the CPU's (its evidence and text say so; the id stays).
   bool no_gpu = agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);
@@ -48,6 +48,20 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     double gpu_step = a->gpu_ms > 0 ? a->gpu_ms : (a->compute_ms > 0 ? a->compute_ms : a->step_ms - a->data_wait_ms);
     // gpu_step_ms only when CUDA events measured it; otherwise it is the loop's compute time.
     bool measured_on_gpu = a->gpu_ms > 0;
+    // The loop's compute when fed: steps whose compute stalled after the long wait (a thread pool
+    // gone to sleep, evidence.h compute_low_ms) do not stall once workers feed the loop. Only a
+    // stall that moves the median counts: the 10th percentile under half of it.
+    if (!measured_on_gpu && a->compute_ms > 0 && a->compute_low_ms > 0 &&
+        a->compute_low_ms < th::kComputeStallRatio * a->compute_ms) {
+      add(f, "compute_median_ms", a->compute_ms, "ms");
+      stall_note = fmt::format(
+           " The loop's compute is bimodal: a tenth of the steps computed in {:.2f} ms or less, the median step "
+          "in {:.1f} ms. After a long data wait the intra-op thread pool has gone to sleep and the first operator "
+          "waits for it to wake (OpenMP threads spin briefly, then sleep: GOMP_SPINCOUNT, OMP_WAIT_POLICY); a fed "
+          "loop does not idle that long, so the model takes the {:.2f} ms.",
+          a->compute_low_ms, a->compute_ms, a->compute_low_ms);
+      gpu_step = a->compute_low_ms;
+    }
     const char* step_name = measured_on_gpu ? "gpu_step_ms" : (no_gpu ? "cpu_step_ms" : "compute_step_ms");
     const char* consumer = measured_on_gpu ? "the GPU needs" : (no_gpu ? "the model computes on the CPU for" : "the model computes for");
     int64_t bs = a->loaders.empty() ? -1 : a->loaders[0].batch_size;
@@ -213,6 +227,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
         "loading can run in parallel worker processes that prepare the next batches while the GPU "
         "computes the current one (PyTorch torch.utils.data docs, \"Multi-process data loading\").";
   if (!workers_how.empty()) f.explanation += " Sizing: " + workers_how + ".";
+  f.explanation += stall_note;
   f.explanation += steady_note;
   std::string n = workers > 0 ? std::to_string(workers) : "8";
   // Pinned memory and non_blocking copies only matter when batches go to a GPU.
