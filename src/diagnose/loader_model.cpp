@@ -33,12 +33,20 @@ double period_ms(const LoaderModelInput& in, int workers) {
   return period;
 }
 
+double cpu_bound_step_ms(const LoaderModelInput& in) {
+  if (in.loop_threads <= 0 || in.cores <= 0) return 0;
+  const double h = handover_ms(in);
+  const double cpu = in.compute_ms * in.loop_threads + h + in.load_ms * cpu_share_or_one(in) + h;
+  // Other work leaves the job at least half a core (the scheduler shares it out).
+  return cpu / std::max(0.5, in.cores - in.other_cores);
+}
+
 double predicted_step_ms(const LoaderModelInput& in, int workers) {
   if (workers <= 0) return in.compute_ms + in.load_ms;
   // The loop's own work per batch, one after the other in the main process; the workers load the
   // next batches meanwhile, so the step is the slower of the two, not their sum.
   const double loop = in.compute_ms + handover_ms(in);
-  return std::max(period_ms(in, workers), loop);
+  return std::max({period_ms(in, workers), loop, cpu_bound_step_ms(in)});
 }
 
 LoaderPlan plan_workers(const LoaderModelInput& in) {

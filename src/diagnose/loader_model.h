@@ -8,8 +8,12 @@
 //   step(0) = compute + load                         (loading inside the loop)
 // The loop runs at the slower of the workers' delivery and its own work per batch: its compute
 // and its part of the hand-over, which follow each other in the main process, while the next
-// batches load in the workers meanwhile. Other work on the cores is not modelled: the workers
-// are sized for the usable cores, free ones assumed (docs/FINDINGS.md has runs beside busy loops).
+// batches load in the workers meanwhile. Where the loop computes on the CPU, the step also cannot
+// beat the job's CPU per step over the cores other work leaves it:
+//   step(W) >= (compute x intra-op threads + hand-over + load x cpu_share + hand-over)
+//              / (usable cores - cores other work used during the run)
+// (the loop's intra-op threads hold their cores while it computes; each batch costs its worker
+// its CPU part and its half of the hand-over). On a quiet host the period is the larger.
 // Loading that waits (storage, network, sleep: CPU time well below wall time) is sized past the
 // cores; loading that computes is capped at the cores the main process leaves.
 #include <string>
@@ -24,6 +28,10 @@ struct LoaderModelInput {
   int cores = 0;             // usable cores; 0 unknown (no CPU limit)
   int current_workers = 0;   // the DataLoader's num_workers now
   double batch_mib = 0;      // the batch's tensors (MiB); 0 unknown: the fixed hand-over only
+  // The CPU path's terms (0: the loop computes on a GPU, or unknown): the loop's intra-op threads,
+  // and the cores other work kept busy during the run (rule.h other_work_cores).
+  int loop_threads = 0;
+  double other_cores = 0;
 };
 
 struct LoaderPlan {
@@ -43,6 +51,9 @@ double predicted_step_ms(const LoaderModelInput& in, int workers);
 // What handing one batch from a worker to the loop costs the loop: a fixed part plus a part per
 // MiB of the batch (thresholds.h, kWorkerHandoverMs and kWorkerHandoverMsPerMiB).
 double handover_ms(const LoaderModelInput& in);
+// The job's CPU per fed step over the cores left to it (the CPU path's bound above); 0 when the
+// loop computes on a GPU or the cores are unknown.
+double cpu_bound_step_ms(const LoaderModelInput& in);
 // The recommended worker count: enough to deliver a batch per compute step, plus one spare for
 // jitter, within the cap; and its predicted step and speedup.
 LoaderPlan plan_workers(const LoaderModelInput& in);

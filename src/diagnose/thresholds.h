@@ -23,6 +23,8 @@ inline constexpr int kMaxLoaderWorkers = 16;
 // operator) when the 10th percentile of the steps' compute is under this share of the median
 // (steady compute varies by far less: its 10th percentile is within 20% of the median).
 inline constexpr double kComputeStallRatio = 0.5;
+// Other work's cores are shown in the evidence from this much (a sampler's own noise is below).
+inline constexpr double kOtherWorkCoresShown = 0.25;
 // Handing a batch from a worker to the loop, the main process's part: the queue's get, unpickling,
 // each tensor's shared-memory handle fetched over a socket and the storage rebuilt. In the fed
 // steady state the loop computes between batches and never sleeps, so it runs hot: measured with

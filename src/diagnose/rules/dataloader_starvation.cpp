@@ -28,6 +28,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   // the current workers (-1: the measured steps are the steady state), and the note that says so.
   double steady_ms = -1;
   std::string steady_note, stall_note;
+  double stalled_fast_ms = -1;  // the loop's compute without stalls, when its steps stalled
   // On a CPU-only run there is no GPU to starve: the training loop itself waits, and the step
   // that consumes the batches is the CPU's (its evidence and text say so; the id stays).
   bool no_gpu = agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);
@@ -48,19 +49,30 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     double gpu_step = a->gpu_ms > 0 ? a->gpu_ms : (a->compute_ms > 0 ? a->compute_ms : a->step_ms - a->data_wait_ms);
     // gpu_step_ms only when CUDA events measured it; otherwise it is the loop's compute time.
     bool measured_on_gpu = a->gpu_ms > 0;
-    // The loop's compute when fed: steps whose compute stalled after the long wait (a thread pool
-    // gone to sleep, evidence.h compute_low_ms) do not stall once workers feed the loop. Only a
-    // stall that moves the median counts: the 10th percentile under half of it.
-    if (!measured_on_gpu && a->compute_ms > 0 && a->compute_low_ms > 0 &&
-        a->compute_low_ms < th::kComputeStallRatio * a->compute_ms) {
-      add(f, "compute_median_ms", a->compute_ms, "ms");
-      stall_note = fmt::format(
-           " The loop's compute is bimodal: a tenth of the steps computed in {:.2f} ms or less, the median step "
-          "in {:.1f} ms. After a long data wait the intra-op thread pool has gone to sleep and the first operator "
-          "waits for it to wake (OpenMP threads spin briefly, then sleep: GOMP_SPINCOUNT, OMP_WAIT_POLICY); a fed "
-          "loop does not idle that long, so the model takes the {:.2f} ms.",
-          a->compute_low_ms, a->compute_ms, a->compute_low_ms);
-      gpu_step = a->compute_low_ms;
+    // The loop's compute when fed. After a long data wait the intra-op thread pool has gone to
+    // sleep, and the step's first operator waits for it to wake (evidence.h compute_low_ms), the
+    // longer when other work holds the cores. A fed loop does not idle that long, so those stalls
+    // go with the wait: the model sizes the loop from the steps that did not stall, and the fix's
+    // bound is everything in the mean step but that compute. Stalled: the 10th percentile of the
+    // steps' compute under half its median (most steps stall), or the median under half of the
+    // mean step's non-waiting part (some steps stall long).
+    if (!measured_on_gpu && a->compute_ms > 0) {
+      const bool low_stall = a->compute_low_ms > 0 && a->compute_low_ms < th::kComputeStallRatio * a->compute_ms;
+      const double fast = low_stall ? a->compute_low_ms : a->compute_ms;
+      const double mean_rest = now_ms - pct / 100 * now_ms;  // the mean step's non-waiting part
+      if (low_stall || fast < th::kComputeStallRatio * mean_rest) {
+        add(f, "compute_median_ms", a->compute_ms, "ms");
+        add(f, "compute_mean_ms", mean_rest, "ms");
+        stall_note = fmt::format(
+            " The loop's compute stalls after the wait: the mean step less its wait is {:.1f} ms, the median step's "
+            "compute {:.2f} ms and a tenth of the steps computed in {:.2f} ms or less. After a long data wait the "
+            "intra-op thread pool has gone to sleep and the first operator waits for it to wake (OpenMP threads spin "
+            "briefly, then sleep: GOMP_SPINCOUNT, OMP_WAIT_POLICY), the longer when other work holds the cores; a fed "
+            "loop does not idle that long, so the model takes {:.2f} ms.",
+            mean_rest, a->compute_ms, a->compute_low_ms, fast);
+        gpu_step = fast;
+        stalled_fast_ms = fast;
+      }
     }
     const char* step_name = measured_on_gpu ? "gpu_step_ms" : (no_gpu ? "cpu_step_ms" : "compute_step_ms");
     const char* consumer = measured_on_gpu ? "the GPU needs" : (no_gpu ? "the model computes on the CPU for" : "the model computes for");
@@ -71,6 +83,13 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
       add(f, "batch_load_ms", per_batch, "ms");
       add(f, step_name, gpu_step, "ms");
       model = {now_ms, gpu_step, per_batch, a->loading_cpu_share, cores, std::max(0, current_workers)};
+      if (!measured_on_gpu && no_gpu) {
+        // The loop computes on the CPU: its threads and the workers share the cores with
+        // whatever else ran on them (loader_model.h, the CPU bound).
+        model.loop_threads = std::max(1, a->torch_threads);
+        model.other_cores = other_work_cores(ev);
+        if (model.other_cores >= th::kOtherWorkCoresShown) add(f, "other_work_cores", model.other_cores, "cores");
+      }
       if (a->batch_bytes > 0) {
         model.batch_mib = a->batch_bytes / 1048576.0;
         add(f, "batch_mib", model.batch_mib, "MiB");
@@ -173,6 +192,9 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   double whole = std::clamp(pct / 100.0, 0.0, 0.95);
   // Against the steady state the wait is what the consumer does not cover of the model's step.
   if (steady_ms > 0) whole = std::clamp(1 - model.compute_ms / steady_ms, 0.0, 0.95);
+  // The stalls after each wait go with it: the bound is the whole step but the fed loop's compute.
+  if (stalled_fast_ms > 0 && model.step_ms > 0)
+    whole = std::max(whole, std::clamp(1 - stalled_fast_ms / model.step_ms, 0.0, 0.95));
   f.recoverable_fraction = whole;
   if (plan && plan->predicted_step_ms > 0) {
     add(f, "predicted_step_ms", plan->predicted_step_ms, "ms");
@@ -196,15 +218,22 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     // Where the model's step beats removing the whole measured wait, the gain is that bound, and
     // the text says so: its parts add up to the model's step, not to the bounded one.
     const bool bounded = plan->predicted_step_ms < model.step_ms / x - 0.05;
+    const double cpu_bound = cpu_bound_step_ms(model);
+    const bool cpu_sets_it = cpu_bound > 0 && cpu_bound >= plan->predicted_step_ms - 1e-9 &&
+                             cpu_bound > std::max(plan->period_ms, model.compute_ms + handover_ms(model));
     f.gain = fmt::format("num_workers={} gives about {:.1f}x (step {:.1f} -> {:.1f} ms{}: a batch every {:.1f} ms, "
-                         "compute {:.1f} ms, hand-over {:.1f} ms)",
+                         "compute {:.1f} ms, hand-over {:.1f} ms{})",
                          workers, x, model.step_ms, model.step_ms / x,
                          bounded ? fmt::format(", no more than removing the whole measured wait; the model's step is "
                                                "{:.1f} ms",
                                                plan->predicted_step_ms)
                                  : std::string(),
                          plan->period_ms > 0 ? plan->period_ms : model.load_ms / workers, model.compute_ms,
-                         handover_ms(model));
+                         handover_ms(model),
+                         cpu_sets_it ? fmt::format("; the job's CPU per step over the {:.1f} cores other work left it "
+                                                   "sets the step: {:.1f} ms",
+                                                   std::max(0.5, model.cores - model.other_cores), cpu_bound)
+                                     : std::string());
     if (has_them)
       f.gain = fmt::format("num_workers={} is what the loop has: the model's step with them is {:.1f} ms against {:.1f} ms "
                            "measured; more workers cannot help",

@@ -80,6 +80,10 @@ bool cpu_saturated(const Evidence& ev);
 // own budget measured live (affinity from sched_getaffinity and the cgroup's cpu.max quota,
 // sample/cpu_budget.h) when it was, else the sampled root's budget, else its affinity; 0 unknown.
 double usable_cores(const Evidence& ev);
+// Cores other work kept busy while the job ran: the host's mean CPU use less the job's own
+// processes', 0 when none or unknown (no process tree sampled). Taken as lasting: the fixed run
+// shares the host with the same work.
+double other_work_cores(const Evidence& ev);
 // The agent saw a process with no CUDA at all: a CPU-only run by necessity, not by mistake.
 bool agent_without_cuda(const Evidence& ev);
 // The agent's step data, when it measured steps.

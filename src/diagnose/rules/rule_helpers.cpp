@@ -80,6 +80,15 @@ double usable_cores(const Evidence& ev) {
   return s.cpu_cores;
 }
 
+double other_work_cores(const Evidence& ev) {
+  if (!ev.samples) return 0;
+  const auto& s = *ev.samples;
+  if (s.host_cpu_mean_pct < 0 || s.process_tree_cpu_mean_pct < 0 || s.cpu_cores <= 0) return 0;
+  // Both are means over the same samples, so their difference is the mean of the others' use.
+  const double others = s.host_cpu_mean_pct / 100 * s.cpu_cores - s.process_tree_cpu_mean_pct / 100;
+  return std::clamp(others, 0.0, static_cast<double>(s.cpu_cores));
+}
+
 double cpu_busy_pct_of_budget(const Evidence& ev) {
   if (!ev.samples) return -1;
   const auto& s = *ev.samples;
