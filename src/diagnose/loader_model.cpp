@@ -33,12 +33,27 @@ double period_ms(const LoaderModelInput& in, int workers) {
   return period;
 }
 
-double cpu_bound_step_ms(const LoaderModelInput& in) {
-  if (in.loop_threads <= 0 || in.cores <= 0) return 0;
+double cores_left(const LoaderModelInput& in, int workers) {
+  if (in.cores <= 0) return 0;
+  if (in.other_cores <= 0) return in.cores;
+  // The scheduler shares the cores among the runnable processes (Linux CFS): the job gets what
+  // other work leaves or its processes' fair share, whichever is more. Other work counts as one
+  // process per core it used (rounded up past a quarter); the job as the loop plus the workers
+  // that compute (waiting workers sleep; the loop's intra-op threads work in bursts).
+  const double others = std::ceil(in.other_cores - 0.25);
+  const double mine = 1 + (cpu_share_or_one(in) >= th::kLoadingWaitsCpuShare ? std::max(0, workers) : 0);
+  const double fair = others > 0 ? in.cores * mine / (mine + others) : in.cores;
+  return std::min<double>(in.cores, std::max({in.cores - in.other_cores, fair, 0.5}));
+}
+
+double cpu_bound_step_ms(const LoaderModelInput& in, int workers) {
+  // Waiting loading only: loading that computes is capped at the free cores already, and its
+  // wall times, measured beside the other work, carry that contention once more.
+  if (in.loop_threads <= 0 || in.cores <= 0 || !(in.cpu_share >= 0 && in.cpu_share < th::kLoadingWaitsCpuShare))
+    return 0;
   const double h = handover_ms(in);
   const double cpu = in.compute_ms * in.loop_threads + h + in.load_ms * cpu_share_or_one(in) + h;
-  // Other work leaves the job at least half a core (the scheduler shares it out).
-  return cpu / std::max(0.5, in.cores - in.other_cores);
+  return cpu / cores_left(in, workers);
 }
 
 double predicted_step_ms(const LoaderModelInput& in, int workers) {
@@ -46,7 +61,7 @@ double predicted_step_ms(const LoaderModelInput& in, int workers) {
   // The loop's own work per batch, one after the other in the main process; the workers load the
   // next batches meanwhile, so the step is the slower of the two, not their sum.
   const double loop = in.compute_ms + handover_ms(in);
-  return std::max({period_ms(in, workers), loop, cpu_bound_step_ms(in)});
+  return std::max({period_ms(in, workers), loop, cpu_bound_step_ms(in, workers)});
 }
 
 LoaderPlan plan_workers(const LoaderModelInput& in) {

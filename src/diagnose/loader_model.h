@@ -8,12 +8,16 @@
 //   step(0) = compute + load                         (loading inside the loop)
 // The loop runs at the slower of the workers' delivery and its own work per batch: its compute
 // and its part of the hand-over, which follow each other in the main process, while the next
-// batches load in the workers meanwhile. Where the loop computes on the CPU, the step also cannot
-// beat the job's CPU per step over the cores other work leaves it:
+// batches load in the workers meanwhile. Where the loop computes on the CPU and the loading
+// waits, the step also cannot beat the job's CPU per step over the cores other work leaves it:
 //   step(W) >= (compute x intra-op threads + hand-over + load x cpu_share + hand-over)
-//              / (usable cores - cores other work used during the run)
+//              / cores_left(W)
+// where cores_left is what the other work used during the run leaves, or the job's fair share
+// among the runnable processes (more computing workers get more of a contended host)
 // (the loop's intra-op threads hold their cores while it computes; each batch costs its worker
-// its CPU part and its half of the hand-over). On a quiet host the period is the larger.
+// its CPU part and its half of the hand-over). On a quiet host the period is the larger. Loading
+// that computes is not bounded so: its wall times, measured beside the other work, carry the
+// contention already (beside two busy loops the bound predicted 0.94x where 1.17x was measured).
 // Loading that waits (storage, network, sleep: CPU time well below wall time) is sized past the
 // cores; loading that computes is capped at the cores the main process leaves.
 #include <string>
@@ -51,9 +55,12 @@ double predicted_step_ms(const LoaderModelInput& in, int workers);
 // What handing one batch from a worker to the loop costs the loop: a fixed part plus a part per
 // MiB of the batch (thresholds.h, kWorkerHandoverMs and kWorkerHandoverMsPerMiB).
 double handover_ms(const LoaderModelInput& in);
+// The cores the job gets with `workers` beside the other work: what that work left, or the job's
+// fair share of the cores among the runnable processes, whichever is more (0 unknown).
+double cores_left(const LoaderModelInput& in, int workers);
 // The job's CPU per fed step over the cores left to it (the CPU path's bound above); 0 when the
 // loop computes on a GPU or the cores are unknown.
-double cpu_bound_step_ms(const LoaderModelInput& in);
+double cpu_bound_step_ms(const LoaderModelInput& in, int workers);
 // The recommended worker count: enough to deliver a batch per compute step, plus one spare for
 // jitter, within the cap; and its predicted step and speedup.
 LoaderPlan plan_workers(const LoaderModelInput& in);

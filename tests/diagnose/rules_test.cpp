@@ -197,7 +197,7 @@ TEST(DataloaderStarvation, StallsBesideOtherWorkGoWithTheWaitAndTheCoresLeftSetT
   EXPECT_NEAR(ev_value(*f, "predicted_step_ms"), cpu, 1e-6);
   // Not held to removing the measured 45% wait (1.8x): the stalls go with it.
   EXPECT_NEAR(f->recoverable_fraction, 1 - cpu / 73.1, 1e-6);
-  EXPECT_NE(f->gain.find("cores other work left it sets the step"), std::string::npos) << f->gain;
+  EXPECT_NE(f->gain.find("cores it gets beside other work sets the step"), std::string::npos) << f->gain;
   EXPECT_NE(f->explanation.find("stalls after the wait"), std::string::npos) << f->explanation;
 }
 

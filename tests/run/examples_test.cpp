@@ -13,6 +13,7 @@ namespace ts::run::test {
 namespace {
 
 std::string example(const std::string& name) { return std::string(TS_SOURCE_DIR) + "/examples/" + name; }
+std::string script(const std::string& name) { return scripts_dir() + "/" + name; }
 
 std::vector<std::string> ids(const RunResult& r) {
   std::vector<std::string> out;
@@ -64,6 +65,37 @@ TEST(Examples, DataStarved) {
   auto r = run_script({torch_python(), example("data_starved.py"), "40"}, fresh_dir("ex-data"), true);
   EXPECT_GT(r.agent.evidence.data_wait_pct, 50.0);
   expect_only(r, "dataloader-starvation");
+}
+
+double evidence(const diagnose::Finding& f, const std::string& name) {
+  for (const auto& e : f.evidence)
+    if (e.name == name) return e.value;
+  return -1;
+}
+
+// The ImageNet case from the H100 (issue 32: DataParallel on one GPU, 4 workers computing FakeData
+// images beside 12 usable cores), scaled to this 2-core machine by tests/run/scripts/imagenet_like.py:
+// loading computes, in the loop (num_workers=0), beside a core the loop leaves free. trainscope must
+// put the starvation first with a worker count above the loop's and a gain above 1, the loading
+// seen as computing, and the wait's ms and % one statistic. (verify on the quiet VM, 2026-11-27:
+// num_workers=1 predicted 1.78x, measured 1.79x.)
+TEST(Examples, ImagenetLikeLoadingThatComputesGetsMoreWorkers) {
+  REQUIRE_TORCH();
+  auto r = run_script({torch_python(), script("imagenet_like.py"), "60"}, fresh_dir("ex-imagenet"), true);
+  ASSERT_TRUE(r.diagnosis.has_value());
+  expect_claims_fit(r);
+  const auto& fs = r.diagnosis->findings;
+  ASSERT_FALSE(fs.empty());
+  const auto& f = fs.front();
+  ASSERT_EQ(f.id, "dataloader-starvation") << "findings: " << joined(ids(r));
+  EXPECT_EQ(evidence(f, "num_workers"), 0);
+  EXPECT_GE(evidence(f, "recommended_num_workers"), 1) << f.explanation;
+  EXPECT_GT(evidence(f, "loading_cpu_pct"), 50) << "loading computes";
+  EXPECT_GT(f.recoverable_fraction, 0) << f.gain;
+  EXPECT_GT(evidence(f, "step_ms") / evidence(f, "predicted_step_ms"), 1.1) << f.gain;
+  EXPECT_NE(f.gain.find("num_workers="), std::string::npos) << f.gain;
+  // One statistic: the ms are the % of the mean step the finding quotes.
+  EXPECT_NEAR(evidence(f, "data_wait_ms"), evidence(f, "data_wait_pct") / 100 * evidence(f, "step_ms"), 1e-6);
 }
 
 TEST(Examples, CpuBoundTransforms) {

@@ -218,7 +218,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     // Where the model's step beats removing the whole measured wait, the gain is that bound, and
     // the text says so: its parts add up to the model's step, not to the bounded one.
     const bool bounded = plan->predicted_step_ms < model.step_ms / x - 0.05;
-    const double cpu_bound = cpu_bound_step_ms(model);
+    const double cpu_bound = cpu_bound_step_ms(model, workers);
     const bool cpu_sets_it = cpu_bound > 0 && cpu_bound >= plan->predicted_step_ms - 1e-9 &&
                              cpu_bound > std::max(plan->period_ms, model.compute_ms + handover_ms(model));
     f.gain = fmt::format("num_workers={} gives about {:.1f}x (step {:.1f} -> {:.1f} ms{}: a batch every {:.1f} ms, "
@@ -230,9 +230,9 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
                                  : std::string(),
                          plan->period_ms > 0 ? plan->period_ms : model.load_ms / workers, model.compute_ms,
                          handover_ms(model),
-                         cpu_sets_it ? fmt::format("; the job's CPU per step over the {:.1f} cores other work left it "
-                                                   "sets the step: {:.1f} ms",
-                                                   std::max(0.5, model.cores - model.other_cores), cpu_bound)
+                         cpu_sets_it ? fmt::format("; the job's CPU per step over the {:.1f} cores it gets beside "
+                                                   "other work sets the step: {:.1f} ms",
+                                                   cores_left(model, workers), cpu_bound)
                                      : std::string());
     if (has_them)
       f.gain = fmt::format("num_workers={} is what the loop has: the model's step with them is {:.1f} ms against {:.1f} ms "
