@@ -114,30 +114,39 @@ TEST(DataloaderStarvation, FromAgentSizesWorkersFromSampleCost) {
   EXPECT_EQ(ev_value(*find(d, "dataloader-starvation"), "recommended_num_workers"), 3);
 }
 
+// examples/data_starved.py's loop as the agent saw it on the 2-core VM with PyTorch 2.13: 8 samples
+// of 4.11 ms sleep each, collate 0.12 ms, no workers; the step and compute figures vary per case.
+Evidence demo_loop(double step_ms, double step_mean_ms, double wait_ms, double wait_pct, double compute_ms,
+                   double compute_low_ms, double loading_cpu_share) {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 200;
+  a.step_ms = step_ms;
+  a.step_mean_ms = step_mean_ms;
+  a.data_wait_ms = wait_ms;
+  a.data_wait_pct = wait_pct;
+  a.compute_ms = compute_ms;
+  a.compute_low_ms = compute_low_ms;
+  a.cuda_available = false;
+  a.torch_threads = 2;
+  a.sample_getitem_ms = 4.11;
+  a.collate_ms = 0.12;
+  a.loading_cpu_share = loading_cpu_share;
+  a.loaders.push_back({"SlowStorage", 8, 0, false, -1, false});
+  ev.agent = a;
+  SamplesEvidence s;
+  s.cpu_cores = 2;
+  ev.samples = s;
+  return ev;
+}
+
 // The demo on a quiet 2-core VM with PyTorch 2.13: the loop's compute is 0.2 ms in some steps and
 // about 10 ms in most, where the intra-op threads slept through the 33 ms wait and the first
 // operator waited for them to wake. Fed by workers the loop does not idle that long (verify
 // measured a 2.0 ms step with 16 workers), so the model sizes it from the steps that did not stall.
 TEST(DataloaderStarvation, ComputeStalledAfterTheWaitIsSizedFromTheFastSteps) {
-  Evidence ev;
-  AgentEvidence a;
-  a.steps = 200;
-  a.step_ms = 43.8;
-  a.step_mean_ms = 41.4;
-  a.data_wait_ms = 33.0;
-  a.data_wait_pct = 79.7;
-  a.compute_ms = 10.7;
-  a.compute_low_ms = 0.3;
-  a.cuda_available = false;
-  a.sample_getitem_ms = 4.11;
-  a.collate_ms = 0.12;
-  a.loading_cpu_share = 0.012;
-  a.loaders.push_back({"SlowStorage", 8, 0, false, -1, false});
-  ev.agent = a;
-  SamplesEvidence s;
-  s.cpu_cores = 2;
-  s.host_cpu_mean_pct = 35;
-  ev.samples = s;
+  Evidence ev = demo_loop(43.8, 41.4, 33.0, 79.7, 10.7, 0.3, 0.012);
+  ev.samples->host_cpu_mean_pct = 35;
   Diagnosis d = diagnose(ev);
   const Finding* f = find(d, "dataloader-starvation");
   ASSERT_NE(f, nullptr);
@@ -163,27 +172,9 @@ TEST(DataloaderStarvation, ComputeStalledAfterTheWaitIsSizedFromTheFastSteps) {
 // the loop measured 3.6-4.3 ms (17-20x): the stalls go with the wait, and the job's CPU per step
 // over the one core left sets the step.
 TEST(DataloaderStarvation, StallsBesideOtherWorkGoWithTheWaitAndTheCoresLeftSetTheStep) {
-  Evidence ev;
-  AgentEvidence a;
-  a.steps = 200;
-  a.step_ms = 36.3;
-  a.step_mean_ms = 73.1;
-  a.data_wait_ms = 33.3;
-  a.data_wait_pct = 45.5;
-  a.compute_ms = 1.1;
-  a.compute_low_ms = 0.8;
-  a.cuda_available = false;
-  a.torch_threads = 2;
-  a.sample_getitem_ms = 4.11;
-  a.collate_ms = 0.12;
-  a.loading_cpu_share = 0.014;
-  a.loaders.push_back({"SlowStorage", 8, 0, false, -1, false});
-  ev.agent = a;
-  SamplesEvidence s;
-  s.cpu_cores = 2;
-  s.host_cpu_mean_pct = 83;                // 1.66 cores busy on the host...
-  s.process_tree_cpu_mean_pct = 67;        // ...0.67 of them the job's: others 0.99
-  ev.samples = s;
+  Evidence ev = demo_loop(36.3, 73.1, 33.3, 45.5, 1.1, 0.8, 0.014);
+  ev.samples->host_cpu_mean_pct = 83;          // 1.66 cores busy on the host...
+  ev.samples->process_tree_cpu_mean_pct = 67;  // ...0.67 of them the job's: others 0.99
   Diagnosis d = diagnose(ev);
   const Finding* f = find(d, "dataloader-starvation");
   ASSERT_NE(f, nullptr);
