@@ -23,11 +23,18 @@ double handover_ms(const LoaderModelInput& in) {
          th::kWorkerHandoverBeyondMsPerMiB * (mib - measured);
 }
 
-// A batch every period(W): each worker loads a batch and hands it over (pickling it and moving its
-// storages into shared memory, the mirror of the loop's part: the same cost taken), W at once;
-// CPU work cannot use more cores than the main process leaves free.
+double worker_handover_ms(const LoaderModelInput& in) {
+  const double mib = std::max(0.0, in.batch_mib);
+  const double measured = std::min(mib, th::kWorkerHandoverMeasuredMiB);
+  return th::kWorkerHandoverMs + th::kWorkerCollateMsPerMiB * measured +
+         th::kWorkerCollateBeyondMsPerMiB * (mib - measured);
+}
+
+// A batch every period(W): each worker loads a batch and hands it over (collating it into shared
+// memory and pickling it), W at once; CPU work cannot use more cores than the main process
+// leaves free.
 double period_ms(const LoaderModelInput& in, int workers) {
-  const double h = handover_ms(in);
+  const double h = worker_handover_ms(in);
   double period = (in.load_ms + h) / workers;
   if (int free = free_cores(in); free > 0) period = std::max(period, (in.load_ms * cpu_share_or_one(in) + h) / free);
   return period;
@@ -51,8 +58,8 @@ double cpu_bound_step_ms(const LoaderModelInput& in, int workers) {
   // wall times, measured beside the other work, carry that contention once more.
   if (in.loop_threads <= 0 || in.cores <= 0 || !(in.cpu_share >= 0 && in.cpu_share < th::kLoadingWaitsCpuShare))
     return 0;
-  const double h = handover_ms(in);
-  const double cpu = in.compute_ms * in.loop_threads + h + in.load_ms * cpu_share_or_one(in) + h;
+  const double cpu = in.compute_ms * in.loop_threads + handover_ms(in) + in.load_ms * cpu_share_or_one(in) +
+                     worker_handover_ms(in);
   return cpu / cores_left(in, workers);
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The DataLoader model behind dataloader-starvation's worker count and predicted gain
 // (docs/FINDINGS.md, "Sizing num_workers"). With W worker processes the loop gets a batch every
-//   period(W) = max((load + hand-over) / W, (load x cpu_share + hand-over) / free_cores)
+//   period(W) = max((load + worker hand-over) / W, (load x cpu_share + worker hand-over) / free_cores)
 // (W batches load at once, each handed over by its worker; loading that computes cannot use more
 // cores than the main process leaves free), and a step takes
 //   step(W) = max(period(W), compute + hand-over)   (W >= 1)
@@ -10,12 +10,12 @@
 // and its part of the hand-over, which follow each other in the main process, while the next
 // batches load in the workers meanwhile. Where the loop computes on the CPU and the loading
 // waits, the step also cannot beat the job's CPU per step over the cores other work leaves it:
-//   step(W) >= (compute x intra-op threads + hand-over + load x cpu_share + hand-over)
+//   step(W) >= (compute x intra-op threads + hand-over + load x cpu_share + worker hand-over)
 //              / cores_left(W)
 // where cores_left is what the other work used during the run leaves, or the job's fair share
 // among the runnable processes (more computing workers get more of a contended host)
 // (the loop's intra-op threads hold their cores while it computes; each batch costs its worker
-// its CPU part and its half of the hand-over). On a quiet host the period is the larger. Loading
+// its CPU part and its own hand-over). On a quiet host the period is the larger. Loading
 // that computes is not bounded so: its wall times, measured beside the other work, carry the
 // contention already (beside two busy loops the bound predicted 0.94x where 1.17x was measured).
 // Loading that waits (storage, network, sleep: CPU time well below wall time) is sized past the
@@ -58,6 +58,9 @@ double handover_ms(const LoaderModelInput& in);
 // The cores the job gets with `workers` beside the other work: what that work left, or the job's
 // fair share of the cores among the runnable processes, whichever is more (0 unknown).
 double cores_left(const LoaderModelInput& in, int workers);
+// What handing one batch over costs its worker: the fixed part, and per MiB collating it into
+// shared memory (kWorkerCollateMsPerMiB), which the loop's measured collate does not hold.
+double worker_handover_ms(const LoaderModelInput& in);
 // The job's CPU per fed step over the cores left to it (the CPU path's bound above); 0 when the
 // loop computes on a GPU or the cores are unknown.
 double cpu_bound_step_ms(const LoaderModelInput& in, int workers);

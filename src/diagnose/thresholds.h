@@ -49,6 +49,20 @@ inline constexpr double kWorkerHandoverMsPerMiB = 0.33;
 // then hands over in 0.7 + 21.1 + 8.3 = 30.1 ms, not the 49 ms the line would give.
 inline constexpr double kWorkerHandoverMeasuredMiB = 64;
 inline constexpr double kWorkerHandoverBeyondMsPerMiB = 0.1;
+// The worker's part, per MiB, on top of the fixed part it shares with the loop: inside a worker
+// default_collate allocates each batched tensor in shared memory, so the kernel faults in and
+// zeroes every page of the new segment before the samples are copied in. Measured with
+// bench/loader/worker_collate_bench.py on the 2-core build VM (2026-11-27, load average 1.0):
+// 0.79, 2.62, 9.24 and 36.05 ms of the worker's CPU for 1, 4, 16 and 64 MiB batches, a slope of
+// 0.56 ms per MiB under PyTorch 2.13 (0.68 under 1.13); less the 0.06 ms per MiB the same collate
+// costs in the loop (bench/loader/big_batch_starved.py: 0.98 ms for 16 MiB), which the loading's
+// measured collate already holds: 0.5. Before, the worker's part was taken as the loop's (0.33 ms
+// per MiB) and big_batch_starved's workers were predicted 7.3 ms of CPU per batch where they used
+// 12.6-15.3 ms.
+inline constexpr double kWorkerCollateMsPerMiB = 0.5;
+// Measured up to 64 MiB; beyond, three passes over each byte at 10 GB/s (the kernel zeroing the
+// page, reading the sample, writing the batch): 0.3 ms per MiB.
+inline constexpr double kWorkerCollateBeyondMsPerMiB = 0.3;
 // The measured steps ran faster than the model allows the current workers to deliver (by this
 // factor): they drew on the batches the workers prefetched during start-up (num_workers x
 // prefetch_factor), so the run ended before the steady state, which the model gives instead.

@@ -1,7 +1,7 @@
 // The DataLoader model (diagnose/loader_model.h), every expectation worked by hand from
-//   period(W) = max((load + hand-over) / W, (load x cpu_share + hand-over) / (cores - 1)),
-//   step(W) = max(period, compute + hand-over), hand-over = 0.7 ms + 0.33 ms per MiB of the batch
-//   (0 when its size is unknown).
+//   period(W) = max((load + worker hand-over) / W, (load x cpu_share + worker hand-over) / (cores - 1)),
+//   step(W) = max(period, compute + hand-over), hand-over = 0.7 ms + 0.33 ms per MiB of the batch,
+//   worker hand-over = 0.7 ms + 0.5 ms per MiB (0 MiB when its size is unknown).
 #include <gtest/gtest.h>
 
 #include "diagnose/loader_model.h"
@@ -13,18 +13,20 @@ namespace {
 TEST(LoaderModel, HandOverIsTheMeasuredConstant) { EXPECT_DOUBLE_EQ(th::kWorkerHandoverMs, 0.7); }
 
 // The hand-over grows with the batch: an ImageNet-style batch of 256 x 3 x 224 x 224 bytes
-// (36.75 MiB) costs 0.7 + 0.33 x 36.75 = 12.8275 ms per step, not 0.7. Loading 80 ms per batch that
+// (36.75 MiB) costs the loop 0.7 + 0.33 x 36.75 = 12.8275 ms per step, not 0.7, and its worker
+// 0.7 + 0.5 x 36.75 = 19.075 ms (collating it into shared memory). Loading 80 ms per batch that
 // computes (cpu_share 1) on 9 cores: ceil(80 / 10) + 1 = 9 wanted, 8 free cores -> 8 workers, a
-// batch every (80 + 12.8275) / 8 = 11.6034375 ms (each worker hands its batch over too); step
-// max(11.6034375, 10 + 12.8275) = 22.8275 ms.
+// batch every (80 + 19.075) / 8 = 12.384375 ms; step max(12.384375, 10 + 12.8275) = 22.8275 ms.
 TEST(LoaderModel, HandOverGrowsWithTheBatch) {
   LoaderModelInput in{90.0, 10.0, 80.0, 1.0, 9, 0};
   EXPECT_DOUBLE_EQ(handover_ms(in), 0.7);  // size unknown: the fixed part only
+  EXPECT_DOUBLE_EQ(worker_handover_ms(in), 0.7);
   in.batch_mib = 256.0 * 3 * 224 * 224 / 1048576;
   EXPECT_NEAR(handover_ms(in), 12.8275, 1e-9);
+  EXPECT_NEAR(worker_handover_ms(in), 19.075, 1e-9);
   LoaderPlan p = plan_workers(in);
   EXPECT_EQ(p.workers, 8);
-  EXPECT_NEAR(p.period_ms, 92.8275 / 8, 1e-9);
+  EXPECT_NEAR(p.period_ms, 99.075 / 8, 1e-9);
   EXPECT_NEAR(p.predicted_step_ms, 22.8275, 1e-9);
   EXPECT_NEAR(p.speedup, 90.0 / 22.8275, 1e-9);
 }
@@ -105,7 +107,8 @@ TEST(LoaderModel, CoresLeftBesideOtherWork) {
   in.loop_threads = 2;
   in.other_cores = 0.99;
   EXPECT_DOUBLE_EQ(cores_left(in, 16), 2 - 0.99);
-  const double h = handover_ms(in);
+  const double h = handover_ms(in);  // the batch's size unknown: the loop's and the worker's are alike
+  EXPECT_DOUBLE_EQ(worker_handover_ms(in), h);
   EXPECT_DOUBLE_EQ(cpu_bound_step_ms(in, 16), (1.1 * 2 + h + 33.0 * 0.014 + h) / (2 - 0.99));
   EXPECT_DOUBLE_EQ(predicted_step_ms(in, 16), cpu_bound_step_ms(in, 16));  // above the period, 2.1 ms
   // Quiet: the whole 2 cores, and the period sets the step.
@@ -115,14 +118,15 @@ TEST(LoaderModel, CoresLeftBesideOtherWork) {
   // Loading that computes beside two busy loops (tests/run/scripts/imagenet_like.py; other work 1.4
   // cores): one computing worker makes the job 2 runnable processes against 2, a fair share of 1
   // core. The CPU bound is not applied to it (loader_model.h); the period sets the step:
-  // (15.9 + h) against a 25.7 ms step, 1.5x where verify measured 1.17x (2026-11-27).
+  // (15.9 + the worker's hand-over) against a 25.7 ms step, 1.5x where verify measured 1.17x
+  // (2026-11-27).
   LoaderModelInput c{25.7, 9.7, 15.9, 0.99, 2, 0};
   c.batch_mib = 0.84;
   c.loop_threads = 1;
   c.other_cores = 1.4;
   EXPECT_DOUBLE_EQ(cores_left(c, 1), 1.0);  // 2 x 2 / (2 + 2), above 2 - 1.4
   EXPECT_EQ(cpu_bound_step_ms(c, 1), 0);
-  EXPECT_DOUBLE_EQ(predicted_step_ms(c, 1), 15.9 + handover_ms(c));
+  EXPECT_DOUBLE_EQ(predicted_step_ms(c, 1), 15.9 + worker_handover_ms(c));
 }
 
 }  // namespace
