@@ -180,7 +180,7 @@ TEST(DataloaderStarvation, StallsBesideOtherWorkGoWithTheWaitAndTheCoresLeftSetT
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(ev_value(*f, "other_work_cores"), 0.99, 1e-9);
   EXPECT_EQ(ev_value(*f, "cpu_step_ms"), 1.1);  // the median: the 10th percentile is no stall
-  EXPECT_NEAR(ev_value(*f, "compute_mean_ms"), 73.1 * (1 - 0.455), 1e-9);
+  EXPECT_NEAR(ev_value(*f, "mean_step_less_wait_ms"), 73.1 * (1 - 0.455), 1e-9);
   EXPECT_EQ(ev_value(*f, "recommended_num_workers"), 16);
   // CPU per step: 1.1 x 2 threads + 0.7 + 32.99 x 0.014 + 0.7 = 4.06 ms over 2 - 0.99 cores.
   const double load = 8 * 4.11 + 0.12;

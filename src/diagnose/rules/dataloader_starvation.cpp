@@ -62,7 +62,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
       const double mean_rest = now_ms - pct / 100 * now_ms;  // the mean step's non-waiting part
       if (low_stall || fast < th::kComputeStallRatio * mean_rest) {
         add(f, "compute_median_ms", a->compute_ms, "ms");
-        add(f, "compute_mean_ms", mean_rest, "ms");
+        add(f, "mean_step_less_wait_ms", mean_rest, "ms");
         stall_note = fmt::format(
             " The loop's compute stalls after the wait: the mean step less its wait is {:.1f} ms, the median step's "
             "compute {:.2f} ms and a tenth of the steps computed in {:.2f} ms or less. After a long data wait the "
