@@ -79,6 +79,14 @@ bool still_costs(const VerifyRun& fix, const std::string& id, double baseline_ms
   return false;
 }
 
+double still_charged_ms(const VerifyRun& fix, const std::vector<std::string>& ids) {
+  if (fix.step_ms <= 0) return -1;
+  double ms = 0;
+  for (const auto& c : fix.charges)
+    if (std::find(ids.begin(), ids.end(), c.id) != ids.end()) ms += c.fraction * fix.step_ms;
+  return ms;
+}
+
 double mean_step_ms(const std::vector<run::StepRecord>& steps, int64_t first, int64_t last) {
   if (first < 1 || last < first) return -1;
   std::map<int64_t, int64_t> t_end;  // step -> end time
@@ -220,6 +228,7 @@ VerifyResult run_verify(const VerifyOptions& opt) {
     fx.predicted_speedup = predicted(*f);
     try_fix(fx, fmt::format("{}/fix-{}-{}", r.out_dir, r.fixes.size() + 1, f->id));
     fx.resolved = fx.run.step_ms > 0 && !still_costs(fx.run, f->id, r.baseline.step_ms);
+    fx.still_charged_ms = still_charged_ms(fx.run, {f->id});
     r.fixes.push_back(std::move(fx));
   }
   // 3. All of them at once (the first finding's value wins where two set the same key).
@@ -244,6 +253,7 @@ VerifyResult run_verify(const VerifyOptions& opt) {
     all.resolved = all.run.step_ms > 0 && std::none_of(ids.begin(), ids.end(), [&](const std::string& id) {
                      return still_costs(all.run, id, r.baseline.step_ms);
                    });
+    all.still_charged_ms = still_charged_ms(all.run, ids);
     r.all = std::move(all);
   }
 

@@ -49,6 +49,7 @@ struct VerifyFix {
   std::string code;                          // the code change that makes it permanent
   double predicted_speedup = 1, measured_speedup = -1;  // -1: not measured
   bool resolved = false;                     // the re-run charges it < 5% of the baseline's step (still_costs)
+  double still_charged_ms = -1;              // what the re-run still charges it per step (-1 not measured)
   std::string not_applied;                   // settings the agent could not apply, and why
   VerifyRun run;
 };
@@ -75,6 +76,9 @@ std::pair<int64_t, int64_t> measured_range(int64_t steps);
 // re-run's step, in ms, is 5% (kVerdictMinRecoverable) of the baseline's step or more. Resolved is
 // the opposite: the problem no longer costs what it did, whether or not a note with its id is left.
 bool still_costs(const VerifyRun& fix, const std::string& id, double baseline_ms);
+// What a fix's re-run still charges the findings `ids` per step, in ms (their shares of the
+// re-run's measured step, summed; 0 when none is left); -1 when the re-run was not measured.
+double still_charged_ms(const VerifyRun& fix, const std::vector<std::string>& ids);
 // "a=1 b=2"
 std::string settings_text(const std::vector<run::Override>& s);
 

@@ -52,6 +52,8 @@ void write_fix(JsonWriter& w, const VerifyFix& f) {
   w.key("measured_speedup");
   if (f.measured_speedup > 0) w.value(f.measured_speedup); else w.null();
   w.field("resolved", f.resolved);
+  w.key("still_charged_ms");
+  if (f.still_charged_ms >= 0) w.value(f.still_charged_ms); else w.null();
   w.field("code", f.code);
   w.key("not_applied");
   if (f.not_applied.empty()) w.null(); else w.value(f.not_applied);
@@ -85,7 +87,11 @@ std::string verify_text(const VerifyResult& r) {
                        f->measured_speedup <= 0 ? "-" : f->resolved ? "yes" : "no");
     for (const auto* f : rows) {
       if (f->measured_speedup > 0)
-        o += fmt::format("  {}: {:.2f} ms per step\n", f->finding, f->run.step_ms);
+        o += fmt::format("  {}: {:.2f} ms per step{}\n", f->finding, f->run.step_ms,
+                         f->still_charged_ms >= 0 && r.baseline.step_ms > 0
+                             ? fmt::format("; the re-run still charges it {:.2f} ms ({:.1f}% of the baseline's step)",
+                                           f->still_charged_ms, 100 * f->still_charged_ms / r.baseline.step_ms)
+                             : std::string());
       else
         o += fmt::format("  {}: not measured: {}\n", f->finding, f->run.problem);
       if (!f->not_applied.empty()) o += fmt::format("    not applied: {}\n", f->not_applied);

@@ -145,6 +145,12 @@ TEST_F(VerifyCli, DataStarvedPredictedMatchesMeasured) {
     if (std::string_view(o["key"].get_string().value()) == "dataloader.num_workers") applied = o["applied"].get_bool().value();
   EXPECT_TRUE(applied);
   EXPECT_NE(std::string_view(f["code"].get_string().value()).find("num_workers=" + workers), std::string::npos);
+  // Resolved: what the re-run still charges the finding is under 5% of the baseline's step.
+  const double charged = f["still_charged_ms"].get_double().value();
+  EXPECT_GE(charged, 0);
+  EXPECT_EQ(f["resolved"].get_bool().value(),
+            charged < ts::diagnose::th::kVerdictMinRecoverable * doc["baseline"]["step_ms"].get_double().value())
+      << charged << " ms still charged";
 
   // Stored as kind verify: listed by `runs`, shown by `report` (the same table as printed).
   Result runs = cli("runs --kind verify");

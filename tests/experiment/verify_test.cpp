@@ -27,6 +27,8 @@ TEST(Verify, ResolvedIsWhatTheReRunStillChargesAgainstTheBaselineStep) {
   fixed.step_ms = 2.0;
   fixed.charges = {{"dataloader-starvation", 0.74, false}};
   EXPECT_FALSE(still_costs(fixed, "dataloader-starvation", 41.6));
+  EXPECT_DOUBLE_EQ(still_charged_ms(fixed, {"dataloader-starvation"}), 0.74 * 2.0);
+  EXPECT_DOUBLE_EQ(still_charged_ms(fixed, {"host-sync"}), 0);
   // 7 workers left it at 7.1 ms with 90% waiting (6.4 ms, 15% of the baseline): not resolved.
   fixed.step_ms = 7.1;
   fixed.charges = {{"dataloader-starvation", 0.90, false}};
@@ -36,6 +38,11 @@ TEST(Verify, ResolvedIsWhatTheReRunStillChargesAgainstTheBaselineStep) {
   // A critical finding left is never resolved, whatever its share.
   fixed.charges = {{"memory-growth", 0.0, true}};
   EXPECT_TRUE(still_costs(fixed, "memory-growth", 41.6));
+  // The combined run: what it still charges every fix's finding, summed; unmeasured: -1.
+  fixed.charges = {{"dataloader-starvation", 0.5, false}, {"host-sync", 0.1, false}, {"warm-up", 0.2, false}};
+  EXPECT_DOUBLE_EQ(still_charged_ms(fixed, {"dataloader-starvation", "host-sync"}), 0.6 * 7.1);
+  fixed.step_ms = -1;
+  EXPECT_EQ(still_charged_ms(fixed, {"dataloader-starvation"}), -1);
 }
 
 TEST(Verify, MeasuredRangeSkipsWarmUpAndTheProfilerWindow) {
