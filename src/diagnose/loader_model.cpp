@@ -30,6 +30,8 @@ double worker_handover_ms(const LoaderModelInput& in) {
          th::kWorkerCollateBeyondMsPerMiB * (mib - measured);
 }
 
+double pin_ms(const LoaderModelInput& in) { return in.pinned ? th::kPinMsPerMiB * std::max(0.0, in.batch_mib) : 0; }
+
 // A batch every period(W): each worker loads a batch and hands it over (collating it into shared
 // memory and pickling it), W at once; CPU work cannot use more cores than the main process
 // leaves free.
@@ -37,7 +39,7 @@ double period_ms(const LoaderModelInput& in, int workers) {
   const double h = worker_handover_ms(in);
   double period = (in.load_ms + h) / workers;
   if (int free = free_cores(in); free > 0) period = std::max(period, (in.load_ms * cpu_share_or_one(in) + h) / free);
-  return period;
+  return std::max(period, pin_ms(in));
 }
 
 double cores_left(const LoaderModelInput& in, int workers) {

@@ -1,9 +1,11 @@
 #pragma once
 // The DataLoader model behind dataloader-starvation's worker count and predicted gain
 // (docs/FINDINGS.md, "Sizing num_workers"). With W worker processes the loop gets a batch every
-//   period(W) = max((load + worker hand-over) / W, (load x cpu_share + worker hand-over) / free_cores)
+//   period(W) = max((load + worker hand-over) / W, (load x cpu_share + worker hand-over) / free_cores,
+//                   pin)
 // (W batches load at once, each handed over by its worker; loading that computes cannot use more
-// cores than the main process leaves free), and a step takes
+// cores than the main process leaves free; pinned batches pass one by one through the pin-memory
+// thread), and a step takes
 //   step(W) = max(period(W), compute + hand-over)   (W >= 1)
 //   step(0) = compute + load                         (loading inside the loop)
 // The loop runs at the slower of the workers' delivery and its own work per batch: its compute
@@ -36,6 +38,9 @@ struct LoaderModelInput {
   // and the cores other work kept busy during the run (rule.h other_work_cores).
   int loop_threads = 0;
   double other_cores = 0;
+  // Batches go through pin_memory (the fix for a loop that copies them to a GPU): the pin-memory
+  // thread copies each one, one after another (thresholds.h kPinMsPerMiB).
+  bool pinned = false;
 };
 
 struct LoaderPlan {
@@ -58,6 +63,9 @@ double handover_ms(const LoaderModelInput& in);
 // The cores the job gets with `workers` beside the other work: what that work left, or the job's
 // fair share of the cores among the runnable processes, whichever is more (0 unknown).
 double cores_left(const LoaderModelInput& in, int workers);
+// What pinning one batch costs the pin-memory thread (0 when not pinned or its size unknown):
+// the period cannot be shorter.
+double pin_ms(const LoaderModelInput& in);
 // What handing one batch over costs its worker: the fixed part, and per MiB collating it into
 // shared memory (kWorkerCollateMsPerMiB), which the loop's measured collate does not hold.
 double worker_handover_ms(const LoaderModelInput& in);

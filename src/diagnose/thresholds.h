@@ -63,6 +63,12 @@ inline constexpr double kWorkerCollateMsPerMiB = 0.5;
 // Measured up to 64 MiB; beyond, three passes over each byte at 10 GB/s (the kernel zeroing the
 // page, reading the sample, writing the batch): 0.3 ms per MiB.
 inline constexpr double kWorkerCollateBeyondMsPerMiB = 0.3;
+// With pin_memory=True the main process's pin-memory thread copies every batch into page-locked
+// memory, one batch after another, before the loop can take it: a batch every this many ms per
+// MiB at best. Bounded by memory bandwidth (a single core's copy at 10 GB/s: each byte read once
+// and written once), not measured here (pinning needs a GPU); PyTorch's caching host allocator
+// reuses the pinned blocks, so the steady state pays the copy, not cudaHostAlloc.
+inline constexpr double kPinMsPerMiB = 0.1;
 // The measured steps ran faster than the model allows the current workers to deliver (by this
 // factor): they drew on the batches the workers prefetched during start-up (num_workers x
 // prefetch_factor), so the run ended before the steady state, which the model gives instead.

@@ -129,5 +129,21 @@ TEST(LoaderModel, CoresLeftBesideOtherWork) {
   EXPECT_DOUBLE_EQ(predicted_step_ms(c, 1), 15.9 + worker_handover_ms(c));
 }
 
+// Batches bound for a GPU pass through the pin-memory thread one by one: a 147 MiB float32
+// ImageNet batch is copied into page-locked memory in 147 x 0.1 = 14.7 ms at best (memory
+// bandwidth), so no worker count delivers one faster. Loading 40 ms that waits, 1 ms of GPU step:
+// 16 workers would deliver every (40 + worker hand-over) / 16 ms, but pinning takes 14.7.
+TEST(LoaderModel, PinnedBatchesPassThroughOnePinThread) {
+  LoaderModelInput in{50.0, 1.0, 40.0, 0.05, 64, 0};
+  in.batch_mib = 147;
+  EXPECT_EQ(pin_ms(in), 0);  // not pinned
+  in.pinned = true;
+  EXPECT_NEAR(pin_ms(in), 14.7, 1e-9);
+  EXPECT_NEAR(period_ms(in, 16), std::max((40.0 + worker_handover_ms(in)) / 16, 14.7), 1e-9);
+  EXPECT_GE(predicted_step_ms(in, 16), 14.7);
+  in.batch_mib = 0;  // the size unknown: no pin term
+  EXPECT_EQ(pin_ms(in), 0);
+}
+
 }  // namespace
 }  // namespace ts::diagnose

@@ -83,6 +83,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
       add(f, "batch_load_ms", per_batch, "ms");
       add(f, step_name, gpu_step, "ms");
       model = {now_ms, gpu_step, per_batch, a->loading_cpu_share, cores, std::max(0, current_workers)};
+      model.pinned = !no_gpu;  // the fix pins batches bound for a GPU (pin_memory=True)
       if (!measured_on_gpu && no_gpu) {
         // The loop computes on the CPU: its threads and the workers share the cores with
         // whatever else ran on them (loader_model.h, the CPU bound).
@@ -233,7 +234,11 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
                          cpu_sets_it ? fmt::format("; the job's CPU per step over the {:.1f} cores it gets beside "
                                                    "other work sets the step: {:.1f} ms",
                                                    cores_left(model, workers), cpu_bound)
-                                     : std::string());
+                         : pin_ms(model) > 0 && pin_ms(model) >= plan->period_ms - 1e-9
+                             ? fmt::format("; the pin-memory thread copies each {:.0f} MiB batch in {:.1f} ms, which "
+                                           "sets the period",
+                                           model.batch_mib, pin_ms(model))
+                             : std::string());
     if (has_them)
       f.gain = fmt::format("num_workers={} is what the loop has: the model's step with them is {:.1f} ms against {:.1f} ms "
                            "measured; more workers cannot help",
