@@ -35,6 +35,9 @@ struct SamplesEvidence {
   double nonvoluntary_switches_per_s = 0;
   int threads_total = 0;
   double shm_total_bytes = -1, shm_used_max_bytes = -1;
+  // Fresh shared memory's page faults and zeroing per MiB on this host, beyond the copy
+  // (sample/shm_fault_cost.h), measured after a run that loaded through a DataLoader; -1 unknown.
+  double shm_fault_ms_per_mib = -1;
   // Host libraries and CPU (for openblas-on-intel): vendor_id from /proc/cpuinfo ("GenuineIntel",
   // "AuthenticAMD"), BLAS and OpenMP runtimes by the library path mapped in the job's training
   // processes (/proc/PID/maps; the path, since Debian's OpenBLAS hides behind libblas.so.3).

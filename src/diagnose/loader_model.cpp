@@ -26,7 +26,8 @@ double handover_ms(const LoaderModelInput& in) {
 double worker_handover_ms(const LoaderModelInput& in) {
   const double mib = std::max(0.0, in.batch_mib);
   const double measured = std::min(mib, th::kWorkerHandoverMeasuredMiB);
-  return th::kWorkerHandoverMs + th::kWorkerCollateMsPerMiB * measured +
+  const double per_mib = in.worker_ms_per_mib > 0 ? in.worker_ms_per_mib : th::kWorkerCollateMsPerMiB;
+  return th::kWorkerHandoverMs + per_mib * measured +
          th::kWorkerCollateBeyondMsPerMiB * (mib - measured);
 }
 

@@ -41,6 +41,9 @@ struct LoaderModelInput {
   // Batches go through pin_memory (the fix for a loop that copies them to a GPU): the pin-memory
   // thread copies each one, one after another (thresholds.h kPinMsPerMiB).
   bool pinned = false;
+  // The worker's per-MiB hand-over measured on this host (fresh shared memory's faults and
+  // zeroing, sample/shm_fault_cost.h); 0: the build VM's kWorkerCollateMsPerMiB.
+  double worker_ms_per_mib = 0;
 };
 
 struct LoaderPlan {

@@ -362,6 +362,7 @@ void samples_obj(JsonWriter& w, const diagnose::SamplesEvidence& s) {
   w.field("threads_total", s.threads_total);
   w.field("nonvoluntary_switches_per_s", s.nonvoluntary_switches_per_s);
   w.field("cpu_vendor", s.cpu_vendor);
+  w.field("shm_fault_ms_per_mib", s.shm_fault_ms_per_mib);
   w.key("series").begin_object();
   w.array("t_s", s.series.t_s);
   w.array("gpu_util_pct", s.series.gpu_util_pct);

@@ -25,6 +25,7 @@
 #include "run/run_text.h"
 #include "diagnose/diagnose.h"
 #include "sample/sampler.h"
+#include "sample/shm_fault_cost.h"
 #include "store/recorder.h"
 #include "trace/reader.h"
 #include "util/error.h"
@@ -299,6 +300,9 @@ void summarise_evidence(Session& s, const Records& records) {
   for (const auto& st : res.agent.steps)
     se.step_start_s.push_back((st.t_end_ns - st.dur_ns) / 1e9 - s.sampler_t0);
   fill_evidence(res.job, se);
+  // The DataLoader model's worker hand-over, measured on this host now that the job has ended (it
+  // never competes with the training): only when the script loaded through a DataLoader.
+  if (!res.agent.evidence.loaders.empty()) se.shm_fault_ms_per_mib = sample::measure_shm_fault_cost().ms_per_mib;
   res.evidence.samples = se;
 }
 

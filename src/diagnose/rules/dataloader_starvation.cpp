@@ -94,6 +94,11 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
       if (a->batch_bytes > 0) {
         model.batch_mib = a->batch_bytes / 1048576.0;
         add(f, "batch_mib", model.batch_mib, "MiB");
+        // The worker's hand-over per MiB as measured on this host, when it was.
+        if (ev.samples && ev.samples->shm_fault_ms_per_mib > 0) {
+          model.worker_ms_per_mib = ev.samples->shm_fault_ms_per_mib;
+          add(f, "shm_fault_ms_per_mib", model.worker_ms_per_mib, "ms");
+        }
       }
       // A prefetch queue draining: the current workers cannot deliver a batch as often as the
       // measured steps took one, so those steps drew on the num_workers x prefetch_factor batches
