@@ -91,6 +91,12 @@ TEST(Examples, ImagenetLikeLoadingThatComputesGetsMoreWorkers) {
   EXPECT_EQ(evidence(f, "num_workers"), 0);
   EXPECT_GE(evidence(f, "recommended_num_workers"), 1) << f.explanation;
   EXPECT_GT(evidence(f, "loading_cpu_pct"), 50) << "loading computes";
+  // The worker's hand-over per MiB, measured on this host after the job (sample/shm_fault_cost.h).
+  EXPECT_GT(evidence(f, "batch_mib"), 0);
+  ASSERT_TRUE(r.evidence.samples.has_value());
+  const double shm = r.evidence.samples->shm_fault_ms_per_mib;
+  EXPECT_GE(shm, 0) << "not measured after a DataLoader job";
+  if (shm > 0) EXPECT_EQ(evidence(f, "shm_fault_ms_per_mib"), shm) << "the model did not take the measured rate";
   EXPECT_GT(f.recoverable_fraction, 0) << f.gain;
   EXPECT_GT(evidence(f, "step_ms") / evidence(f, "predicted_step_ms"), 1.1) << f.gain;
   EXPECT_NE(f.gain.find("num_workers="), std::string::npos) << f.gain;
