@@ -79,9 +79,16 @@ TEST(LabRun, ThreeConfigurationsOnCpu) {
     // Spread: (p90 - p10) / median of the step times, in percent.
     EXPECT_NEAR(c->spread_pct, 100.0 * (p90_ms - p10_ms) / median_of(c->step_ms), 1e-9);
     EXPECT_NEAR(c->step_ms_median, median_of(c->step_ms), 1e-12);
-    // The seed's number (samples over wall time) measures the same steps a second way.
-    EXPECT_GT(c->samples_per_s_overall, 0.3 * c->samples_per_s);
-    EXPECT_LT(c->samples_per_s_overall, 3.0 * c->samples_per_s);
+    // The seed's number (samples over the measured steps' wall time) measures the same steps a
+    // second way: on the CPU the steps' times are the differences of the same clock's step ends,
+    // so it is the batch over their mean step, up to what runs between the last step's end and the
+    // final clock read (a progress line, the sync): 5% leaves room for a preemption there. Not
+    // against the median: on a loaded machine a few
+    // slow steps pull the mean far from it (1337 against 4706 samples/s once under CI).
+    double sum_ms = 0;
+    for (double v : c->step_ms) sum_ms += v;
+    const double by_mean = 32 * 1000.0 * static_cast<double>(c->step_ms.size()) / sum_ms;
+    EXPECT_NEAR(c->samples_per_s_overall, by_mean, 0.05 * by_mean);
     EXPECT_GT(c->peak_mem_bytes, 0);
     EXPECT_EQ(c->mem_kind, "rss_delta_plus_params");
     EXPECT_GE(c->data_wait_pct, 0);
