@@ -25,14 +25,10 @@ time.tzset()
 import gpu_check as gc  # noqa: E402
 
 data = os.path.join(src, "tests", "data", "gpu_check", "h100_r1")
-ok = [0]
+sys.path.insert(0, os.path.join(src, "tests", "support"))
+from checks import Checks  # noqa: E402
 
-
-def check(name, cond, detail=""):
-    if not cond:
-        print("FAIL %s %s" % (name, detail))
-        sys.exit(1)
-    ok[0] += 1
+check = Checks(verbose=False)
 
 
 def read(name):
@@ -117,4 +113,4 @@ plan, why = gc.overhead_plan(60, quick=True)
 check("too little time: none, with the reason", plan == [] and "need about" in why, (plan, why))
 plan, _ = gc.overhead_plan(10000, quick=False)
 check("full plan alternates", [m for m, _ in plan] == ["mlp", "gpt"] * 4, plan)
-print("GPU CHECK COMPARE OK %d" % ok[0])
+print("GPU CHECK COMPARE OK %d" % check.passed)

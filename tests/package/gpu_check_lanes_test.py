@@ -21,14 +21,10 @@ sys.path.insert(0, os.path.join(src, "scripts", "gpu_check"))
 import gpu_check as gc  # noqa: E402
 import lanes  # noqa: E402
 
-ok = [0]
+sys.path.insert(0, os.path.join(src, "tests", "support"))
+from checks import Checks  # noqa: E402
 
-
-def check(name, cond, detail=""):
-    if not cond:
-        print("FAIL %s %s" % (name, detail))
-        sys.exit(1)
-    ok[0] += 1
+check = Checks(verbose=False)
 
 
 # The H100 host: 16 cores, every stage in 540 s.
@@ -88,4 +84,4 @@ if shutil.which("taskset") and len(cores) >= 2:
     shutil.rmtree(ctx.logs)
 else:
     print("note: pinning not tried (taskset missing or one core)")
-print("GPU CHECK LANES OK %d" % ok[0])
+print("GPU CHECK LANES OK %d" % check.passed)

@@ -1,7 +1,11 @@
 """What the agent's in-process test scripts share (agent_guards.py, step_path_counts.py,
 cuda_graph_steps.py): a channel that keeps the records instead of writing a FIFO, and one-line
-checks that stop the script at the first failure."""
+checks that stop the script at the first failure (tests/support/checks.py)."""
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from checks import Checks  # noqa: E402,F401  (the scripts call agent_fakes.Checks())
 
 
 class FakeChannel:
@@ -38,16 +42,3 @@ def attach(torch):
     guard.G.channel = ch
     trainscope_agent.on_torch(torch)
     return ch
-
-
-class Checks:
-    def __init__(self, verbose=True):
-        self.passed = 0
-        self.verbose = verbose  # print the detail of passing checks too
-
-    def __call__(self, name, cond, detail=""):
-        if not cond:
-            print("FAIL %s %s" % (name, detail), flush=True)
-            sys.exit(1)
-        self.passed += 1
-        print(("ok   %s %s" % (name, detail)) if self.verbose else ("ok %s" % name), flush=True)
