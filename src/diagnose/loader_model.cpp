@@ -12,23 +12,26 @@ namespace {
 double cpu_share_or_one(const LoaderModelInput& in) { return in.cpu_share >= 0 ? std::min(in.cpu_share, 1.0) : 1.0; }
 // Cores the workers can load on: the main process keeps one for the loop.
 int free_cores(const LoaderModelInput& in) { return in.cores > 0 ? std::max(1, in.cores - 1) : 0; }
+// Loading that waits (storage, network, sleep) rather than computes; unknown counts as computing.
+bool loading_waits(const LoaderModelInput& in) { return in.cpu_share >= 0 && in.cpu_share < th::kLoadingWaitsCpuShare; }
+
+// A hand-over's cost for the batch: the fixed part, the measured rate per MiB up to the largest
+// batch measured, and memory bandwidth's rate beyond it (never the fit extrapolated, thresholds.h).
+double handover_cost_ms(const LoaderModelInput& in, double ms_per_mib, double beyond_ms_per_mib) {
+  const double mib = std::max(0.0, in.batch_mib);
+  const double measured = std::min(mib, th::kWorkerHandoverMeasuredMiB);
+  return th::kWorkerHandoverMs + ms_per_mib * measured + beyond_ms_per_mib * (mib - measured);
+}
 
 }  // namespace
 
 double handover_ms(const LoaderModelInput& in) {
-  // The measured slope up to the largest batch measured, memory bandwidth beyond it (thresholds.h).
-  const double mib = std::max(0.0, in.batch_mib);
-  const double measured = std::min(mib, th::kWorkerHandoverMeasuredMiB);
-  return th::kWorkerHandoverMs + th::kWorkerHandoverMsPerMiB * measured +
-         th::kWorkerHandoverBeyondMsPerMiB * (mib - measured);
+  return handover_cost_ms(in, th::kWorkerHandoverMsPerMiB, th::kWorkerHandoverBeyondMsPerMiB);
 }
 
 double worker_handover_ms(const LoaderModelInput& in) {
-  const double mib = std::max(0.0, in.batch_mib);
-  const double measured = std::min(mib, th::kWorkerHandoverMeasuredMiB);
-  const double per_mib = in.worker_ms_per_mib > 0 ? in.worker_ms_per_mib : th::kWorkerCollateMsPerMiB;
-  return th::kWorkerHandoverMs + per_mib * measured +
-         th::kWorkerCollateBeyondMsPerMiB * (mib - measured);
+  return handover_cost_ms(in, in.worker_ms_per_mib > 0 ? in.worker_ms_per_mib : th::kWorkerCollateMsPerMiB,
+                          th::kWorkerCollateBeyondMsPerMiB);
 }
 
 double pin_ms(const LoaderModelInput& in) { return in.pinned ? th::kPinMsPerMiB * std::max(0.0, in.batch_mib) : 0; }
@@ -51,7 +54,7 @@ double cores_left(const LoaderModelInput& in, int workers) {
   // process per core it used (rounded up past a quarter); the job as the loop plus the workers
   // that compute (waiting workers sleep; the loop's intra-op threads work in bursts).
   const double others = std::ceil(in.other_cores - 0.25);
-  const double mine = 1 + (cpu_share_or_one(in) >= th::kLoadingWaitsCpuShare ? std::max(0, workers) : 0);
+  const double mine = 1 + (loading_waits(in) ? 0 : std::max(0, workers));
   const double fair = others > 0 ? in.cores * mine / (mine + others) : in.cores;
   return std::min<double>(in.cores, std::max({in.cores - in.other_cores, fair, 0.5}));
 }
@@ -59,8 +62,7 @@ double cores_left(const LoaderModelInput& in, int workers) {
 double cpu_bound_step_ms(const LoaderModelInput& in, int workers) {
   // Waiting loading only: loading that computes is capped at the free cores already, and its
   // wall times, measured beside the other work, carry that contention once more.
-  if (in.loop_threads <= 0 || in.cores <= 0 || !(in.cpu_share >= 0 && in.cpu_share < th::kLoadingWaitsCpuShare))
-    return 0;
+  if (in.loop_threads <= 0 || in.cores <= 0 || !loading_waits(in)) return 0;
   const double cpu = in.compute_ms * in.loop_threads + handover_ms(in) + in.load_ms * cpu_share_or_one(in) +
                      worker_handover_ms(in);
   return cpu / cores_left(in, workers);
@@ -78,7 +80,7 @@ LoaderPlan plan_workers(const LoaderModelInput& in) {
   LoaderPlan p;
   if (in.load_ms <= 0 || in.compute_ms <= 0) return p;
   double share = cpu_share_or_one(in);
-  p.waits = in.cpu_share >= 0 && in.cpu_share < th::kLoadingWaitsCpuShare;
+  p.waits = loading_waits(in);
   int want = static_cast<int>(std::ceil(in.load_ms / in.compute_ms)) + 1;
   int free = free_cores(in);
   if (p.waits) {

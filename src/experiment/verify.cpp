@@ -72,19 +72,18 @@ VerifyRun one_run(const VerifyOptions& opt, const std::string& label, const std:
 
 // What the re-run still charges is measured against the baseline's step: a starved loop made 6x
 // faster that still waits half of its new, short step has had most of its cost removed.
-bool still_costs(const VerifyRun& fix, const std::string& id, double baseline_ms) {
-  for (const auto& c : fix.charges)
-    if (c.id == id && (c.critical || c.fraction * fix.step_ms >= diagnose::th::kVerdictMinRecoverable * baseline_ms))
-      return true;
-  return false;
-}
-
 double still_charged_ms(const VerifyRun& fix, const std::vector<std::string>& ids) {
   if (fix.step_ms <= 0) return -1;
   double ms = 0;
   for (const auto& c : fix.charges)
     if (std::find(ids.begin(), ids.end(), c.id) != ids.end()) ms += c.fraction * fix.step_ms;
   return ms;
+}
+
+bool still_costs(const VerifyRun& fix, const std::string& id, double baseline_ms) {
+  for (const auto& c : fix.charges)
+    if (c.id == id && c.critical) return true;
+  return still_charged_ms(fix, {id}) >= diagnose::th::kVerdictMinRecoverable * baseline_ms;
 }
 
 double mean_step_ms(const std::vector<run::StepRecord>& steps, int64_t first, int64_t last) {

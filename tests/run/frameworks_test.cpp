@@ -39,10 +39,21 @@ RunResult run_fw(std::vector<std::string> cmd, const std::string& name, int64_t 
   return run_session(opt);
 }
 
-const OverrideOutcome* outcome(const RunResult& r, const std::string& key) {
-  for (const auto& o : r.overrides)
-    if (o.key == key) return &o;
-  return nullptr;
+// Exit 0, stopped by --steps at n, the steps counted at optimizer.step().
+void expect_stopped_at(const RunResult& r, int64_t n) {
+  EXPECT_EQ(r.exit.shell_code(), 0);
+  EXPECT_TRUE(r.stopped_by_steps);
+  EXPECT_EQ(r.agent.evidence.steps, n);
+  EXPECT_EQ(r.agent.evidence.step_source, "optimizer");
+}
+
+// The agent says it applied the --set `key`.
+void expect_applied(const RunResult& r, const std::string& key) {
+  const OverrideOutcome* o = nullptr;
+  for (const auto& x : r.overrides)
+    if (x.key == key) o = &x;
+  ASSERT_NE(o, nullptr) << key << ": no outcome";
+  EXPECT_TRUE(o->applied) << key << ": " << o->reason;
 }
 
 // transformers' Trainer builds the DataLoader itself (dataloader_num_workers=0 and
@@ -52,10 +63,7 @@ TEST(Frameworks, HuggingFaceTrainer) {
   std::string dir = fresh_dir("fw-hf-out");
   auto r = run_fw({torch_python(), fw("hf_trainer.py"), "40", "0", dir}, "hf", 8, {{"dataloader.num_workers", "2"}});
   const auto& e = r.agent.evidence;
-  EXPECT_EQ(r.exit.shell_code(), 0);
-  EXPECT_TRUE(r.stopped_by_steps);
-  EXPECT_EQ(e.steps, 8);
-  EXPECT_EQ(e.step_source, "optimizer");
+  expect_stopped_at(r, 8);
   EXPECT_EQ(e.optimizer, "AdamW");  // the Trainer's default optimizer (adamw_torch)
   EXPECT_EQ(e.param_dtype, "torch.float32");
   EXPECT_EQ(e.autocast_dtype, "");  // fp32: no mixed precision asked for
@@ -63,9 +71,7 @@ TEST(Frameworks, HuggingFaceTrainer) {
   EXPECT_EQ(e.loaders[0].num_workers, 2) << "--set did not reach the Trainer's DataLoader";
   EXPECT_FALSE(e.loaders[0].pin_memory);
   EXPECT_EQ(e.loaders[0].batch_size, 8);
-  const auto* o = outcome(r, "dataloader.num_workers");
-  ASSERT_NE(o, nullptr);
-  EXPECT_TRUE(o->applied) << o->reason;
+  expect_applied(r, "dataloader.num_workers");
   EXPECT_GT(e.step_ms, 0.0);
   EXPECT_GT(e.forward_ms + e.backward_ms, 0.0);
 }
@@ -77,18 +83,13 @@ TEST(Frameworks, LightningFit) {
   auto r = run_fw({torch_python(), fw("lightning_fit.py"), "40", "0", "bf16-mixed"}, "lightning", 8,
                   {{"dataloader.num_workers", "1"}});
   const auto& e = r.agent.evidence;
-  EXPECT_EQ(r.exit.shell_code(), 0);
-  EXPECT_TRUE(r.stopped_by_steps);
-  EXPECT_EQ(e.steps, 8);
-  EXPECT_EQ(e.step_source, "optimizer");
+  expect_stopped_at(r, 8);
   EXPECT_EQ(e.optimizer, "AdamW");
   EXPECT_EQ(e.autocast_dtype, "torch.bfloat16") << "Lightning's precision='bf16-mixed' not read back";
   ASSERT_FALSE(e.loaders.empty());
   EXPECT_EQ(e.loaders[0].num_workers, 1);
   EXPECT_EQ(e.loaders[0].batch_size, 32);
-  const auto* o = outcome(r, "dataloader.num_workers");
-  ASSERT_NE(o, nullptr);
-  EXPECT_TRUE(o->applied) << o->reason;
+  expect_applied(r, "dataloader.num_workers");
   // Forward and backward inside the closure are theirs, not the optimizer's.
   EXPECT_GT(e.forward_ms, 0.0);
   EXPECT_GT(e.backward_ms, 0.0);
@@ -100,17 +101,12 @@ TEST(Frameworks, AccelerateLoop) {
   auto r = run_fw({torch_python(), fw("accelerate_loop.py"), "40", "0", "bf16"}, "accelerate", 8,
                   {{"dataloader.num_workers", "1"}});
   const auto& e = r.agent.evidence;
-  EXPECT_EQ(r.exit.shell_code(), 0);
-  EXPECT_TRUE(r.stopped_by_steps);
-  EXPECT_EQ(e.steps, 8);
-  EXPECT_EQ(e.step_source, "optimizer");
+  expect_stopped_at(r, 8);
   EXPECT_EQ(e.optimizer, "AdamW");
   EXPECT_EQ(e.autocast_dtype, "torch.bfloat16") << "accelerate's mixed_precision='bf16' not read back";
   ASSERT_FALSE(e.loaders.empty());
   EXPECT_EQ(e.loaders[0].num_workers, 1) << "--set did not reach the DataLoader accelerate prepared";
-  const auto* o = outcome(r, "dataloader.num_workers");
-  ASSERT_NE(o, nullptr);
-  EXPECT_TRUE(o->applied) << o->reason;
+  expect_applied(r, "dataloader.num_workers");
 }
 
 // A torch.compile'd loop (inductor) stopped by --steps: compiled once, stopped at N, exit 0.
@@ -120,10 +116,7 @@ TEST(Frameworks, CompiledLoopStopsAtSteps) {
   std::string json = fresh_dir("fw-compiled-json") + "/c.json";
   auto r = run_fw({torch_python(), scripts_dir() + "/compile_case.py", "inductor", "module", "40", json}, "compiled", 6);
   const auto& e = r.agent.evidence;
-  EXPECT_EQ(r.exit.shell_code(), 0);
-  EXPECT_TRUE(r.stopped_by_steps);
-  EXPECT_EQ(e.steps, 6);
-  EXPECT_EQ(e.step_source, "optimizer");
+  expect_stopped_at(r, 6);
   EXPECT_TRUE(e.compiled);
   EXPECT_EQ(e.optimizer, "AdamW");
 }
