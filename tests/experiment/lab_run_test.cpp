@@ -80,15 +80,18 @@ TEST(LabRun, ThreeConfigurationsOnCpu) {
     EXPECT_NEAR(c->spread_pct, 100.0 * (p90_ms - p10_ms) / median_of(c->step_ms), 1e-9);
     EXPECT_NEAR(c->step_ms_median, median_of(c->step_ms), 1e-12);
     // The seed's number (samples over the measured steps' wall time) measures the same steps a
-    // second way: on the CPU the steps' times are the differences of the same clock's step ends,
-    // so it is the batch over their mean step, up to what runs between the last step's end and the
-    // final clock read (a progress line, the sync): 5% leaves room for a preemption there. Not
-    // against the median: on a loaded machine a few
-    // slow steps pull the mean far from it (1337 against 4706 samples/s once under CI).
+    // second way. On the CPU the steps' times are differences of the same clock's step ends, and
+    // the wall time is their sum plus what runs after the last step's end (a progress line, the
+    // final sync), so it is at most the batch over the mean step (5% for the sync and clock read
+    // between the warm-up's last step end and the start of the wall time), and below it by that
+    // tail, which a loaded machine stretches (8 steps of 7 ms: 8% below once under CI). The lower
+    // bound is the old 0.3x, against the mean, not the median: a few slow steps pull the mean far
+    // from the median (1337 against 4706 samples/s once).
     double sum_ms = 0;
     for (double v : c->step_ms) sum_ms += v;
     const double by_mean = 32 * 1000.0 * static_cast<double>(c->step_ms.size()) / sum_ms;
-    EXPECT_NEAR(c->samples_per_s_overall, by_mean, 0.05 * by_mean);
+    EXPECT_LE(c->samples_per_s_overall, 1.05 * by_mean);
+    EXPECT_GT(c->samples_per_s_overall, 0.3 * by_mean);
     EXPECT_GT(c->peak_mem_bytes, 0);
     EXPECT_EQ(c->mem_kind, "rss_delta_plus_params");
     EXPECT_GE(c->data_wait_pct, 0);
