@@ -117,7 +117,9 @@ TEST(LabRun, ThreeConfigurationsOnCpu) {
   EXPECT_EQ(ev.configs[1].samples_per_s, bf16->samples_per_s);
 
   std::string text = lab_text(r);
-  if (!has_compile) EXPECT_NE(text.find("skipped: torch"), std::string::npos) << text;
+  if (!has_compile) {
+    EXPECT_NE(text.find("skipped: torch"), std::string::npos) << text;
+  }
 }
 
 TEST(LabRun, BadTargetIsOneLine) {

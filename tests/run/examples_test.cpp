@@ -96,7 +96,9 @@ TEST(Examples, ImagenetLikeLoadingThatComputesGetsMoreWorkers) {
   ASSERT_TRUE(r.evidence.samples.has_value());
   const double shm = r.evidence.samples->shm_fault_ms_per_mib;
   EXPECT_GE(shm, 0) << "not measured after a DataLoader job";
-  if (shm > 0) EXPECT_EQ(evidence(f, "shm_fault_ms_per_mib"), shm) << "the model did not take the measured rate";
+  if (shm > 0) {
+    EXPECT_EQ(evidence(f, "shm_fault_ms_per_mib"), shm) << "the model did not take the measured rate";
+  }
   EXPECT_GT(f.recoverable_fraction, 0) << f.gain;
   EXPECT_GT(evidence(f, "step_ms") / evidence(f, "predicted_step_ms"), 1.1) << f.gain;
   EXPECT_NE(f.gain.find("num_workers="), std::string::npos) << f.gain;
