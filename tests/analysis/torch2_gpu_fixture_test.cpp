@@ -76,7 +76,9 @@ TEST_P(Torch2GpuTrace, AnalysesWithoutError) {
   EXPECT_TRUE(a.gpu.present);
   EXPECT_EQ(a.kernels.count, static_cast<int64_t>(c.kernels));
   EXPECT_EQ(a.kernels.triton_kernels, static_cast<int64_t>(c.triton));
-  if (c.triton > 0) EXPECT_TRUE(a.parallel.compiled);
+  if (c.triton > 0) {
+    EXPECT_TRUE(a.parallel.compiled);
+  }
   // Every case steps torch.optim.AdamW ("Optimizer.step#AdamW.step" annotations); fused=True only in
   // fused_adamw (aten::_fused_adamw_), the default foreach path elsewhere (aten::_foreach_* ops).
   EXPECT_EQ(a.parallel.optimizer, "AdamW");

@@ -142,7 +142,9 @@ TEST(LabReading, SeedOneRules) {
   EXPECT_TRUE(has(skipped, "compile-untested"));
   EXPECT_TRUE(has(skipped, "precision-not-bottleneck"));
   for (auto& rd : skipped.readings)
-    if (rd.id == "precision-not-bottleneck") EXPECT_NE(rd.text.find("40%"), std::string::npos) << rd.text;
+    if (rd.id == "precision-not-bottleneck") {
+      EXPECT_NE(rd.text.find("40%"), std::string::npos) << rd.text;
+    }
 }
 
 // The H100 lab of 2026-11-27 (shared/gpu-results/2026-11-27-h100/r4/lab.json, tiny_convnet, batch
