@@ -53,8 +53,11 @@ n=$(find "$out" -type f | wc -l)
 ((n <= 8)) || fail "OUTDIR holds $n files"
 [[ -z "$(find "$out" -type f -size +16M)" ]] || fail "a file in OUTDIR is over 16 MiB"
 for f in summary.json logs.tar.gz traces-examples.tar; do [[ -f "$out/$f" ]] || fail "OUTDIR lacks $f"; done
-tar -tf "$out/traces-examples.tar" | grep -q '^healthy/trace.json.gz$' || fail "no trace of healthy.py kept"
-tar -tzf "$out/logs.tar.gz" | grep -q '^examples/run-healthy.txt$' || fail "the examples' logs are not kept"
+# Listings read whole, not piped into grep -q: under pipefail, grep -q quitting at the first match
+# lets tar's next write die of SIGPIPE, and the check fails on a listing that has the file.
+traces=$(tar -tf "$out/traces-examples.tar") && logs=$(tar -tzf "$out/logs.tar.gz") || fail "an archive in OUTDIR is unreadable"
+grep -qx 'healthy/trace.json.gz' <<<"$traces" || fail "no trace of healthy.py kept"
+grep -qx 'examples/run-healthy.txt' <<<"$logs" || fail "the examples' logs are not kept"
 
 python3 - "$out/summary.json" "$lanes" <<'PY' || fail "summary.json is not what the GPU issue needs"
 import json, sys
