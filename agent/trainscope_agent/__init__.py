@@ -48,6 +48,7 @@ def start():
         ("master_addr", env.get("MASTER_ADDR")),
         ("master_port", env.get("MASTER_PORT")),
         ("launcher", _is_torchrun_launcher() or None),
+        ("cwd", _cwd()),
     ])
     try:
         S.stop_after = int(os.environ.get("TRAINSCOPE_STOP_AFTER", "0") or 0)
@@ -115,6 +116,10 @@ def on_torch(torch):
         hooks_copy.install(torch)
         hooks_io.install(torch)
         settings.install(torch)
+        from . import frameworks, leaks, sites
+        S.add_step_hook(sites.at_step)
+        S.add_step_hook(leaks.at_step)
+        frameworks.install()
         from . import overrides  # trainscope run --set: applied last, outermost around the hooks
         overrides.install(torch)
         _arm_window(torch)
@@ -128,6 +133,13 @@ def on_torch(torch):
             hooks_dist.install(torch)
         except Exception as e:
             fail("distributed hooks", e)
+
+
+def _cwd():
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def _is_torchrun_launcher():

@@ -19,6 +19,9 @@ def at_exit():
             S.window.finish()
         if S.gpu is not None and not G.off:
             S.gpu.drain(1.0)
+        if not G.off:
+            from . import sites
+            sites.send(ch, S.step)
     except Exception as e:
         G.errors.append("at exit: %s: %s" % (type(e).__name__, e))
     torch_found = "torch" in sys.modules

@@ -10,17 +10,19 @@
 import weakref
 
 from . import channel as ch
-from . import load_cost
+from . import load_cost, sites
 from .guard import G, check_break, fail, patch
 from .state import FETCH, S, now
 
 _seen_loaders = weakref.WeakSet()
 _seen_ids = set()
+_loader_sites = weakref.WeakKeyDictionary()  # DataLoader -> sites.Site where the user built it
 
 
 def install(torch):
     dl = torch.utils.data.dataloader
     it = dl._BaseDataLoaderIter
+    _install_construction_site(dl.DataLoader)
     next_orig = patch(it, "__next__", None)
     init_orig = patch(it, "__init__", None)
 
@@ -49,8 +51,13 @@ def install(torch):
             raise
         finally:
             if not G.off:
-                S.data_ns += now() - t0
+                waited = now() - t0
+                S.data_ns += waited
                 S.fetches += 1
+                site = self.__dict__.get("_ts_site")
+                if site is not None:
+                    site.count += 1  # the loader's fetches and wait, at the line that built it
+                    site.ns += waited
         if not _Batch.sized and not G.off:
             _record_batch_bytes(batch)
         return batch
@@ -98,7 +105,36 @@ def _record_batch_bytes(batch):
         fail("batch size", e)
 
 
+def _install_construction_site(DataLoader):
+    """`DataLoader.__init__` notes the user's line that built the loader (a frame walk, once per
+    loader): the loop's loader is then named by its line, wherever it was built (a helper module,
+    a Lightning DataModule's train_dataloader, a framework's call from the user's trainer.train())."""
+    init_orig = patch(DataLoader, "__init__", None)
+
+    def __init__(self, *args, **kwargs):
+        init_orig(self, *args, **kwargs)
+        if G.off:
+            return
+        try:
+            if self not in _loader_sites:
+                site = sites.where("dataloader", 2)
+                if site is not None:
+                    _loader_sites[self] = site
+        except Exception as e:
+            fail("dataloader site", e)
+
+    __init__.__wrapped__ = init_orig
+    DataLoader.__init__ = __init__
+
+
 def _record_loader(it, loader):
+    try:
+        site = _loader_sites.get(loader)
+    except TypeError:
+        site = None
+    if site is not None:
+        site = sites.add(site)
+        it.__dict__["_ts_site"] = site
     key = id(loader)
     try:
         if loader in _seen_loaders:
@@ -129,6 +165,8 @@ def _record_loader(it, loader):
         ("sampler", type(getattr(loader, "sampler", None)).__name__),
         ("multiprocessing_context", getattr(ctx, "_name", None) if ctx is not None else None),
         ("iterator", type(it).__name__),
+        ("site_file", site.file if site is not None else None),
+        ("site_line", site.line if site is not None else None),
     ])
 
 

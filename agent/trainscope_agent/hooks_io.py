@@ -4,6 +4,7 @@
 """
 import sys
 
+from . import sites
 from .guard import G, fail, patch
 from .state import S, now
 
@@ -22,8 +23,10 @@ def _timed(fn, where):
             return fn(*args, **kwargs)
         finally:
             _depth[0] -= 1
-            S.io_ns += now() - t0
+            ns = now() - t0
+            S.io_ns += ns
             S.io_n += 1
+            sites.hit("io", ns)
     wrapper.__wrapped__ = fn
     for a in ("__name__", "__qualname__", "__doc__", "__module__"):
         try:

@@ -18,7 +18,7 @@ import math
 import sys
 import weakref
 
-from . import flops, hooks_copy
+from . import flops, hooks_copy, sites
 from .guard import G, check_break, fail, patch, resolve_compiling
 from .state import BACKWARD, FORWARD, OPTIMIZER, S, now
 
@@ -36,6 +36,7 @@ class _Model:
     reported = False
     autocast_dtype = ""
     frozen = False      # torch.compile was called: our hooks never change again (_on_compile)
+    fwd_site = None     # sites.Site: the user's line that calls the model in the loop
 
 
 M = _Model()
@@ -217,6 +218,8 @@ def _fwd_pre(module, inputs):
         if S.source <= FORWARD and S.in_opt == 0:
             S.mark_start(FORWARD)  # may end the program (--steps): after our own bookkeeping
         S.fwd_t0 = now()
+        if M.fwd_site is None:
+            M.fwd_site = sites.add(sites.where("forward", 2)) or False  # once: a frame walk
         if S.first_fwd_in_step:
             S.first_fwd_in_step = False
             if S.gpu is not None and S.cuda_ready:
@@ -283,6 +286,8 @@ def _report_model():
         ("compiled", compiled),
         ("data_parallel", dp),
         ("ddp", ddp),
+        ("site_file", M.fwd_site.file if M.fwd_site else None),
+        ("site_line", M.fwd_site.line if M.fwd_site else None),
     ])
 
 
@@ -359,6 +364,7 @@ class _Opt:
     last_id = 0           # id of the optimizer seen last (skips the set lookups on most steps)
     built = weakref.WeakSet()   # optimizers built that have not stepped yet
     t0 = {}               # id(opt) -> (t0, fwd+bwd+data ns at entry): 2.x hook path
+    sites = weakref.WeakKeyDictionary()  # optimizer -> sites.Site where the user built it
 
 
 O = _Opt()
@@ -441,6 +447,13 @@ def _install_optimizer(torch):
         init_orig(self, *args, **kwargs)
         if G.off:
             return
+        try:
+            if self not in O.sites:
+                O.sites[self] = sites.where("optimizer", 2)
+        except TypeError:
+            pass
+        except Exception as e:
+            fail("optimizer site", e)
         try:
             _note_built(self)
             if not hooks_2x:
@@ -569,7 +582,13 @@ def _report_optimizer(opt):
         impl = "single_tensor"
     else:
         impl = "unknown"
+    try:
+        site = sites.add(O.sites.get(opt))
+    except TypeError:
+        site = None
     S.channel.send_text("optimizer", [
+        ("site_file", site.file if site is not None else None),
+        ("site_line", site.line if site is not None else None),
         ("class", cls.__name__),
         ("impl", impl),
         ("fused", fused),

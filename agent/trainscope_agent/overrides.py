@@ -1,11 +1,12 @@
 """`trainscope run --set KEY=VALUE`: settings applied to the user's unchanged script at run time.
 
 TRAINSCOPE_SET holds one `key=value` per line (trainscope has validated every key and value).
-Each override is decided once and reported in an `override` text record
+Each override is decided once per process and reported in an `override` text record
 (key, value, applied 1/0, reason): as soon as it takes effect or cannot, and at exit for the ones
-the script never gave a chance ("no DataLoader in this script"). Overrides act only in the
-training process, never in DataLoader workers or other multiprocessing children (a worker's own
-`torch.set_num_threads(1)` stays). Like every hook, a failure here switches the agent off and the
+the process never gave a chance ("no DataLoader in this script"); trainscope counts a setting
+applied when any process applied it (mp.spawn's parent builds no DataLoader, its ranks do).
+Overrides act in every training process (the script, torchrun's and mp.spawn's ranks), never in
+DataLoader workers (a worker's own `torch.set_num_threads(1)` stays). Like every hook, a failure here switches the agent off and the
 training goes on with the user's own settings.
 
   dataloader.num_workers / .pin_memory / .prefetch_factor / .persistent_workers
@@ -45,9 +46,16 @@ def _truthy(v):
 
 
 def _main_process():
-    """The training process: not a DataLoader worker or another multiprocessing child."""
+    """A training process: anything but a DataLoader worker. A multiprocessing child trains too
+    (mp.spawn's ranks, a Process(target=train)); only torch's worker loop is a helper. Asked when
+    a setting acts (a DataLoader or optimizer built, set_num_threads called), so a spawn-started
+    worker, which imports torch before it knows it is one, is recognised by then."""
     try:
-        return multiprocessing.parent_process() is None
+        torch = S.torch
+        if torch is not None and torch.utils.data.get_worker_info() is not None:
+            return False
+        target = getattr(multiprocessing.current_process(), "_target", None)
+        return getattr(target, "__name__", "") != "_worker_loop"
     except Exception:
         return True
 
@@ -106,6 +114,8 @@ class _Cuda:
 
 
 def _at_exit():
+    if not _main_process():
+        return  # a DataLoader worker (forked after install) has nothing to answer for
     why = {
         "dataloader": "no DataLoader in this script",
         "copy": "the script made no host-to-device copy",

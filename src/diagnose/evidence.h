@@ -67,6 +67,27 @@ struct SamplesEvidence {
   std::vector<double> step_start_s;
 };
 
+// A line of the user's code behind something the agent measured (agent/trainscope_agent/sites.py):
+// the first frame outside PyTorch, installed packages, the standard library and trainscope.
+struct CodeSite {
+  // dataloader | optimizer | forward | config (construction sites); item | cpu | tolist |
+  // synchronize (host syncs), h2d (host-to-device copies), io (torch.save, file writes): per call;
+  // leak (a variable that keeps tensors across steps, with the line that stores into it).
+  std::string role;
+  std::string file;      // absolute path
+  std::string path;      // as shown: relative to the run's working directory when inside it
+  int64_t line = 0;
+  std::string function;  // the enclosing function ("<module>" at top level)
+  std::string code;      // the source line's text, stripped
+  std::string detail;    // config: "transformers.TrainingArguments"; leak: what it holds
+  std::string sha1;      // the file's hash when recorded (a patch is refused on a changed file)
+  int64_t calls = 0;     // per-call sites: calls over the run (a DataLoader: its fetches)
+  double host_ms = 0;    // host time in those calls (a DataLoader: the loop's wait for it)
+  double calls_per_step = -1, ms_per_step = -1;  // over the steps the agent had counted
+  int64_t bytes = 0, pageable = 0, blocking = 0;  // h2d: bytes copied, calls from pageable memory, calls that blocked
+  std::vector<std::pair<std::string, std::string>> knobs;  // config: the framework's settings as built
+};
+
 // What the in-process agent saw (filled by the run layer from the agent's records).
 struct AgentEvidence {
   // Settings, recorded once.
@@ -116,7 +137,13 @@ struct AgentEvidence {
   double loading_cpu_share = -1;  // loading's CPU time / its wall time (0-1), every process; -1 unknown
   int64_t item_calls_per_step = -1;  // .item() etc., when counted
   std::vector<double> mem_allocated_per_step;  // bytes (CUDA) or RSS (CPU)
+  // The step number of each reading, and its segment for the trend (-1: warm-up or profiled,
+  // left out; the profiler window raises memory once, so readings before and after it are
+  // compared only among themselves). Empty from older agents' records.
+  std::vector<double> mem_at_step;
+  std::vector<int> mem_segment;
   double mem_slope_bytes_per_step = 0;
+  double host_mem_total_bytes = -1;  // the host's RAM (/proc/meminfo MemTotal), for a CPU leak's horizon
   double mem_peak_bytes = -1, mem_reserved_bytes = -1, device_mem_total_bytes = -1;
   int64_t nonfinite_losses = 0;
   double model_flops_per_step = -1;  // for MFU, when the model's FLOPs are known (-1 unknown)
@@ -140,6 +167,11 @@ struct AgentEvidence {
   double main_process_loading_ms = 0;  // __getitem__+collate run inside the loop, per step
   int64_t dropped_records = 0;      // records the agent could not deliver (channel full)
   std::vector<std::string> notes;   // facts worth a line: no torch, agent not loaded, ...
+  // The user's lines (sites.py): construction sites first, then per-call sites by host time.
+  std::vector<CodeSite> sites;
+  // The site of one role: the loop's DataLoader (most fetches), the optimizer, the forward call, a
+  // framework's configuration; nullptr when not recorded.
+  const CodeSite* site(const std::string& role) const;
 };
 
 struct LabEvidence {

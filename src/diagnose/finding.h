@@ -34,6 +34,16 @@ struct EvidenceValue {
   std::string unit;   // "%", "ms", "bytes", "count", ...
 };
 
+// A line of the user's code a finding points at (evidence.h CodeSite, as the report shows it).
+struct SiteRef {
+  std::string role;   // what happens there (CodeSite::role)
+  std::string path;   // as shown (relative to the run's directory when inside it)
+  std::string file;   // absolute
+  int64_t line = 0;
+  std::string function, code;
+  std::string note;   // what the finding says of this line: "12 calls per step, 0.4 ms", the knob to set
+};
+
 struct Finding {
   std::string id;  // stable kebab-case id, e.g. "dataloader-starvation"
   Severity severity = Severity::Info;
@@ -56,6 +66,8 @@ struct Finding {
   // The fix as settings `trainscope run --set` applies to the unchanged script (key, value), when
   // it can be applied at run time; `trainscope verify` re-runs with them and measures the gain.
   std::vector<std::pair<std::string, std::string>> fix_settings;
+  // Where in the user's code: the lines this finding's cause and fix are at (empty: not known).
+  std::vector<SiteRef> sites;
 };
 
 struct Diagnosis {

@@ -37,6 +37,8 @@ h2{font-size:16px;margin:28px 0 10px;font-weight:650}
 .chip{background:#eef2f8;border-radius:4px;padding:1px 8px;font-size:12px}
 .chip b{font-weight:600}
 .fix{margin-top:6px}
+.site{margin-top:6px}.site .at{font-weight:600;color:#555}.site .loc{font-weight:600}
+pre.siteline{margin:2px 0 4px 0;padding:4px 8px;color:#222;border-left:3px solid #d9a400;background:#fffbea}pre.siteline .lno{color:#999;margin-right:6px}
 pre{background:#0f1626;color:#dce3f0;padding:10px 12px;border-radius:6px;overflow:auto;font:12.5px/1.45 ui-monospace,"DejaVu Sans Mono",monospace;margin:8px 0 0}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line)}

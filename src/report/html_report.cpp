@@ -60,6 +60,12 @@ void findings_html(std::string& h, const diagnose::Diagnosis& d) {
       h += "</div>\n";
     }
     h += "<p>" + esc(f.explanation) + "</p>\n";
+    for (const auto& s : f.sites) {
+      std::string fn = s.function.empty() || s.function == "<module>" ? "" : " (" + s.function + ")";
+      h += fmt::format("<div class=\"site\"><span class=\"at\">at</span> <code class=\"loc\">{}:{}</code>{}{}</div>\n", esc(s.path), s.line,
+                       esc(fn), s.note.empty() ? "" : " <span class=\"meta\">" + esc(s.note) + "</span>");
+      if (!s.code.empty()) h += fmt::format("<pre class=\"siteline\"><code><span class=\"lno\">{}</span> {}</code></pre>\n", s.line, esc(s.code));
+    }
     h += "<div class=\"fix\"><b>Fix:</b> " + esc(f.fix) + "</div>\n";
     if (!f.fix_code.empty()) h += "<pre><code>" + esc(f.fix_code) + "</code></pre>\n";
     h += "</section>\n";

@@ -115,6 +115,18 @@ void finding_obj(JsonWriter& w, const diagnose::Finding& f) {
   w.key("fix_settings").begin_object();
   for (const auto& [k, v] : f.fix_settings) w.field(k, v);
   w.end_object();
+  w.key("sites").begin_array();
+  for (const auto& s : f.sites)
+    w.begin_object()
+        .field("role", s.role)
+        .field("path", s.path)
+        .field("file", s.file)
+        .field("line", s.line)
+        .field("function", s.function)
+        .field("code", s.code)
+        .field("note", s.note)
+        .end_object();
+  w.end_array();
   w.end_object();
 }
 

@@ -117,6 +117,14 @@ std::string render_markdown(const ReportInput& in) {
       md += "\n";
     }
     md += f.explanation + "\n\n";
+    for (const auto& s : f.sites) {
+      md += fmt::format("**At** `{}:{}`", s.path, s.line);
+      if (!s.function.empty() && s.function != "<module>") md += fmt::format(" (`{}`)", s.function);
+      if (!s.note.empty()) md += " — " + s.note;
+      md += "\n";
+      if (!s.code.empty()) md += "\n```python\n" + s.code + "\n```\n";
+      md += "\n";
+    }
     md += "**Fix:** " + f.fix + "\n";
     if (!f.fix_code.empty()) md += "\n```python\n" + f.fix_code + "\n```\n";
     if (!f.gain.empty()) md += "\n**Gain:** " + f.gain + "\n";

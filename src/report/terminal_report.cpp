@@ -83,6 +83,13 @@ void findings(Out& o, const ReportInput& in) {
     for (const auto& e : f.evidence) ev += (ev.empty() ? "" : " · ") + e.name + " " + format_evidence(e);
     if (!ev.empty()) o.para(ev, 5, "evidence: ");
     o.para(f.explanation, 5, "why: ");
+    for (const auto& s : f.sites) {
+      // The user's own line: path:line (function), its text under a bar, what it does there.
+      std::string where = fmt::format("{}:{}", s.path, s.line);
+      if (!s.function.empty() && s.function != "<module>") where += " (" + s.function + ")";
+      o.para(where + (s.note.empty() ? "" : " · " + s.note), 5, "at: ");
+      if (!s.code.empty()) o.line("       " + o.c("33", "│ " + s.code));
+    }
     o.para(f.fix, 5, "fix: ");
     if (!f.fix_code.empty()) {
       size_t start = 0;

@@ -1,5 +1,7 @@
 #include "run/agent_summary.h"
 
+#include "run/code_sites.h"
+
 #include "util/stats.h"
 
 #include <algorithm>
@@ -129,11 +131,12 @@ AgentSummary summarise(const Records& r) {
   std::set<std::string> loader_keys;
   bool torch_found_anywhere = false, any_end = false;
   std::map<pid_t, std::pair<double, double>> load_cpu;  // pid -> loading wall ns, CPU ns
-  std::string exe;
+  std::string exe, cwd;
   for (const auto& t : r.texts) {
     bool mine = t.pid == out.main_pid;
     if (t.kind == "hello" && mine) {
       ev.python_version = t.get("python");
+      cwd = t.get("cwd");
       exe = t.get("executable");
       if (t.kv.count("rank")) ev.rank = static_cast<int>(t.get_int("rank", 0));
       if (t.kv.count("world_size")) ev.world_size = static_cast<int>(t.get_int("world_size", 1));
@@ -363,6 +366,8 @@ AgentSummary summarise(const Records& r) {
   }
   if (points.size() > static_cast<size_t>(out.warmup_steps))
     ev.mem_slope_bytes_per_step = robust_slope(at, ev.mem_allocated_per_step, segment);
+  ev.mem_at_step = at;
+  ev.mem_segment = segment;
 
   // Per-sample loading cost: DataLoader workers' records plus the main process's own fetches.
   int64_t samples = r.fetches.samples, getitem = r.fetches.getitem_ns, collate = r.fetches.collate_ns,
@@ -382,6 +387,7 @@ AgentSummary summarise(const Records& r) {
   }
   if (samples > 0) ev.sample_getitem_ms = ms(getitem) / static_cast<double>(samples);
   if (batches > 0) ev.collate_ms = ms(collate) / static_cast<double>(batches);
+  summarise_sites(r, out.main_pid, cwd, ev);
   return out;
 }
 

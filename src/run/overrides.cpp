@@ -84,12 +84,19 @@ std::vector<OverrideOutcome> override_outcomes(const std::vector<Override>& requ
   std::vector<OverrideOutcome> out;
   for (const auto& [key, value] : requested) {
     OverrideOutcome o{key, value, false, why_unanswered};
-    for (const auto& t : records.texts)
-      if (t.kind == "override" && t.get("key") == key) {
-        o.applied = t.get_bool("applied");
+    // Applied when any process applied it (mp.spawn's parent builds no DataLoader, its ranks do);
+    // otherwise the first process's reason.
+    bool answered = false;
+    for (const auto& t : records.texts) {
+      if (t.kind != "override" || t.get("key") != key) continue;
+      if (t.get_bool("applied")) {
+        o.applied = true;
         o.reason = t.get("reason");
         break;
       }
+      if (!answered) o.reason = t.get("reason");
+      answered = true;
+    }
     out.push_back(std::move(o));
   }
   return out;

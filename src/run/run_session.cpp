@@ -24,6 +24,7 @@
 #include "run/run_store.h"
 #include "run/run_text.h"
 #include "diagnose/diagnose.h"
+#include "sample/procfs.h"
 #include "sample/sampler.h"
 #include "sample/shm_fault_cost.h"
 #include "store/recorder.h"
@@ -264,6 +265,12 @@ void summarise_evidence(Session& s, const Records& records) {
   res.agent = summarise(records);
   res.stopped_by_steps = res.agent.stop_reason == "steps";
   res.evidence.agent = res.agent.evidence;
+  {
+    // The host's RAM: a leak's horizon on the CPU (memory-growth says when the process would fill it).
+    std::ifstream mi("/proc/meminfo");
+    std::string text((std::istreambuf_iterator<char>(mi)), std::istreambuf_iterator<char>());
+    res.evidence.agent->host_mem_total_bytes = sample::procfs::parse_meminfo(text).total_bytes;
+  }
   if (!s.opt.overrides.empty())
     res.overrides = override_outcomes(s.opt.overrides, records,
                                       !res.agent.agent_loaded ? "the agent did not reach a Python process"

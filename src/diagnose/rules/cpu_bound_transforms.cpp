@@ -2,7 +2,9 @@
 // more DataLoader workers cannot help: the preprocessing itself is too expensive (every
 // core busy, ~100% x cores in top: the CPU is the bottleneck).
 // Evidence: sampled CPU >= 85% of the usable cores, plus a data wait (agent or trace) >= 5% of
-// the step or a GPU mean below 80%.
+// the step or a GPU mean below 80%; and, where the agent measured it, loading that computes (its
+// CPU time >= kLoadingWaitsCpuShare of its wall time). Loading that waits on storage while other
+// work (the ranks' compute, another job) fills the cores is dataloader-starvation's.
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -12,7 +14,7 @@
 namespace ts::diagnose::rules {
 
 std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
-  if (!cpu_saturated(ev)) return std::nullopt;
+  if (!cpu_saturated(ev) || loading_waits(ev)) return std::nullopt;
   double wait = data_wait_pct(ev);
   Util gpu = gpu_util(ev);
   double recoverable = 0;
@@ -30,6 +32,7 @@ std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
   if (wait >= 0) add(f, "data_wait_pct", wait, "%");
   if (gpu.pct >= 0) add(f, "gpu_util_pct", gpu.pct, "%");
   if (ev.agent && ev.agent->sample_getitem_ms >= 0) add(f, "sample_cost_ms", ev.agent->sample_getitem_ms, "ms");
+  if (loading_cpu_share(ev) >= 0) add(f, "loading_cpu_pct", 100 * loading_cpu_share(ev), "%");
   f.recoverable_fraction = std::clamp(recoverable, 0.0, 0.95);
   f.severity = severity_for(f.recoverable_fraction);
   f.confidence = wait >= 0 ? 0.85 : 0.6;
@@ -49,6 +52,8 @@ std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
       "# transforms on the GPU, per batch instead of per sample on the CPU\n"
       "xb = xb.cuda(non_blocking=True)\n"
       "xb = gpu_augment(xb)  # e.g. torchvision.transforms.v2 / kornia on CUDA tensors";
+  point_at_fix(f, ev, "dataloader", "the loop's DataLoader: its dataset's __getitem__ and transforms run in its workers",
+               "set dataloader_num_workers here");
   return f;
 }
 

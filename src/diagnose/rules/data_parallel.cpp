@@ -56,6 +56,7 @@ std::optional<Finding> data_parallel(const Evidence& ev) {
       "local_rank = int(os.environ[\"LOCAL_RANK\"]); torch.cuda.set_device(local_rank)\n"
       "model = torch.nn.parallel.DistributedDataParallel(model.cuda(), device_ids=[local_rank])\n"
       "loader = DataLoader(ds, batch_size=BS, sampler=DistributedSampler(ds))";
+  point_at(f, ev, "forward", "the model is called here");
   return f;
 }
 

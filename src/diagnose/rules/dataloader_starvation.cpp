@@ -1,7 +1,9 @@
 // dataloader-starvation: the GPU waits for the next batch while CPU cores sit idle.
 // Evidence, any of: the trace's DataLoader share of step time (TB plugin: > 5%); the agent's
 // measured data wait; a sawtooth GPU utilisation in the samples. Silent when the CPU is
-// saturated: then more workers cannot help and cpu-bound-transforms speaks instead.
+// saturated and the loading computes (or is not measured): then more workers cannot help and
+// cpu-bound-transforms speaks instead. Loading that waits (its CPU time a small share of its wall
+// time: storage, network) is helped by workers whatever the cores are doing, since they sleep.
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -13,7 +15,7 @@
 namespace ts::diagnose::rules {
 
 std::optional<Finding> dataloader_starvation(const Evidence& ev) {
-  if (cpu_saturated(ev)) return std::nullopt;
+  if (cpu_saturated(ev) && !loading_waits(ev)) return std::nullopt;
   // The job's usable cores: the same number the threads section and cpu-bound-transforms use.
   int cores = static_cast<int>(usable_cores(ev));
   Finding f;
@@ -287,6 +289,8 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     f.fix_settings = {{"dataloader.num_workers", n}, {"dataloader.persistent_workers", "true"}};
     if (!no_gpu) f.fix_settings.insert(f.fix_settings.end(), {{"dataloader.pin_memory", "true"}, {"copy.non_blocking", "true"}});
   }
+  point_at_fix(f, ev, "dataloader", fmt::format("the loop's DataLoader: num_workers={} here", n),
+               fmt::format("set dataloader_num_workers={}, dataloader_persistent_workers=True here", n));
   return f;
 }
 

@@ -114,6 +114,7 @@ std::optional<Finding> host_sync(const Evidence& ev) {
         "# a batch copied to the GPU: pinned memory and a non-blocking copy\n"
         "loader = DataLoader(dataset, batch_size=BS, num_workers=N, pin_memory=True)\n"
         "xb = xb.to(\"cuda\", non_blocking=True)";
+    point_at_calls(f, ev, {"item", "cpu", "tolist", "synchronize", "h2d"});
     return f;
   }
   f.fix = "Keep running metrics on the GPU and read them every N steps; never print or .item() a tensor each step.";
@@ -123,6 +124,7 @@ std::optional<Finding> host_sync(const Evidence& ev) {
       "if step % 100 == 0:\n"
       "    print(running.item() / 100)   # one sync every 100 steps\n"
       "    running.zero_()";
+  point_at_calls(f, ev, {"item", "cpu", "tolist", "synchronize"});
   return f;
 }
 

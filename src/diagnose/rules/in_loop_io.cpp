@@ -30,6 +30,7 @@ std::optional<Finding> in_loop_io(const Evidence& ev) {
   f.fix_code =
       "if step % 1000 == 0:\n"
       "    torch.save(model.state_dict(), path)";
+  point_at_calls(f, ev, {"io"});
   return f;
 }
 

@@ -55,6 +55,7 @@ std::optional<Finding> not_on_gpu(const Evidence& ev) {
       "model = model.to(device)\n"
       "for xb, yb in loader:\n"
       "    xb, yb = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)";
+  point_at(f, ev, "forward", "the model runs here: move it and its inputs to the GPU");
   return f;
 }
 

@@ -70,6 +70,8 @@ std::optional<Finding> pageable_memcpy(const Evidence& ev) {
       "    xb = xb.cuda(non_blocking=True)\n"
       "    yb = yb.cuda(non_blocking=True)";
   f.fix_settings = {{"dataloader.pin_memory", "true"}, {"copy.non_blocking", "true"}};
+  point_at_calls(f, ev, {"h2d"});
+  point_at_fix(f, ev, "dataloader", "pin_memory=True here", "set dataloader_pin_memory=True here");
   return f;
 }
 

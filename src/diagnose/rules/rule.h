@@ -88,6 +88,12 @@ double other_work_cores(const Evidence& ev);
 bool agent_without_cuda(const Evidence& ev);
 // The agent's step data, when it measured steps.
 const AgentEvidence* agent_steps(const Evidence& ev);
+// The loaders' CPU time against their wall time, every process that loads (the training
+// process, its workers, every rank): measured and under kLoadingWaitsCpuShare means the loading
+// waits (storage, network, sleep); at or over it, it computes. -1 unknown.
+double loading_cpu_share(const Evidence& ev);
+bool loading_waits(const Evidence& ev);
+bool loading_computes(const Evidence& ev);
 // Whether the job is data-starved by any evidence (share of step, 0-100; -1 unknown).
 double data_wait_pct(const Evidence& ev);
 // Device name: trace, agent, "" unknown. Compute capability major*10+minor, 0 unknown.
@@ -95,5 +101,24 @@ std::string device_name(const Evidence& ev);
 int compute_capability(const Evidence& ev);
 // "1.2.3" -> {1,2}; unparsable -> {0,0}.
 std::pair<int, int> torch_version(const std::string& v);
+
+// ---- the user's lines (code_sites.cpp) ----
+// Adds the site of `role` to the finding with `note` (nothing when the agent recorded none).
+// Returns whether it did.
+bool point_at(Finding& f, const Evidence& ev, const std::string& role, const std::string& note = "");
+// Adds the per-call sites of these roles, most host time first (then most calls), at most `max`;
+// the note says each line's calls and host time per step. Returns how many it added.
+int point_at_calls(Finding& f, const Evidence& ev, const std::vector<std::string>& roles, int max = 3);
+// A framework's configuration site ("transformers" / "lightning"), nullptr when none.
+const CodeSite* config_site(const Evidence& ev, const std::string& framework = "");
+// The value of a framework knob at the configuration site ("" when not recorded).
+std::string knob(const CodeSite& s, const std::string& name);
+SiteRef site_ref(const CodeSite& s, const std::string& note);
+// Points the finding at where its fix goes. Under Hugging Face Trainer the objects are built in
+// the framework's code, so the line is the user's TrainingArguments(...) with `hf_knob` (nothing
+// when empty); elsewhere the object's own construction line (`role`) with `note`, plus Lightning's
+// Trainer(...) with `lightning_knob` when given (precision lives there, not in the user's module).
+void point_at_fix(Finding& f, const Evidence& ev, const std::string& role, const std::string& note,
+                  const std::string& hf_knob = "", const std::string& lightning_knob = "");
 
 }  // namespace ts::diagnose::rules

@@ -141,4 +141,13 @@ std::pair<int, int> torch_version(const std::string& v) {
   return {a, b};
 }
 
+double loading_cpu_share(const Evidence& ev) { return ev.agent ? ev.agent->loading_cpu_share : -1; }
+
+bool loading_waits(const Evidence& ev) {
+  const double s = loading_cpu_share(ev);
+  return s >= 0 && s < th::kLoadingWaitsCpuShare;
+}
+
+bool loading_computes(const Evidence& ev) { return loading_cpu_share(ev) >= th::kLoadingWaitsCpuShare; }
+
 }  // namespace ts::diagnose::rules

@@ -1,0 +1,225 @@
+"""Call sites: the line of the user's own code behind each thing the agent measures.
+
+A site is the first frame, walking out from the hook, whose file is the user's: not PyTorch,
+not an installed package (site-packages, dist-packages), not the standard library, not the
+agent, not generated code (`<string>`, `<frozen ...>`). docs/AGENT.md, "Call sites".
+
+Two kinds of bookkeeping:
+- Construction sites (`where()`), resolved once per object: the DataLoader the loop iterates,
+  the optimizer, the model's forward call, a framework's configuration (TrainingArguments,
+  Lightning's Trainer). Their record carries the site.
+- Per-call sites (`hit()`), on the per-step path: `.item()` and other host syncs, host-to-device
+  copies, `torch.save` and file writes. The key is the immediate caller's code object and line,
+  so a call costs one frame lookup, one dict lookup and a few adds (bench/run/agent_cost.sh);
+  the walk out to the user's frame runs once per key. At most MAX_KEYS keys: calls from further
+  places are counted under one overflow site, never walked.
+
+Sites are sent as `site` text records with running totals (count, host ns, bytes) at steps
+16, 64, 256, ... and at exit; the run layer keeps each process's last record per site.
+"""
+import hashlib
+import linecache
+import os
+import sys
+import sysconfig
+
+_getframe = sys._getframe
+MAX_KEYS = 256
+MAX_WALK = 64          # frames walked out from a hook at most
+_AGENT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _library_roots():
+    roots = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            p = sysconfig.get_paths().get(key)
+        except Exception:
+            p = None
+        if p:
+            roots.add(os.path.realpath(p))
+    for p in (sys.base_prefix, sys.prefix, sys.exec_prefix):
+        roots.add(os.path.realpath(os.path.join(p, "lib", "python%d.%d" % sys.version_info[:2])))
+    roots.add(os.path.realpath(_AGENT_DIR))
+    return tuple(sorted(r.rstrip("/") + "/" for r in roots if r))
+
+
+_ROOTS = _library_roots()
+_user_file = {}    # co_filename -> bool
+
+
+def is_user_file(filename):
+    r = _user_file.get(filename)
+    if r is None:
+        r = _classify(filename)
+        _user_file[filename] = r
+    return r
+
+
+def _classify(filename):
+    if not filename or filename.startswith("<"):
+        return False  # <string>, <frozen importlib._bootstrap>, <stdin>: no file to point at
+    parts = filename.replace("\\", "/").split("/")
+    if "site-packages" in parts or "dist-packages" in parts:
+        return False
+    try:
+        real = os.path.realpath(filename)
+    except Exception:
+        real = filename
+    if "site-packages" in real or "dist-packages" in real:
+        return False
+    for root in _ROOTS:
+        if real.startswith(root):
+            return False
+    return True
+
+
+class Site:
+    __slots__ = ("role", "file", "line", "func", "text", "count", "ns", "bytes", "pageable",
+                 "blocking", "detail", "sent")
+
+    def __init__(self, role, file, line, func, detail=""):
+        self.role = role
+        self.file = file
+        self.line = line
+        self.func = func
+        self.text = ""
+        self.count = self.ns = self.bytes = self.pageable = self.blocking = 0
+        self.detail = detail
+        self.sent = -1
+
+    def fields(self):
+        return [("role", self.role), ("file", self.file), ("line", self.line), ("func", self.func),
+                ("text", self.text or _source_line(self.file, self.line)), ("count", self.count),
+                ("ns", self.ns), ("bytes", self.bytes), ("pageable", self.pageable),
+                ("blocking", self.blocking), ("detail", self.detail or None),
+                ("sha1", _file_sha1(self.file))]
+
+
+def _source_line(file, line):
+    try:
+        return linecache.getline(file, line).strip()[:300]
+    except Exception:
+        return ""
+
+
+_sha = {}
+
+
+def _file_sha1(file):
+    """The file's hash when the site was recorded: a patch written later (verify --patch) is
+    refused when the file changed since."""
+    h = _sha.get(file)
+    if h is None:
+        try:
+            with open(file, "rb") as fh:
+                h = hashlib.sha1(fh.read()).hexdigest()
+        except Exception:
+            h = ""
+        _sha[file] = h
+    return h or None
+
+
+def user_frame(f):
+    """The first user frame from f outwards, or None."""
+    n = 0
+    while f is not None and n < MAX_WALK:
+        if is_user_file(f.f_code.co_filename):
+            return f
+        f = f.f_back
+        n += 1
+    return None
+
+
+def where(role, depth=2, detail=""):
+    """A construction site: the user's line that built the object (walked once). None when no
+    user frame is on the stack (built by a library at import, say)."""
+    try:
+        f = user_frame(_getframe(depth))
+        if f is None:
+            return None
+        s = Site(role, os.path.abspath(f.f_code.co_filename), f.f_lineno, f.f_code.co_name, detail)
+        s.text = _source_line(s.file, s.line)
+        return s
+    except Exception:
+        return None
+
+
+class _Table:
+    by_key = {}      # (role, code, line) -> Site (shared by keys that resolve to one user line)
+    by_site = {}     # (role, file, line) -> Site
+    order = []       # Sites in first-seen order (sent in this order)
+    overflow = {}    # role -> Site for calls past MAX_KEYS
+
+
+def hit(role, ns, nbytes=0, pageable=0, blocking=0, depth=2, direct=False):
+    """One call of a per-call site (the caller of the hook that calls this is at `depth`).
+    direct: only a call made by the user's own code has a site (a host sync inside a library,
+    such as a sampler's seed `.item()`, is not the user's line to change); otherwise the walk goes
+    out to the user's line that led to it (a copy made by a framework: its `trainer.train()`)."""
+    f = _getframe(depth)
+    key = (role, f.f_code, f.f_lineno)
+    s = _Table.by_key.get(key)
+    if s is None:
+        s = _resolve(role, f, key, direct)
+    s.count += 1
+    s.ns += ns
+    if nbytes:
+        s.bytes += nbytes
+        s.pageable += pageable
+        s.blocking += blocking
+
+
+def _resolve(role, f, key, direct=False):
+    T = _Table
+    if len(T.by_key) >= MAX_KEYS:
+        s = T.overflow.get(role)
+        if s is None:
+            s = T.overflow[role] = Site(role, "", 0, "", "calls from more places than the agent keeps")
+            T.order.append(s)
+        return s
+    u = f if is_user_file(f.f_code.co_filename) else (None if direct else user_frame(f))
+    if u is None:
+        file, line, func = "", 0, ""
+    else:
+        file, line, func = os.path.abspath(u.f_code.co_filename), u.f_lineno, u.f_code.co_name
+    skey = (role, file, line)
+    s = T.by_site.get(skey)
+    if s is None:
+        s = T.by_site[skey] = Site(role, file, line, func)
+        T.order.append(s)
+    T.by_key[key] = s
+    return s
+
+
+def add(site):
+    """A construction site joins the table (sent with the others)."""
+    if site is None:
+        return None
+    key = (site.role, site.file, site.line)
+    s = _Table.by_site.get(key)
+    if s is None:
+        _Table.by_site[key] = site
+        _Table.order.append(site)
+        return site
+    return s
+
+
+def send(channel, step):
+    """Sends every site whose totals changed since it was last sent."""
+    if channel is None:
+        return
+    for s in list(_Table.order):
+        if s.sent == s.count and s.sent >= 0:
+            continue
+        s.sent = s.count
+        channel.send_text("site", s.fields() + [("steps", step)])
+
+
+def at_step(step):
+    """Step hook: sites at steps 16, 64, 256, ... (a run killed without atexit keeps them)."""
+    if step & 15 or step & (step - 1):
+        return
+    if (step.bit_length() - 1) % 2 == 0:
+        from .state import S
+        send(S.channel, step)

@@ -1,0 +1,103 @@
+// The user's lines a finding points at (evidence.h CodeSite -> finding.h SiteRef). Rules name the
+// role whose line carries their cause or their fix; what the note says is the rule's.
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "diagnose/rules/rule.h"
+
+namespace ts::diagnose {
+
+const CodeSite* AgentEvidence::site(const std::string& role) const {
+  const CodeSite* best = nullptr;
+  for (const auto& s : sites)
+    if (s.role == role && !s.file.empty() && (!best || s.calls > best->calls)) best = &s;
+  return best;
+}
+
+}  // namespace ts::diagnose
+
+namespace ts::diagnose::rules {
+
+SiteRef site_ref(const CodeSite& s, const std::string& note) {
+  SiteRef r;
+  r.role = s.role;
+  r.path = s.path.empty() ? s.file : s.path;
+  r.file = s.file;
+  r.line = s.line;
+  r.function = s.function;
+  r.code = s.code;
+  r.note = note;
+  return r;
+}
+
+namespace {
+
+bool has(const Finding& f, const CodeSite& s) {
+  return std::any_of(f.sites.begin(), f.sites.end(),
+                     [&](const SiteRef& r) { return r.file == s.file && r.line == s.line && r.role == s.role; });
+}
+
+}  // namespace
+
+bool point_at(Finding& f, const Evidence& ev, const std::string& role, const std::string& note) {
+  if (!ev.agent) return false;
+  const CodeSite* s = ev.agent->site(role);
+  if (!s || has(f, *s)) return false;
+  f.sites.push_back(site_ref(*s, note));
+  return true;
+}
+
+int point_at_calls(Finding& f, const Evidence& ev, const std::vector<std::string>& roles, int max) {
+  if (!ev.agent) return 0;
+  std::vector<const CodeSite*> found;
+  for (const auto& s : ev.agent->sites)
+    if (!s.file.empty() && s.calls > 0 && std::find(roles.begin(), roles.end(), s.role) != roles.end())
+      found.push_back(&s);
+  std::stable_sort(found.begin(), found.end(), [](const CodeSite* a, const CodeSite* b) {
+    return a->host_ms != b->host_ms ? a->host_ms > b->host_ms : a->calls > b->calls;
+  });
+  int n = 0;
+  for (const auto* s : found) {
+    if (n >= max) break;
+    if (has(f, *s)) continue;
+    std::string note;
+    if (s->calls_per_step >= 0)
+      note = fmt::format("{:.3g} call{} per step, {:.3g} ms per step", s->calls_per_step,
+                         s->calls_per_step == 1 ? "" : "s", s->ms_per_step);
+    else
+      note = fmt::format("{} calls, {:.3g} ms", s->calls, s->host_ms);
+    if (s->role == "h2d" && s->calls > 0) {
+      note += fmt::format(", {:.3g} MiB per call", s->bytes / double(s->calls) / (1024.0 * 1024.0));
+      if (s->pageable > 0) note += fmt::format(", {}% from pageable memory", s->pageable * 100 / s->calls);
+    }
+    f.sites.push_back(site_ref(*s, note));
+    ++n;
+  }
+  return n;
+}
+
+const CodeSite* config_site(const Evidence& ev, const std::string& framework) {
+  if (!ev.agent) return nullptr;
+  for (const auto& s : ev.agent->sites)
+    if (s.role == "config" && !s.file.empty() && (framework.empty() || s.detail.rfind(framework, 0) == 0)) return &s;
+  return nullptr;
+}
+
+void point_at_fix(Finding& f, const Evidence& ev, const std::string& role, const std::string& note,
+                  const std::string& hf_knob, const std::string& lightning_knob) {
+  if (const CodeSite* hf = config_site(ev, "transformers")) {
+    if (!hf_knob.empty() && !has(f, *hf)) f.sites.push_back(site_ref(*hf, hf_knob));
+    return;
+  }
+  point_at(f, ev, role, note);
+  if (const CodeSite* pl = config_site(ev, "lightning"); pl && !lightning_knob.empty() && !has(f, *pl))
+    f.sites.push_back(site_ref(*pl, lightning_knob));
+}
+
+std::string knob(const CodeSite& s, const std::string& name) {
+  for (const auto& [k, v] : s.knobs)
+    if (k == name) return v;
+  return "";
+}
+
+}  // namespace ts::diagnose::rules

@@ -1,0 +1,93 @@
+#include "run/code_sites.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace ts::run {
+
+std::string shown_path(const std::string& file, const std::string& cwd) {
+  if (cwd.empty() || file.size() <= cwd.size() + 1) return file;
+  std::string root = cwd.back() == '/' ? cwd : cwd + "/";
+  if (file.compare(0, root.size(), root) == 0) return file.substr(root.size());
+  return file;
+}
+
+namespace {
+
+using Key = std::tuple<pid_t, std::string, std::string, int64_t>;  // pid, role, file, line
+
+diagnose::CodeSite from_site(const TextRecord& t, const std::string& cwd) {
+  diagnose::CodeSite s;
+  s.role = t.get("role");
+  s.file = t.get("file");
+  s.path = shown_path(s.file, cwd);
+  s.line = t.get_int("line", 0);
+  s.function = t.get("func");
+  s.code = t.get("text");
+  s.detail = t.get("detail");
+  s.sha1 = t.get("sha1");
+  s.calls = t.get_int("count", 0);
+  s.host_ms = t.get_double("ns", 0) / 1e6;
+  s.bytes = t.get_int("bytes", 0);
+  s.pageable = t.get_int("pageable", 0);
+  s.blocking = t.get_int("blocking", 0);
+  int64_t steps = t.get_int("steps", 0);
+  if (steps > 0 && s.calls > 0) {
+    s.calls_per_step = double(s.calls) / double(steps);
+    s.ms_per_step = s.host_ms / double(steps);
+  }
+  return s;
+}
+
+// Construction sites first (the order a reader looks for them), then per-call sites by host time.
+int role_rank(const std::string& role) {
+  static const char* order[] = {"dataloader", "optimizer", "forward", "config", "leak"};
+  for (int i = 0; i < 5; ++i)
+    if (role == order[i]) return i;
+  return 5;
+}
+
+}  // namespace
+
+void summarise_sites(const Records& r, pid_t main_pid, const std::string& cwd, diagnose::AgentEvidence& ev) {
+  std::map<Key, const TextRecord*> latest;
+  std::map<std::pair<pid_t, std::string>, std::vector<std::pair<std::string, std::string>>> knobs;  // config knobs by (pid, file:line)
+  for (const auto& t : r.texts) {
+    if (t.kind == "site") {
+      auto& slot = latest[Key{t.pid, t.get("role"), t.get("file"), t.get_int("line", 0)}];
+      if (!slot || t.get_int("count", 0) >= slot->get_int("count", 0)) slot = &t;
+    } else if (t.kind == "config") {
+      auto& k = knobs[{t.pid, t.get("site_file") + ":" + t.get("site_line")}];
+      k.clear();
+      for (const auto& [key, v] : t.kv)
+        if (key.rfind("knob_", 0) == 0) k.emplace_back(key.substr(5), v);
+    }
+  }
+  std::set<std::string> main_roles;
+  for (const auto& [key, t] : latest)
+    if (std::get<0>(key) == main_pid) main_roles.insert(std::get<1>(key));
+  std::set<std::tuple<std::string, std::string, int64_t>> taken;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& [key, t] : latest) {
+      const auto& [pid, role, file, line] = key;
+      bool mine = pid == main_pid;
+      if ((pass == 0) != mine) continue;
+      if (!mine && main_roles.count(role)) continue;  // the training process's own line wins
+      if (!taken.insert({role, file, line}).second) continue;  // the same line in another rank
+      auto s = from_site(*t, cwd);
+      if (role == "config") {
+        auto it = knobs.find({pid, file + ":" + std::to_string(line)});
+        if (it != knobs.end()) s.knobs = it->second;
+      }
+      ev.sites.push_back(std::move(s));
+    }
+  std::stable_sort(ev.sites.begin(), ev.sites.end(), [](const diagnose::CodeSite& a, const diagnose::CodeSite& b) {
+    int ra = role_rank(a.role), rb = role_rank(b.role);
+    if (ra != rb) return ra < rb;
+    return a.host_ms > b.host_ms;
+  });
+}
+
+}  // namespace ts::run

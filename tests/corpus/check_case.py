@@ -1,0 +1,122 @@
+"""Runs one corpus case (tests/corpus/<case>/) under `trainscope run` and checks the report
+against the expectations written in the case's own source (never taken from trainscope's output).
+
+Markers (README.md beside this file):
+  # expect: top ID                 the first finding is ID
+  # expect: finding ID             ID is among the findings
+  # expect: absent ID[, ID...]     none of these is among the findings
+  <code>  # expect-site: ID        finding ID names this line (file:line) among its sites
+  # corpus: run ARGS...            the command (default: python train.py); `torchrun` runs as
+                                   `python -m torch.distributed.run`
+  # corpus: set KEY=VALUE          passed as --set; the report must say it was applied
+  # corpus: torch2-only            not run on PyTorch 1.13 (the framework is not installed there)
+
+Usage: check_case.py TRAINSCOPE PYTHON CASE_DIR
+The case is copied to a fresh directory first (frameworks write their outputs beside it).
+Prints "ok ..." per check, "SKIP reason" where the case cannot run on this Python, then
+"CORPUS OK <case>" last; exits non-zero at the first failure.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import Checks  # noqa: E402
+
+EXPECT = re.compile(r"#\s*expect:\s*(top|finding|absent)\s+(.+?)\s*$")
+SITE = re.compile(r"#\s*expect-site:\s*([a-z0-9-]+)\s*$")
+CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only)\s*(.*?)\s*$")
+
+
+def markers(case):
+    m = {"top": None, "finding": [], "absent": [], "sites": [], "run": None, "set": [], "torch2_only": False}
+    for name in sorted(os.listdir(case)):
+        if not name.endswith(".py"):
+            continue
+        with open(os.path.join(case, name), encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                e = EXPECT.search(line)
+                if e:
+                    kind, arg = e.group(1), e.group(2)
+                    if kind == "top":
+                        m["top"] = arg
+                    else:
+                        m[kind].extend(a.strip() for a in arg.split(",") if a.strip())
+                s = SITE.search(line)
+                if s and not line.lstrip().startswith("#"):
+                    m["sites"].append((s.group(1), name, lineno))
+                c = CORPUS.search(line)
+                if c:
+                    if c.group(1) == "run":
+                        m["run"] = c.group(2).split()
+                    elif c.group(1) == "set":
+                        m["set"].append(c.group(2))
+                    else:
+                        m["torch2_only"] = True
+    return m
+
+
+def main():
+    trainscope, python, case = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
+    name = os.path.basename(case.rstrip("/"))
+    m = markers(case)
+    check = Checks()
+    check("markers", m["top"] or m["finding"] or m["absent"], "the case states what it expects")
+    version = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True,
+                             text=True).stdout.strip()
+    if m["torch2_only"] and not version.startswith("2."):
+        print("SKIP %s needs PyTorch 2.x and a framework not installed for %s (PyTorch %s)" % (name, python, version))
+        print("CORPUS OK %s" % name)
+        return
+    work = tempfile.mkdtemp(prefix="corpus-%s-" % name)
+    try:
+        src = os.path.join(work, name)
+        shutil.copytree(case, src, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        out = os.path.join(work, "out")
+        cmd = m["run"] or ["python", "train.py"]
+        if cmd[0] == "torchrun":
+            cmd = [python, "-m", "torch.distributed.run"] + cmd[1:]
+        elif cmd[0] == "python":
+            cmd = [python] + cmd[1:]
+        argv = [trainscope, "run", "--out", out]
+        for kv in m["set"]:
+            argv += ["--set", kv]
+        argv += ["--"] + cmd
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+        p = subprocess.run(argv, cwd=src, env=env, capture_output=True, text=True, timeout=600)
+        check("exit status", p.returncode == 0, "rc %d; stderr tail: %s" % (p.returncode, p.stderr[-2000:]))
+        with open(os.path.join(out, "report.json")) as fh:
+            report = json.load(fh)
+        findings = report.get("findings", [])
+        ids = [f["id"] for f in findings]
+        print("findings: %s" % ", ".join("%s (%.0f%%)" % (f["id"], f.get("recoverable_pct", 0)) for f in findings))
+        if m["top"]:
+            check("top finding", ids[:1] == [m["top"]], "want %s, got %s" % (m["top"], ids))
+        for fid in m["finding"]:
+            check("finding " + fid, fid in ids, "got %s" % ids)
+        for fid in m["absent"]:
+            check("absent " + fid, fid not in ids, "got %s" % ids)
+        for fid, fname, lineno in m["sites"]:
+            f = next((f for f in findings if f["id"] == fid), None)
+            check("site %s %s:%d" % (fid, fname, lineno), f is not None, "no finding %s (got %s)" % (fid, ids))
+            sites = f.get("sites", [])
+            hit = [s for s in sites if os.path.basename(s["file"]) == fname and s["line"] == lineno]
+            check("site %s %s:%d" % (fid, fname, lineno), hit,
+                  "named: %s" % ["%s:%d" % (s["path"], s["line"]) for s in sites])
+            check("site path %s" % fname, hit[0]["path"] == fname, "shown as %s (relative to the run's directory)" % hit[0]["path"])
+        run = report.get("run", {})
+        for kv in m["set"]:
+            key = kv.split("=", 1)[0]
+            o = next((o for o in run.get("overrides", []) if o["key"] == key), None)
+            check("--set %s applied" % key, o is not None and o["applied"], "override: %s" % o)
+        print("CORPUS OK %s" % name)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
