@@ -117,7 +117,7 @@ def _install_construction_site(DataLoader):
             return
         try:
             if self not in _loader_sites:
-                site = sites.where("dataloader", 2)
+                site = _site_for(self)
                 if site is not None:
                     _loader_sites[self] = site
         except Exception as e:
@@ -125,6 +125,26 @@ def _install_construction_site(DataLoader):
 
     __init__.__wrapped__ = init_orig
     DataLoader.__init__ = __init__
+
+
+_by_dataset = {}  # id(dataset) -> site of the loader the user built over it
+
+
+def _site_for(loader):
+    """The user's line for this loader. A framework that rebuilds the user's loader around the
+    same dataset (accelerate's prepare(), Lightning's distributed sampler injection) builds it
+    in its own code; the line to change is still where the user built theirs."""
+    import sys
+    caller = sites.outside_agent(sys._getframe(2))
+    ds = getattr(loader, "dataset", None)
+    if caller is not None and sites.is_user_file(caller.f_code.co_filename):
+        site = sites.where("dataloader", 3)
+        if site is not None and ds is not None:
+            _by_dataset[id(ds)] = site
+        return site
+    if ds is not None and id(ds) in _by_dataset:
+        return _by_dataset[id(ds)]
+    return sites.where("dataloader", 3)
 
 
 def _record_loader(it, loader):

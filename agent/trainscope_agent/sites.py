@@ -120,6 +120,16 @@ def _file_sha1(file):
     return h or None
 
 
+def outside_agent(f):
+    """The first frame from f outwards that is not the agent's own (our wrappers stack: an
+    override's DataLoader.__init__ around the hook's)."""
+    n = 0
+    while f is not None and n < MAX_WALK and f.f_code.co_filename.startswith(_AGENT_DIR):
+        f = f.f_back
+        n += 1
+    return f
+
+
 def user_frame(f):
     """The first user frame from f outwards, or None."""
     n = 0

@@ -155,6 +155,10 @@ inline constexpr double kFewOpsMinKernelMs = 1.0;
 // framework says it, else 100,000 steps.
 inline constexpr int kGrowthMinSteps = 3;
 inline constexpr double kGrowthHorizonSteps = 100000;
+// A short window (a profiler trace's 3-7 steps: too few readings for the trend's noise test):
+// every reading above the one before, >= 1 MiB per step and >= 5% of the peak over the window.
+inline constexpr double kGrowthShortMinBytesPerStep = 1024.0 * 1024;
+inline constexpr double kGrowthShortShareOfPeak = 0.05;
 // memory-near-limit: TB plugin, peak memory > 90% of device memory.
 inline constexpr double kNearLimitPct = 90;
 // reserved-much-larger: the caching allocator holds much more than the tensors need

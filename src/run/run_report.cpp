@@ -32,6 +32,23 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   w.field("stop_reason", a.stop_reason);
   w.array("notes", e.notes);
   w.array("errors", e.agent_errors);
+  // Every line of the user's code the agent recorded (the findings point at some of them).
+  w.key("sites").begin_array();
+  for (const auto& s : e.sites) {
+    w.begin_object().field("role", s.role).field("path", s.path).field("file", s.file).field("line", s.line);
+    w.field("function", s.function).field("code", s.code).field("detail", s.detail).field("sha1", s.sha1);
+    w.field("calls", s.calls).field("host_ms", s.host_ms);
+    w.key("calls_per_step");
+    if (s.calls_per_step >= 0) w.value(s.calls_per_step); else w.null();
+    w.key("ms_per_step");
+    if (s.ms_per_step >= 0) w.value(s.ms_per_step); else w.null();
+    w.field("bytes", s.bytes).field("pageable", s.pageable).field("blocking", s.blocking);
+    w.key("knobs").begin_object();
+    for (const auto& [k, v] : s.knobs) w.field(k, v);
+    w.end_object();
+    w.end_object();
+  }
+  w.end_array();
 
   w.key("settings").begin_object();
   w.field("python_version", e.python_version);

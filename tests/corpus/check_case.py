@@ -61,10 +61,12 @@ def markers(case):
 
 
 def main():
-    trainscope, python, case = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
+    trainscope, python, case = os.path.abspath(sys.argv[1]), sys.argv[2], os.path.abspath(sys.argv[3])
+    if os.sep in python:
+        python = os.path.abspath(python)
     name = os.path.basename(case.rstrip("/"))
     m = markers(case)
-    check = Checks()
+    check = Checks(verbose=False)
     check("markers", m["top"] or m["finding"] or m["absent"], "the case states what it expects")
     version = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True,
                              text=True).stdout.strip()

@@ -117,10 +117,37 @@ TEST(FixConditions, OpenblasSilentWhileTheGpuComputesOrNothingWaits) {
   ev.agent = a;
   EXPECT_EQ(find(diagnose(ev), "openblas-on-intel"), nullptr);  // the loop never waits for the host
   ev.agent->data_wait_pct = 20;
+  EXPECT_EQ(find(diagnose(ev), "openblas-on-intel"), nullptr);  // loading not measured: no evidence the CPU computes it
+  ev.agent->loading_cpu_share = 0.05;
+  EXPECT_EQ(find(diagnose(ev), "openblas-on-intel"), nullptr);  // the loading waits on storage: no math to speed up
+  ev.agent->loading_cpu_share = 0.9;
   const Finding* f = nullptr;
   Diagnosis d = diagnose(ev);
   ASSERT_NE(f = find(d, "openblas-on-intel"), nullptr);
   EXPECT_NEAR(f->own_fraction, 0.18, 1e-9);  // 30% of the 60% idle, within the 20% wait
+}
+
+// The case that made a public GPT script's verdict openblas-on-intel: a CPU-only run on an Intel
+// host that imported NumPy (its PyPI wheel always bundles OpenBLAS), the CPU busy with the model's
+// own math. No GPU waits, so the rule's premise is not met whatever is mapped.
+TEST(FixConditions, OpenblasNeverOnACpuOnlyRun) {
+  Evidence ev;
+  SamplesEvidence s;
+  s.cpu_cores = 4;
+  s.cpu_budget_cores = 4;
+  s.process_tree_cpu_mean_pct = 396;
+  s.cpu_vendor = "GenuineIntel";
+  s.blas_libs = {"/venv/lib/python3.11/site-packages/numpy.libs/libscipy_openblas64_-ff651d7f.so"};
+  ev.samples = s;
+  AgentEvidence a;
+  a.steps = 200;
+  a.step_ms = 30;
+  a.cuda_available = false;
+  a.param_device = "cpu";
+  a.data_wait_pct = 12;
+  a.loading_cpu_share = 0.95;
+  ev.agent = a;
+  EXPECT_EQ(find(diagnose(ev), "openblas-on-intel"), nullptr);
 }
 
 // Upgrading PyTorch is no speed-up by itself: the fixes it enables size their own gains.

@@ -99,7 +99,16 @@ TEST(OpenblasOnIntel, MapsPathsAsTheRunLayerFillsThem) {
   s.process_tree_cpu_mean_pct = 780;  // 97.5% of 8 cores
   s.cpu_vendor = "GenuineIntel";
   s.blas_libs = {"/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"};  // Debian's OpenBLAS
+  s.nvml = true;
+  s.gpus = 1;
+  s.gpu_util_mean_pct = 40;  // the GPU waits on the host
   ev.samples = s;
+  AgentEvidence a;
+  a.steps = 20;
+  a.step_ms = 50;
+  a.data_wait_pct = 30;
+  a.loading_cpu_share = 0.9;  // the loaders compute (where NumPy preprocessing would run)
+  ev.agent = a;
   Diagnosis d_f = diagnose(ev);
   const Finding* f = find(d_f, "openblas-on-intel");
   ASSERT_NE(f, nullptr);

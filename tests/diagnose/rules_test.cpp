@@ -641,6 +641,7 @@ TEST(AgentAndSamplesRules, IoThrottleThreadsOpenblasNanDpOldTorch) {
   a.io_ms = 50;
   a.io_pct = 25;
   a.data_wait_pct = 30;  // the GPU waits on the host: a faster CPU BLAS can help (openblas-on-intel)
+  a.loading_cpu_share = 0.8;  // ... and the loading computes
   a.nonfinite_losses = 3;
   a.data_parallel = true;
   a.torch_version = "1.13.0a0+git";

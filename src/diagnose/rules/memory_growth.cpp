@@ -73,7 +73,15 @@ std::optional<Finding> memory_growth(const Evidence& ev) {
   } else {
     return std::nullopt;
   }
-  if (!g.leak || peak <= 0) return std::nullopt;
+  if (peak <= 0) return std::nullopt;
+  if (g.points < kGrowthMinPoints) {
+    // Too few readings for a noise estimate (a trace's profiler window): a strict rise instead.
+    bool rising = g.points >= th::kGrowthMinSteps && g.slope >= th::kGrowthShortMinBytesPerStep &&
+                  g.grown >= th::kGrowthShortShareOfPeak * peak && g.tau >= 0.999;
+    if (!rising) return std::nullopt;
+  } else if (!g.leak) {
+    return std::nullopt;
+  }
   const double slope = g.slope;
   Finding f = make("memory-growth", Bottleneck::Memory, source);
   add(f, "growth_bytes_per_step", slope, "bytes");

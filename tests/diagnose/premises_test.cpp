@@ -1,0 +1,107 @@
+// A rule fires only when its premise is measured: for each rule whose premise was ever taken for
+// granted, the evidence it requires, listed, and the rule silent when any one piece is missing
+// (issue 38: openblas-on-intel on every CPU-only run that imported NumPy; a waiting loader called
+// CPU-bound because the ranks kept the cores busy).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/evidence_fixtures.h"
+
+namespace ts::diagnose {
+namespace {
+
+using test::find;
+
+struct Premise {
+  std::string name;
+  std::function<void(Evidence&)> remove;  // takes this one piece of evidence away
+};
+
+void expect_premises(const char* rule, const std::function<Evidence()>& full, const std::vector<Premise>& premises) {
+  ASSERT_NE(find(diagnose(full()), rule), nullptr) << rule << " must fire with all its evidence";
+  for (const auto& p : premises) {
+    Evidence ev = full();
+    p.remove(ev);
+    EXPECT_EQ(find(diagnose(ev), rule), nullptr) << rule << " fired without: " << p.name;
+  }
+}
+
+// A GPU job whose loop waits for data that its loaders compute, on a saturated Intel host.
+Evidence gpu_job_host_bound() {
+  Evidence ev;
+  SamplesEvidence s;
+  s.nvml = true;
+  s.gpus = 1;
+  s.gpu_util_mean_pct = 40;
+  s.cpu_cores = 8;
+  s.cpu_budget_cores = 8;
+  s.process_tree_cpu_mean_pct = 780;
+  s.cpu_vendor = "GenuineIntel";
+  s.blas_libs = {"/venv/lib/python3.11/site-packages/numpy.libs/libscipy_openblas64_-ff651d7f.so"};
+  ev.samples = s;
+  AgentEvidence a;
+  a.steps = 50;
+  a.step_ms = 40;
+  a.step_mean_ms = 40;
+  a.data_wait_pct = 30;
+  a.data_wait_ms = 12;
+  a.cuda_available = true;
+  a.param_device = "cuda:0";
+  a.loading_cpu_share = 0.9;
+  a.loaders.push_back({});
+  a.loaders.back().num_workers = 4;
+  ev.agent = a;
+  return ev;
+}
+
+TEST(Premises, OpenblasOnIntel) {
+  expect_premises("openblas-on-intel", gpu_job_host_bound,
+                  {{"an Intel CPU", [](Evidence& e) { e.samples->cpu_vendor = "AuthenticAMD"; }},
+                   {"an OpenBLAS mapped", [](Evidence& e) { e.samples->blas_libs.clear(); }},
+                   {"the CPU saturated", [](Evidence& e) { e.samples->process_tree_cpu_mean_pct = 300; }},
+                   {"a GPU measured", [](Evidence& e) { e.samples->nvml = false, e.samples->gpus = 0, e.samples->gpu_util_mean_pct = -1; }},
+                   {"a GPU that waits", [](Evidence& e) { e.samples->gpu_util_mean_pct = 95; }},
+                   {"a loop that waits for data", [](Evidence& e) { e.agent->data_wait_pct = 1, e.agent->data_wait_ms = 0.4; }},
+                   {"loading that computes", [](Evidence& e) { e.agent->loading_cpu_share = 0.05; }},
+                   {"loading measured", [](Evidence& e) { e.agent->loading_cpu_share = -1; }},
+                   {"not a CPU-only run", [](Evidence& e) {
+                      e.agent->cuda_available = false, e.agent->param_device = "cpu";
+                    }}});
+}
+
+TEST(Premises, CpuBoundTransforms) {
+  expect_premises("cpu-bound-transforms", gpu_job_host_bound,
+                  {{"the CPU saturated", [](Evidence& e) { e.samples->process_tree_cpu_mean_pct = 300; }},
+                   {"a wait for data", [](Evidence& e) { e.agent->data_wait_pct = 1, e.agent->data_wait_ms = 0.4; }},
+                   {"loading that computes (where measured)", [](Evidence& e) { e.agent->loading_cpu_share = 0.03; }}});
+}
+
+// The mp.spawn case: two ranks keep both cores busy while each rank's loader sleeps on storage
+// (its CPU is 3% of its wall time). Workers help there whatever the cores do: starvation, with
+// no cpu-bound verdict.
+TEST(Premises, WaitingLoaderOnBusyCoresIsStarvation) {
+  Evidence ev = gpu_job_host_bound();
+  ev.samples->nvml = false, ev.samples->gpus = 0, ev.samples->gpu_util_mean_pct = -1;
+  ev.agent->cuda_available = false, ev.agent->param_device = "cpu";
+  ev.samples->cpu_cores = 2, ev.samples->cpu_budget_cores = 2, ev.samples->process_tree_cpu_mean_pct = 196;
+  ev.agent->loading_cpu_share = 0.03;
+  ev.agent->loaders.back().num_workers = 0;
+  ev.agent->data_wait_pct = 80, ev.agent->data_wait_ms = 32;
+  Diagnosis d = diagnose(ev);
+  EXPECT_NE(find(d, "dataloader-starvation"), nullptr);
+  EXPECT_EQ(find(d, "cpu-bound-transforms"), nullptr);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings[0].id, "dataloader-starvation");
+  // The same busy cores with loading that computes: more workers cannot help.
+  ev.agent->loading_cpu_share = 0.95;
+  d = diagnose(ev);
+  EXPECT_EQ(find(d, "dataloader-starvation"), nullptr);
+  EXPECT_NE(find(d, "cpu-bound-transforms"), nullptr);
+}
+
+}  // namespace
+}  // namespace ts::diagnose
