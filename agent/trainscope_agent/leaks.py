@@ -1,6 +1,6 @@
 """What keeps tensors alive across steps, and the line that stores them (memory-growth's cause).
 
-At a few step boundaries (SCAN_STEPS, then every doubling) the agent measures what each of the
+At a few step boundaries (steps 8, 24, 56, 120, ...) the agent measures what each of the
 user's variables holds: the variables of the user's frames on the stack at that moment (the
 training loop's locals, its module's globals) and, a few levels down, their items, values and
 attributes (`history`, `logs["logits"]`, `metrics.total`, `model.cache`). For each such path:
@@ -12,24 +12,28 @@ Its storing line is found in the source by the syntax tree: an `append`/`extend`
 `add`/`setdefault`/item store into that path, or an assignment to it (`self.total = ...`,
 `x += ...`), in the function that holds the variable or the class whose instance holds it.
 
-Bounded: at most MAX_ITEMS objects and MAX_NODES graph nodes visited per scan, no reference kept
-between scans (paths and numbers only), attributes read from instance dicts only (no property or
-__getattr__ of the user's runs), nothing in a DataLoader worker or off the loop thread.
+Bounded: at most MAX_ITEMS objects and MAX_NODES graph nodes visited per scan (ROOT_ITEMS and
+ROOT_NODES per variable), a long list measured from its ends and scaled to its length, and a scan
+never sooner than COST_FACTOR x the last one's cost after it (<= 0.5% of wall time); no reference
+kept between scans (paths and numbers only), attributes read from instance dicts only (no property
+or __getattr__ of the user's runs), nothing in a DataLoader worker or off the loop thread.
 Sent as `site` records with role `leak` (docs/AGENT.md, "Call sites").
 """
 import ast
 import os
 import sys
+import time
 
 from . import sites
 from .guard import G, fail
 from .state import S
 
-SCAN_STEPS = (8, 24, 56)   # then every doubling of the gap: 120, 248, 504, ...
-MAX_ITEMS = 40000          # objects visited per scan, all variables together
-MAX_NODES = 40000          # autograd nodes visited per scan
-ROOT_ITEMS = 4000          # ... and per variable, so one big dataset cannot hide the rest
-ROOT_NODES = 5000
+MAX_ITEMS = 12000          # objects visited per scan, all variables together
+MAX_NODES = 20000          # autograd nodes visited per scan
+ROOT_ITEMS = 2000          # ... and per variable, so one big dataset cannot hide the rest
+ROOT_NODES = 4000
+LONG = 64                  # a longer list is measured from its first and last LONG/2 items, scaled
+COST_FACTOR = 200          # the next scan waits at least 200 x the last scan's cost: <= 0.5% of wall time
 MAX_DEPTH = 3
 MAX_ROOT_FRAMES = 8
 
@@ -44,35 +48,27 @@ _SKIP_OPT_ATTRS = frozenset(("state", "param_groups", "defaults"))
 
 class _Scan:
     last = None        # {path: (tensors, bytes, nodes)} of the previous scan
-    last_step = 0
     growth = {}        # path -> (consecutive intervals it grew steadily in, its last rate per step)
     reported = set()
-    next_step = SCAN_STEPS[0]
+    target = 8         # the step of the next scan (then 2 x target + 8: 24, 56, 120, ...)
     roots = {}         # path root -> (frame code object, file, function, kind) from the last scan
     classes = {}       # path -> class of the object there (its methods hold `self.x = ...`)
     scan_step = 0      # the step of the last scan
+    not_before = 0     # perf_counter_ns before which no scan runs (COST_FACTOR)
 
 
 def at_step(step):
-    if step < _Scan.next_step:
+    if step < _Scan.target or G.off:
         return
-    if G.off:
-        return
+    t = time.perf_counter_ns()
+    if t < _Scan.not_before:
+        return  # rate-limited: the next step boundary tries again
+    _Scan.target = 2 * _Scan.target + 8  # 8, 24, 56, 120, 248, ...
     try:
-        _advance(step)
         scan(step)
     except Exception as e:
         fail("leak scan", e)
-
-
-def _advance(step):
-    i = SCAN_STEPS.index(_Scan.next_step) if _Scan.next_step in SCAN_STEPS else -1
-    if 0 <= i < len(SCAN_STEPS) - 1:
-        _Scan.next_step = SCAN_STEPS[i + 1]
-    else:
-        gap = max(16, _Scan.next_step - _Scan.last_step if _Scan.last_step else 32)
-        _Scan.next_step = step + 2 * gap
-    _Scan.last_step = step
+    _Scan.not_before = t + COST_FACTOR * (time.perf_counter_ns() - t)
 
 
 class _Budget:
@@ -177,7 +173,11 @@ def _measure(path, v, depth, out, budget, Tensor, stack):
         return (0, 0, 0)
     t = type(v)
     children = None
+    scale = 1.0
     if t in (list, tuple) or (isinstance(v, (list, tuple)) and not hasattr(v, "_fields")):
+        if len(v) > LONG:  # a long list (a dataset, a history): its ends, scaled to its length
+            scale = len(v) / LONG
+            v = list(v[:LONG // 2]) + list(v[-(LONG // 2):])
         children = (("[%d]" % i, x) for i, x in enumerate(v)) if depth < MAX_DEPTH else ((None, x) for x in v)
     elif isinstance(v, dict):
         children = (("[%r]" % (k,), x) for k, x in list(v.items())) if depth < MAX_DEPTH else ((None, x) for x in list(v.values()))
@@ -214,7 +214,7 @@ def _measure(path, v, depth, out, budget, Tensor, stack):
         tb += b
         nn += c
     stack.discard(vid)
-    m = (tn, tb, nn)
+    m = (int(tn * scale), int(tb * scale), int(nn * scale))
     if tn or nn:
         out[path] = m
     return m

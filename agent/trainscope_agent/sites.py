@@ -9,8 +9,8 @@ Two kinds of bookkeeping:
   the optimizer, the model's forward call, a framework's configuration (TrainingArguments,
   Lightning's Trainer). Their record carries the site.
 - Per-call sites (`hit()`), on the per-step path: `.item()` and other host syncs, host-to-device
-  copies, `torch.save` and file writes. The key is the immediate caller's code object and line,
-  so a call costs one frame lookup, one dict lookup and a few adds (bench/run/agent_cost.sh);
+  copies, `torch.save` and file writes. The key is the immediate caller's code object and instruction,
+  so a call costs one frame lookup, one dict lookup and a few adds (about 0.5 us) (bench/run/agent_cost.sh);
   the walk out to the user's frame runs once per key. At most MAX_KEYS keys: calls from further
   places are counted under one overflow site, never walked.
 
@@ -156,7 +156,8 @@ def where(role, depth=2, detail=""):
 
 
 class _Table:
-    by_key = {}      # (role, code, line) -> Site (shared by keys that resolve to one user line)
+    by_key = {}      # (role, id(code), instruction) -> Site (keys of one user line share it)
+    codes = []       # the code objects of those keys, kept alive (their ids stay unique)
     by_site = {}     # (role, file, line) -> Site
     order = []       # Sites in first-seen order (sent in this order)
     overflow = {}    # role -> Site for calls past MAX_KEYS
@@ -168,7 +169,9 @@ def hit(role, ns, nbytes=0, pageable=0, blocking=0, depth=2, direct=False):
     such as a sampler's seed `.item()`, is not the user's line to change); otherwise the walk goes
     out to the user's line that led to it (a copy made by a framework: its `trainer.train()`)."""
     f = _getframe(depth)
-    key = (role, f.f_code, f.f_lineno)
+    # id(), not the code object: a code object hashes its whole content (microseconds); the
+    # object is pinned in _Table.codes, so its id is never reused while the key lives.
+    key = (role, id(f.f_code), f.f_lasti)  # the call's instruction: cheaper than f_lineno
     s = _Table.by_key.get(key)
     if s is None:
         s = _resolve(role, f, key, direct)
@@ -199,6 +202,7 @@ def _resolve(role, f, key, direct=False):
         s = T.by_site[skey] = Site(role, file, line, func)
         T.order.append(s)
     T.by_key[key] = s
+    T.codes.append(f.f_code)
     return s
 
 
