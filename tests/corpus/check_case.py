@@ -6,6 +6,7 @@ Markers (README.md beside this file):
   # expect: finding ID             ID is among the findings
   # expect: absent ID[, ID...]     none of these is among the findings
   <code>  # expect-site: ID        finding ID names this line (file:line) among its sites
+  <code>  # expect-site: ID names V   ... and its note starts with V (the variable a leak is kept in)
   # corpus: run ARGS...            the command (default: python train.py); `torchrun` runs as
                                    `python -m torch.distributed.run`
   # corpus: set KEY=VALUE          passed as --set; the report must say it was applied
@@ -28,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from checks import Checks  # noqa: E402
 
 EXPECT = re.compile(r"#\s*expect:\s*(top|finding|absent)\s+(.+?)\s*$")
-SITE = re.compile(r"#\s*expect-site:\s*([a-z0-9-]+)\s*$")
+SITE = re.compile(r"#\s*expect-site:\s*([a-z0-9-]+)(?:\s+names\s+(\S+))?\s*$")
 CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only)\s*(.*?)\s*$")
 
 
@@ -48,7 +49,7 @@ def markers(case):
                         m[kind].extend(a.strip() for a in arg.split(",") if a.strip())
                 s = SITE.search(line)
                 if s and not line.lstrip().startswith("#"):
-                    m["sites"].append((s.group(1), name, lineno))
+                    m["sites"].append((s.group(1), name, lineno, s.group(2)))
                 c = CORPUS.search(line)
                 if c:
                     if c.group(1) == "run":
@@ -102,7 +103,7 @@ def main():
             check("finding " + fid, fid in ids, "got %s" % ids)
         for fid in m["absent"]:
             check("absent " + fid, fid not in ids, "got %s" % ids)
-        for fid, fname, lineno in m["sites"]:
+        for fid, fname, lineno, names in m["sites"]:
             f = next((f for f in findings if f["id"] == fid), None)
             check("site %s %s:%d" % (fid, fname, lineno), f is not None, "no finding %s (got %s)" % (fid, ids))
             sites = f.get("sites", [])
@@ -110,6 +111,9 @@ def main():
             check("site %s %s:%d" % (fid, fname, lineno), hit,
                   "named: %s" % ["%s:%d" % (s["path"], s["line"]) for s in sites])
             check("site path %s" % fname, hit[0]["path"] == fname, "shown as %s (relative to the run's directory)" % hit[0]["path"])
+            if names:
+                check("site %s names %s" % (fid, names), hit[0]["note"].startswith(names + " "),
+                      "note: %s" % hit[0]["note"])
         run = report.get("run", {})
         for kv in m["set"]:
             key = kv.split("=", 1)[0]

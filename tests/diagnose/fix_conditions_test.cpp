@@ -114,6 +114,7 @@ TEST(FixConditions, OpenblasSilentWhileTheGpuComputesOrNothingWaits) {
   a.steps = 10;
   a.step_ms = 20;
   a.data_wait_pct = 1;
+  a.cuda_available = true;
   ev.agent = a;
   EXPECT_EQ(find(diagnose(ev), "openblas-on-intel"), nullptr);  // the loop never waits for the host
   ev.agent->data_wait_pct = 20;

@@ -108,6 +108,7 @@ TEST(OpenblasOnIntel, MapsPathsAsTheRunLayerFillsThem) {
   a.step_ms = 50;
   a.data_wait_pct = 30;
   a.loading_cpu_share = 0.9;  // the loaders compute (where NumPy preprocessing would run)
+  a.cuda_available = true;
   ev.agent = a;
   Diagnosis d_f = diagnose(ev);
   const Finding* f = find(d_f, "openblas-on-intel");

@@ -103,5 +103,35 @@ TEST(Premises, WaitingLoaderOnBusyCoresIsStarvation) {
   EXPECT_NE(find(d, "cpu-bound-transforms"), nullptr);
 }
 
+// `analyze` on a trace recorded with_stack=True: an idle bucket's innermost user frame (PyTorch
+// names python_function events "{file}({line}): {function}") becomes the finding's line. A crafted
+// attribution (no trace with Python stacks and GPU idle time is in tests/data yet: the GPU check
+// records one, scripts/gpu-check).
+TEST(TraceFrames, AnIdleBucketsFrameIsTheFindingsLine) {
+  Evidence ev;
+  ev.trace = test::trace_with_steps(4, 100, 0, 40);
+  auto& a = ev.trace->gpu.attribution;
+  a.present = true;
+  a.idle_ns = 4 * 60'000'000LL;
+  a.by_cause_ns[static_cast<int>(analysis::IdleCause::Sync)] = a.idle_ns;
+  analysis::IdleEntry e;
+  e.cause = analysis::IdleCause::Sync;
+  e.host_event = "cudaStreamSynchronize";
+  e.op = "aten::item";
+  e.frame = "/work/proj/train.py(57): train_step";
+  e.ns = a.idle_ns;
+  e.gaps = 4;
+  e.pct_of_idle = 100;
+  a.entries.push_back(e);
+  ev.trace->gpu.idle_pct = 60;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "host-sync");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->sites.size(), 1u);
+  EXPECT_EQ(f->sites[0].file, "/work/proj/train.py");
+  EXPECT_EQ(f->sites[0].line, 57);
+  EXPECT_EQ(f->sites[0].function, "train_step");
+}
+
 }  // namespace
 }  // namespace ts::diagnose

@@ -588,6 +588,7 @@ TEST(MemoryRules, GrowthNearLimitReserved) {
   ASSERT_NE(find(d, "reserved-much-larger"), nullptr);
   // Flat memory: no growth.
   ev.trace->memory.slope_bytes_per_step = 0;
+  for (auto& v : ev.trace->memory.allocated_at_step_end) v = 1000 * 1048576LL;
   EXPECT_EQ(find(diagnose(ev), "memory-growth"), nullptr);
 }
 
@@ -642,6 +643,7 @@ TEST(AgentAndSamplesRules, IoThrottleThreadsOpenblasNanDpOldTorch) {
   a.io_pct = 25;
   a.data_wait_pct = 30;  // the GPU waits on the host: a faster CPU BLAS can help (openblas-on-intel)
   a.loading_cpu_share = 0.8;  // ... and the loading computes
+  a.cuda_available = true;
   a.nonfinite_losses = 3;
   a.data_parallel = true;
   a.torch_version = "1.13.0a0+git";

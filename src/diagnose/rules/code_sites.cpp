@@ -76,6 +76,29 @@ int point_at_calls(Finding& f, const Evidence& ev, const std::vector<std::string
   return n;
 }
 
+bool point_at_frame(Finding& f, const analysis::IdleEntry& e, const std::string& note) {
+  // "{file}({line}): {function}"
+  const std::string& n = e.frame;
+  size_t close = n.rfind("): ");
+  size_t open = close == std::string::npos ? std::string::npos : n.rfind('(', close);
+  if (open == std::string::npos || open == 0) return false;
+  int64_t line = 0;
+  for (size_t i = open + 1; i < close; ++i) {
+    if (n[i] < '0' || n[i] > '9') return false;
+    line = line * 10 + (n[i] - '0');
+  }
+  SiteRef r;
+  r.role = "trace-frame";
+  r.file = r.path = n.substr(0, open);
+  r.line = line;
+  r.function = n.substr(close + 3);
+  r.note = note;
+  for (const auto& x : f.sites)
+    if (x.file == r.file && x.line == r.line) return false;
+  f.sites.push_back(std::move(r));
+  return true;
+}
+
 const CodeSite* config_site(const Evidence& ev, const std::string& framework) {
   if (!ev.agent) return nullptr;
   for (const auto& s : ev.agent->sites)

@@ -82,6 +82,7 @@ std::optional<Finding> gpu_idle(const Evidence& ev) {
   for (const auto& e : a->entries) {
     if (e.cause != cause || shown == 3) continue;
     where += fmt::format("{}{} {:.0f}%", shown ? "; " : "", idle_where(e), e.pct_of_idle);
+    point_at_frame(f, e, fmt::format("{:.0f}% of the GPU's idle time: {}", e.pct_of_idle, e.host_event));
     ++shown;
   }
   f.recoverable_fraction = cause == IdleCause::Unattributed ? 0 : std::clamp(double(ns) / t->steps.total_ns, 0.0, 0.9);

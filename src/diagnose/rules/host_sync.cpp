@@ -48,6 +48,7 @@ std::optional<Finding> host_sync(const Evidence& ev) {
     f.recoverable_fraction = std::clamp(double(sync_ns) / t->steps.total_ns, 0.0, 0.9);
     f.confidence = 0.85;
     copy = copy_drain(*top);
+    point_at_frame(f, *top, fmt::format("the GPU drains here {:.1f}x per step (the trace's Python stack)", top->gaps / steps));
     f.title = fmt::format("A blocking {} drains the GPU {:.1f}x per step: {}; the GPU idles {:.1f} ms per step ({:.1f}% of step time)",
                           copy ? "copy" : "call", top->gaps / steps, idle_where(*top), sync_ns / steps / 1e6, pct);
   } else if (t && !a && t->syncs.count > 0 && t->gpu.present) {

@@ -114,6 +114,10 @@ const CodeSite* config_site(const Evidence& ev, const std::string& framework = "
 // The value of a framework knob at the configuration site ("" when not recorded).
 std::string knob(const CodeSite& s, const std::string& name);
 SiteRef site_ref(const CodeSite& s, const std::string& note);
+// A trace recorded with_stack=True names the innermost user Python frame of an idle bucket
+// ("train.py(42): main", PyTorch's python_function event name): the bucket's line, where no agent
+// ran (`trainscope analyze`). Returns whether the frame parsed and was added.
+bool point_at_frame(Finding& f, const analysis::IdleEntry& e, const std::string& note);
 // Points the finding at where its fix goes. Under Hugging Face Trainer the objects are built in
 // the framework's code, so the line is the user's TrainingArguments(...) with `hf_knob` (nothing
 // when empty); elsewhere the object's own construction line (`role`) with `note`, plus Lightning's

@@ -20,7 +20,7 @@ for step, (x, y) in enumerate(loader):
     opt.zero_grad()
     loss.backward()
     opt.step()
-    logs["logits"].append(logits)  # expect-site: memory-growth
+    logs["logits"].append(logits)  # expect-site: memory-growth names logs['logits']
     logs["step"].append(step)
     if step + 1 >= steps:
         break

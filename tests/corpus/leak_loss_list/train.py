@@ -20,7 +20,7 @@ def train():
         opt.zero_grad()
         loss.backward(retain_graph=True)
         opt.step()
-        losses.append(loss)  # expect-site: memory-growth
+        losses.append(loss)  # expect-site: memory-growth names losses
     return losses
 
 

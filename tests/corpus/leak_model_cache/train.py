@@ -16,7 +16,7 @@ class Encoder(nn.Module):
         self.seen = []
 
     def forward(self, x):
-        self.seen.append(x)  # expect-site: memory-growth
+        self.seen.append(x)  # expect-site: memory-growth names model.seen
         return self.proj(x)
 
 

@@ -17,5 +17,5 @@ for step in range(steps):
     opt.zero_grad()
     loss.backward()
     opt.step()
-    outputs.append(out.detach())  # expect-site: memory-growth
+    outputs.append(out.detach())  # expect-site: memory-growth names outputs
 print("kept", len(outputs))
