@@ -231,6 +231,7 @@ void start_watching(Session& s, pid_t pid) {
     s.live = std::make_unique<LiveStatusWriter>(opt.live_dir.empty() ? sample::live_dir() : opt.live_dir, pid,
                                                 s.command_line, static_cast<double>(std::time(nullptr)));
     if (s.live->problem().empty()) {
+      if (s.node) s.live->set_job(s.node->job.key(), s.node->node);
       s.live_ptr = s.live.get();
     } else {  // the run goes on; only serve's view of it is off
       std::string line = "live status for `trainscope serve` off: " + s.live->problem();
