@@ -302,3 +302,45 @@ TEST(JobMerge, ManyRanksMergeInOnePass) {
   EXPECT_EQ(v.slowest_node, "host11-node11");
   EXPECT_EQ(v.evidence.ranks->ranks.size(), 32u);
 }
+
+TEST(NodeManifest, FromTheRanksRecords) {
+  // torchrun's c10d rendezvous: the node rank and run id are known only from the ranks' hello.
+  Records r;
+  for (int l = 0; l < 2; ++l) {
+    TextRecord t;
+    t.pid = 100 + l;
+    t.kind = "hello";
+    t.kv = {{"rank", std::to_string(2 + l)}, {"local_rank", std::to_string(l)}, {"world_size", "4"},
+            {"local_world_size", "2"}, {"group_rank", "1"}, {"group_world_size", "2"}, {"run_id", "exp7"},
+            {"python", "3.11.2"}};
+    r.texts.push_back(t);
+    for (int s = 1; s <= 12; ++s) {
+      StepRecord st;
+      st.pid = 100 + l;
+      st.step = s;
+      st.flags = kStepOptimizer;
+      st.dur_ns = 100'000'000;
+      st.data_wait_ns = (l == 0 ? 60 : 1) * 1'000'000;
+      st.bwd_ns = 20'000'000;
+      st.t_end_ns = s * 100'000'000LL;
+      r.steps.push_back(st);
+    }
+  }
+  NodeManifest m;
+  fill_from_records(m, r, 1'700'000'000.0);
+  EXPECT_EQ(m.node_rank, 1);
+  EXPECT_EQ(m.node_rank_source, "GROUP_RANK (from the ranks)");
+  EXPECT_EQ(m.job.key(), "rdzv:exp7");
+  EXPECT_EQ(m.job.nnodes, 2);
+  EXPECT_EQ(m.world_size, 4);
+  EXPECT_EQ(m.python_version, "3.11.2");
+  ASSERT_EQ(m.ranks.size(), 2u);
+  EXPECT_EQ(m.ranks[0].rank, 2);
+  EXPECT_DOUBLE_EQ(m.ranks[0].data_wait_ms, 60);
+  EXPECT_DOUBLE_EQ(m.ranks[0].sync_ms, 20);       // backward: DDP's all-reduce is inside it
+  EXPECT_DOUBLE_EQ(m.ranks[0].nonsync_ms, 80);
+  // Steps 2, 5 and 10 on the wall clock: monotonic end + the offset.
+  ASSERT_EQ(m.ranks[0].step_ends.size(), 3u);
+  EXPECT_EQ(m.ranks[0].step_ends[1].first, 5);
+  EXPECT_DOUBLE_EQ(m.ranks[0].step_ends[1].second, 1'700'000'000.5);
+}

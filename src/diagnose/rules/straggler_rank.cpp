@@ -119,7 +119,8 @@ std::optional<Finding> straggler_rank(const Evidence& ev) {
   // A whole node slow (several of its ranks past the threshold): the median rank may be one of
   // them, so the pace to come back to is the other nodes' busiest rank, as the job report says.
   double other_nodes_busy = 0;
-  const bool node_is_slow = node_slow > 1;
+  // (Its only rank lagging counts too: a node of one rank.)
+  const bool node_is_slow = node_slow > 1 || (node_slow == 1 && node_ranks == 1);
   if (node_is_slow)
     for (const auto& x : r.ranks)
       if (x.node != slow->node) other_nodes_busy = std::max(other_nodes_busy, x.busy_ms);
@@ -137,10 +138,10 @@ std::optional<Finding> straggler_rank(const Evidence& ev) {
                         "({:.0f}% of their step) for it",
                         who, 100.0 * (slow->busy_ms / med - 1), others_wait, wait_pct);
   if (node_is_slow && other_nodes_busy > 0) {
-    f.title = fmt::format("Straggler: node {} is slow: {} of its {} ranks lag, its rank {} is busy {:.0f}% longer per step "
-                          "than any rank on the other nodes, which wait {:.1f} ms per step ({:.0f}% of their step) for it",
-                          slow->node, node_slow, node_ranks, slow->rank, 100.0 * (slow->busy_ms / other_nodes_busy - 1),
-                          others_wait, wait_pct);
+    f.title = fmt::format("Straggler: node {} is slow: {}its rank {} is busy {:.0f}% longer per step than any rank on the "
+                          "other nodes, which wait {:.1f} ms per step ({:.0f}% of their step) for it",
+                          slow->node, node_ranks > 1 ? fmt::format("{} of its {} ranks lag, ", node_slow, node_ranks) : "",
+                          slow->rank, 100.0 * (slow->busy_ms / other_nodes_busy - 1), others_wait, wait_pct);
     f.gain = fmt::format("every rank runs at the slowest node's pace: bringing node {} to the other nodes' pace gives {}",
                          slow->node, gain_text(f.recoverable_fraction));
   } else {
