@@ -61,11 +61,10 @@ void run(RunArgs& a) {
   opt.sample = !a.no_sample;
   opt.interval = duration_value(a.interval);
   opt.quiet = globals().quiet;
-  // srun trainscope run -- torchrun ...: the job directory from the environment, no flag per node.
-  if (opt.job_dir.empty())
+  // srun trainscope run -- torchrun ...: the job directory from the environment, no flag per node
+  // (an explicit --out still wins; --out with --job-dir is a usage error).
+  if (opt.job_dir.empty() && opt.out_dir.empty())
     if (const char* e = std::getenv("TRAINSCOPE_JOB_DIR"); e && *e) opt.job_dir = e;
-  if (!opt.job_dir.empty() && !opt.out_dir.empty())
-    throw UserError("run: --out and --job-dir (or TRAINSCOPE_JOB_DIR) both say where the output goes: give one");
   for (const auto& kv : a.set) opt.overrides.push_back(ts::run::parse_override(kv));
 
   // --serve HOST:PORT: this node's own /metrics while the job runs (`trainscope serve` in a
@@ -123,10 +122,11 @@ void register_run(CLI::App& app) {
       "The command keeps your terminal (stdin/stdout/stderr); Ctrl-C stops it and still writes the report.\n"
       "Exit status: the command's own, or 128+signal. Output: --out DIR (default trainscope-runs/<time>/)\n"
       "with report.json, trace.json (profiler window) and samples.csv; the run is stored for `trainscope runs`.");
-  sub->add_option("--out", a->opt.out_dir, "Output directory (default trainscope-runs/<UTC time>/)");
+  auto* out = sub->add_option("--out", a->opt.out_dir, "Output directory (default trainscope-runs/<UTC time>/)");
   sub->add_option("--job-dir", a->opt.job_dir,
                   "One node of a multi-node job: write into DIR/<host>-node<N>/ with the job's identity (node.json), "
-                  "for `trainscope report DIR` (default $TRAINSCOPE_JOB_DIR; docs/MULTINODE.md)");
+                  "for `trainscope report DIR` (default $TRAINSCOPE_JOB_DIR; docs/MULTINODE.md)")
+      ->excludes(out);
   sub->add_option("--node-rank", a->opt.node_rank,
                   "This node's rank in the job (default: SLURM_NODEID, torchrun's --node-rank, or the ranks' GROUP_RANK)")
       ->check(CLI::Range(0, 1 << 20));

@@ -16,6 +16,7 @@ off mid-write) and the report must say so in one line and still report what is t
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -91,28 +92,44 @@ try:
         print("two_nodes: network namespaces unavailable (%s): falling back to two torchrun node agents on loopback" % why,
               flush=True)
         master = "127.0.0.1"
-    job = os.path.join(work, "job")
-    port = free_port()
     xdg = os.path.join(work, "xdg")
     os.makedirs(xdg, mode=0o700)
-    procs = []
-    for node in range(2):
-        env = dict(os.environ, XDG_RUNTIME_DIR=xdg)
-        if netns:
-            env["GLOO_SOCKET_IFNAME"] = veth[node]
-        else:
-            env["GLOO_SOCKET_IFNAME"] = "lo"
-        cmd = ["timeout", "240", TS, "-q", "run", "--job-dir", job, "--no-store", "--profile-steps", "3-5", "--",
-               PY, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc_per_node", "2", "--node_rank", str(node),
-               "--master_addr", master, "--master_port", str(port),
-               os.path.join(SRC, "examples", "ddp", "train_ddp_gloo.py"), "--steps", "30",
-               "--report-dir", os.path.join(work, "own")]
-        if node == 1:
-            cmd += ["--slow-node-ms", "60"]
-        if netns:
-            cmd = ["ip", "netns", "exec", ns[node]] + cmd
-        out = open(os.path.join(work, "node%d.log" % node), "w")
-        procs.append(subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT))
+
+    def start_job(job, steps, tag, env_job_dir=False):
+        """Both nodes of one job; node 1 slow. env_job_dir: node 1 gets TRAINSCOPE_JOB_DIR, not --job-dir."""
+        port = free_port()
+        procs = []
+        for node in range(2):
+            env = dict(os.environ, XDG_RUNTIME_DIR=xdg, GLOO_SOCKET_IFNAME=veth[node] if netns else "lo")
+            where = ["--job-dir", job]
+            if env_job_dir and node == 1:
+                env["TRAINSCOPE_JOB_DIR"], where = job, []
+            cmd = ["timeout", "240", TS, "-q", "run"] + where + ["--no-store", "--profile-steps", "3-5", "--",
+                   PY, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc_per_node", "2", "--node_rank", str(node),
+                   "--master_addr", master, "--master_port", str(port),
+                   os.path.join(SRC, "examples", "ddp", "train_ddp_gloo.py"), "--steps", str(steps),
+                   "--report-dir", os.path.join(work, "own" + tag)]
+            if node == 1:
+                cmd += ["--slow-node-ms", "60"]
+            if netns:
+                cmd = ["ip", "netns", "exec", ns[node]] + cmd
+            out = open(os.path.join(work, "node%d%s.log" % (node, tag)), "w")
+            procs.append(subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT))
+        return procs, port
+
+    job = os.path.join(work, "job")
+    procs, port = start_job(job, 30, "", env_job_dir=True)
+    # While it runs, each node's manifest says so.
+    running = set()
+    while any(p.poll() is None for p in procs) and len(running) < 2:
+        for n in (os.listdir(job) if os.path.isdir(job) else []):
+            try:
+                if json.load(open(os.path.join(job, n, "node.json")))["state"] == "running":
+                    running.add(n)
+            except (OSError, ValueError):
+                pass
+        time.sleep(0.1)
+    check("manifests_say_running", len(running) == 2, str(running))
     codes = [p.wait(timeout=300) for p in procs]
     for node in range(2):
         log = open(os.path.join(work, "node%d.log" % node)).read()
@@ -163,7 +180,7 @@ try:
     check("finding_straggler", len(strag) == 1, str([f["id"] for f in rep["findings"]]))
     f = strag[0]
     ev = {e["name"]: e["value"] for e in f["evidence"]}
-    check("finding_names_node", ("node %s" % slow_node) in f["title"], f["title"])
+    check("finding_names_node_and_ranks", ("node %s is slow: 2 of its 2 ranks lag (2, 3)" % slow_node) in f["title"], f["title"])
     check("finding_names_node_ranks", ev.get("straggler_node_slow_ranks") == 2 and ev.get("straggler_node_rank") == 1,
           str(ev))
     check("finding_cause_data", "straggler_extra_data_ms" in ev and "data" in f["fix"], f["fix"][:200])
@@ -179,6 +196,32 @@ try:
     check("analyze_job_dir", an.returncode == 0, an.stderr[-1000:])
     a = json.loads(an.stdout)
     check("analyze_four_traces", len(a["traces"]) == 4 and len(a["ranks"]) == 4, "%d traces" % len(a["traces"]))
+
+    # A node that dies: node 1's trainscope is killed (SIGKILL, no report) once its heartbeat has
+    # its ranks; the training itself goes on to the end. Its last node.json must still count.
+    dead_job = os.path.join(work, "dead")
+    procs2, _ = start_job(dead_job, 250, "dead")
+    victim = None
+    deadline = time.time() + 120
+    while time.time() < deadline and victim is None and all(p.poll() is None for p in procs2):
+        try:
+            m1 = json.load(open(os.path.join(dead_job, "%s-node1" % host, "node.json")))
+            if len(m1["ranks"]) == 2:
+                victim = m1["trainscope_pid"]
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.2)
+    check("heartbeat_with_ranks", victim is not None, "node 1 wrote no heartbeat with its ranks")
+    os.kill(victim, signal.SIGKILL)
+    codes2 = [p.wait(timeout=300) for p in procs2]
+    check("survivor_finishes", codes2[0] == 0 and codes2[1] != 0, str(codes2))
+    r = subprocess.run([TS, "report", dead_job, "--json"], capture_output=True, text=True, timeout=120)
+    ok = r.returncode == 0 and ("node %s-node1: stopped writing" % host) in r.stderr
+    check("dead_node_reported", ok, r.stderr[-800:])
+    d = json.loads(r.stdout)
+    check("dead_node_numbers_kept", sorted(x["rank"] for x in d["ranks"]) == [0, 1, 2, 3] and
+          d["job"]["slowest_node"] == slow_node, "%s %s" % ([x["rank"] for x in d["ranks"]], d["job"]["slowest_node"]))
+    check("dead_node_left_no_report", not os.path.exists(os.path.join(dead_job, "%s-node1" % host, "report.json")))
 
     # Damaged copies: what is there is still reported, each problem in one line.
     lost = os.path.join(work, "lost")

@@ -178,7 +178,7 @@ TEST(JobMerge, NamesTheSlowNodeAndWhatFixingItGives) {
   EXPECT_DOUBLE_EQ(v.fixed_speedup, 2.5);
   const auto* f = finding(v, "straggler-rank");
   ASSERT_NE(f, nullptr);
-  EXPECT_NE(f->title.find("node host1-node1 is slow: 2 of its 2 ranks lag, its rank 2"), std::string::npos) << f->title;
+  EXPECT_NE(f->title.find("node host1-node1 is slow: 2 of its 2 ranks lag (2, 3), its rank 2"), std::string::npos) << f->title;
   // The same gain as the job's pace line: the slow node brought to the other nodes' pace.
   EXPECT_NE(f->gain.find("2.5x"), std::string::npos) << f->gain;
   EXPECT_NE(f->fix.find("Rank 2 on node host1-node1 waits 60.0 ms per step for its data"), std::string::npos) << f->fix;

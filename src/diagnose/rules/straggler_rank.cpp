@@ -91,10 +91,14 @@ std::optional<Finding> straggler_rank(const Evidence& ev) {
   const std::string who = slow->node.empty() ? fmt::format("rank {}", slow->rank)
                                              : fmt::format("rank {} on node {}", slow->rank, slow->node);
   int node_slow = 0, node_ranks = 0;
+  std::string lagging;  // "2, 3": that node's ranks past the threshold
   for (const auto& x : r.ranks)
     if (!slow->node.empty() && x.node == slow->node) {
       ++node_ranks;
-      if (x.busy_ms > RanksEvidence::kStragglerRatio * med) ++node_slow;
+      if (x.busy_ms > RanksEvidence::kStragglerRatio * med) {
+        ++node_slow;
+        lagging += (lagging.empty() ? "" : ", ") + std::to_string(x.rank);
+      }
     }
   const NodesEvidence::Node* node = node_named(ev, slow->node);
   const std::string cause = node ? node_cause(*node, phase) : "";
@@ -140,7 +144,7 @@ std::optional<Finding> straggler_rank(const Evidence& ev) {
   if (node_is_slow && other_nodes_busy > 0) {
     f.title = fmt::format("Straggler: node {} is slow: {}its rank {} is busy {:.0f}% longer per step than any rank on the "
                           "other nodes, which wait {:.1f} ms per step ({:.0f}% of their step) for it",
-                          slow->node, node_ranks > 1 ? fmt::format("{} of its {} ranks lag, ", node_slow, node_ranks) : "",
+                          slow->node, node_ranks > 1 ? fmt::format("{} of its {} ranks lag ({}), ", node_slow, node_ranks, lagging) : "",
                           slow->rank, 100.0 * (slow->busy_ms / other_nodes_busy - 1), others_wait, wait_pct);
     f.gain = fmt::format("every rank runs at the slowest node's pace: bringing node {} to the other nodes' pace gives {}",
                          slow->node, gain_text(f.recoverable_fraction));
