@@ -78,7 +78,13 @@ void run(RunArgs& a) {
     mo.live_dir = opt.live_dir.empty() ? sample::live_dir() : opt.live_dir;
     collector = std::make_unique<serve::MetricsCollector>(mo);
     collector->start();
-    if (!opt.quiet) fmt::print(stderr, "trainscope: serving http://{}/metrics while the job runs\n", server->address());
+    if (!opt.quiet) {
+      fmt::print(stderr, "trainscope: serving http://{}/metrics while the job runs\n", server->address());
+      const std::string host = serve::parse_listen(a.serve.find(':') == std::string::npos ? ":" + a.serve : a.serve).host;
+      if (host != "127.0.0.1" && host != "localhost" && host != "::1")
+        fmt::print(stderr, "trainscope: warning: {} is not loopback: anyone who can reach this port reads the metrics\n",
+                   host.empty() ? "every interface" : host);
+    }
     serving = std::thread([&server, &collector] {
       server->serve([&collector](const std::string&, const std::string& path) {
         serve::HttpResponse r;
