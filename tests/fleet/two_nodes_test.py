@@ -61,7 +61,8 @@ def make_namespaces():
         steps += [("ip", "link", "set", veth[i], "netns", ns[i]),
                   ("ip", "-n", ns[i], "addr", "add", addr[i] + "/24", "dev", veth[i]),
                   ("ip", "-n", ns[i], "link", "set", veth[i], "up"),
-                  ("ip", "-n", ns[i], "link", "set", "lo", "up")]
+                  ("ip", "-n", ns[i], "link", "set", "lo", "up"),
+                  ("ip", "netns", "exec", ns[i], "true")]  # exec remounts /sys: a container may refuse
     for s in steps:
         r = sh(*s)
         if r.returncode != 0:
