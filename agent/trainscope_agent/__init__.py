@@ -44,6 +44,8 @@ def start():
         ("local_rank", env.get("LOCAL_RANK")),
         ("world_size", env.get("WORLD_SIZE")),
         ("local_world_size", env.get("LOCAL_WORLD_SIZE")),
+        ("group_rank", env.get("GROUP_RANK")),  # the node's rank (torchrun; c10d assigns it at rendezvous)
+        ("group_world_size", env.get("GROUP_WORLD_SIZE")),
         ("run_id", env.get("TORCHELASTIC_RUN_ID")),
         ("master_addr", env.get("MASTER_ADDR")),
         ("master_port", env.get("MASTER_PORT")),

@@ -48,6 +48,11 @@ def _runtime(torch):
             items.append(("device_total_memory", torch.cuda.get_device_properties(dev).total_memory))
         except Exception:
             pass
+        try:  # compared across the nodes of a job (report DIR); a tuple in 2.x, an int in 1.13
+            v = torch.cuda.nccl.version()
+            items.append(("nccl_version", ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)))
+        except Exception:
+            pass
         if S.gpu is None:
             S.gpu = GpuTimer(torch, S.channel)
     rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")

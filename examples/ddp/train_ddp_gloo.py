@@ -13,6 +13,8 @@ DDP all-reduces the gradients after each backward. Knobs that create the multi-r
 trainscope must see:
   --straggler-rank R --straggler-ms MS   rank R sleeps MS in every __getitem__ batch: it is slow,
                                          the others wait for it inside the all-reduce
+  --slow-node-ms MS                      every rank this command starts sleeps MS in every batch: pass
+                                         it on one node of a multi-node job to make that node slow
   --threads N                            torch.set_num_threads(N) on every rank (torchrun sets
                                          OMP_NUM_THREADS=1; N x ranks > cores oversubscribes)
   --report-dir DIR                       each rank writes DIR/rank<R>.json with its own measured
@@ -62,6 +64,7 @@ def main():
     p.add_argument("--dim", type=int, default=256)
     p.add_argument("--straggler-rank", type=int, default=-1)
     p.add_argument("--straggler-ms", type=float, default=0.0)
+    p.add_argument("--slow-node-ms", type=float, default=0.0)
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--report-dir", default="")
     a = p.parse_args()
@@ -74,6 +77,7 @@ def main():
     torch.manual_seed(0)
 
     slow_s = a.straggler_ms / 1000.0 if rank == a.straggler_rank else 0.0
+    slow_s += a.slow_node_ms / 1000.0
     ds = Synthetic(a.steps * a.batch_size * world, a.dim, slow_s)
     sampler = DistributedSampler(ds, num_replicas=world, rank=rank, shuffle=True, seed=0)
     loader = DataLoader(ds, batch_size=a.batch_size, sampler=sampler, num_workers=0,

@@ -17,6 +17,7 @@
 // collective_wait_ns_per_step is its own wait over all matched calls / its steps.
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -37,7 +38,23 @@ namespace ts::analysis {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths) {
+namespace {
+// A plain JSON file whose last non-blank byte closes nothing: written in part.
+bool cut_off_json(const fs::path& p) {
+  if (p.extension() != ".json") return false;
+  std::FILE* f = std::fopen(p.c_str(), "rb");
+  if (!f) return false;
+  char tail[64];
+  size_t n = 0;
+  if (std::fseek(f, -static_cast<long>(sizeof tail), SEEK_END) != 0) std::fseek(f, 0, SEEK_SET);
+  n = std::fread(tail, 1, sizeof tail, f);
+  std::fclose(f);
+  while (n > 0 && (tail[n - 1] == ' ' || tail[n - 1] == '\n' || tail[n - 1] == '\r' || tail[n - 1] == '\t')) --n;
+  return n == 0 || (tail[n - 1] != '}' && tail[n - 1] != ']');
+}
+}  // namespace
+
+std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths, std::vector<std::string>* skipped) {
   std::vector<std::string> out;
   for (const std::string& p : paths) {
     std::error_code ec;
@@ -47,6 +64,23 @@ std::vector<std::string> expand_trace_paths(const std::vector<std::string>& path
         const std::string name = e.path().filename().string();
         if (e.is_regular_file() && (name.ends_with(".json") || name.ends_with(".json.gz")))
           found.push_back(e.path().string());
+      }
+      // A job directory (`trainscope run --job-dir`): one folder per node, each with its ranks' traces.
+      if (found.empty()) {
+        for (const auto& sub : fs::directory_iterator(p, ec)) {
+          std::error_code ec2;
+          if (!sub.is_directory(ec2) || sub.path().filename().string()[0] == '.') continue;
+          for (const auto& e : fs::directory_iterator(sub.path(), ec2)) {
+            const std::string name = e.path().filename().string();
+            if (!e.is_regular_file() || !name.starts_with("trace") || !(name.ends_with(".json") || name.ends_with(".json.gz")))
+              continue;
+            if (cut_off_json(e.path())) {
+              if (skipped) skipped->push_back(e.path().string() + ": cut off (the JSON does not end: written in part), left out");
+              continue;
+            }
+            found.push_back(e.path().string());
+          }
+        }
       }
       if (found.empty()) throw UserError(p + ": directory holds no .json or .json.gz trace");
       // A `trainscope run` directory holds its report.json beside the traces (trace.json,

@@ -360,7 +360,11 @@ MultiTraceAnalysis analyse_traces(const std::vector<std::string>& paths,
 int rank_from_file_name(const std::string& path);
 // Builds the per-rank table from analyses already made (used by analyse_traces).
 MultiTraceAnalysis compare_ranks(std::vector<TraceAnalysis> traces);
-// Expands directories into their trace files (sorted); files pass through.
-std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths);
+// Expands directories into their trace files (sorted); files pass through. A job directory
+// (`trainscope run --job-dir`: no trace at its top, one folder per node) gives every node's
+// trace*.json[.gz]; a plain .json there that does not end (the node stopped while its profiler
+// wrote) is left out and named in `skipped` ("<path>: cut off ...").
+std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths,
+                                            std::vector<std::string>* skipped = nullptr);
 
 }  // namespace ts::analysis

@@ -64,7 +64,9 @@ int rank_of(const analysis::MultiTraceAnalysis& m, const std::string& path) {
 
 analysis::MultiTraceAnalysis analyse_all(const std::vector<std::string>& given, const analysis::AnalyseOptions& opt,
                                           int threads, int read_threads, Progress& progress) {
-  std::vector<std::string> paths = analysis::expand_trace_paths(given);
+  std::vector<std::string> skipped;
+  std::vector<std::string> paths = analysis::expand_trace_paths(given, &skipped);
+  for (const auto& s : skipped) fmt::print(stderr, "trainscope: analyze: {}\n", s);
   if (paths.size() == 1) {
     // One trace: report reading progress within the file.
     const std::string& p = paths[0];
@@ -177,6 +179,9 @@ void register_analyze(CLI::App& app) {
       for (const auto& r : m.ranks) {
         in.ranks.push_back({r.path, r.rank, r.steps, r.median_step_ns / 1e6, r.comm_ns_per_step / 1e6, r.idle_pct,
                             r.wait_ns_per_step / 1e6, r.straggler});
+        // A job directory's trace: its node is the folder that holds it beside a node.json.
+        if (std::filesystem::exists(std::filesystem::path(r.path).parent_path() / "node.json"))
+          in.ranks.back().node = std::filesystem::path(r.path).parent_path().filename().string();
         if (m.arrival.matched_calls > 0) {
           in.ranks.back().last_arrivals = r.last_arrivals;
           in.ranks.back().collective_wait_ms_per_step = r.collective_wait_ns_per_step / 1e6;

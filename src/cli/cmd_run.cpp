@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -12,7 +13,13 @@
 #include "run/run_session.h"
 #include "run/run_text.h"
 #include "run/overrides.h"
+#include "sample/live_status.h"
+#include "serve/http_server.h"
+#include "serve/metrics.h"
 #include "util/error.h"
+
+#include <memory>
+#include <thread>
 
 namespace ts::cli {
 namespace {
@@ -21,7 +28,7 @@ struct RunArgs {
   ts::run::RunOptions opt;
   std::vector<std::string> command;
   std::vector<std::string> set;  // --set KEY=VALUE (checked by the option's validator)
-  std::string profile_steps = "10-14", interval = "100ms", json;
+  std::string profile_steps = "10-14", interval = "100ms", json, serve;
   bool no_profile = false, no_store = false, no_sample = false;
 };
 
@@ -54,8 +61,54 @@ void run(RunArgs& a) {
   opt.sample = !a.no_sample;
   opt.interval = duration_value(a.interval);
   opt.quiet = globals().quiet;
+  // srun trainscope run -- torchrun ...: the job directory from the environment, no flag per node
+  // (an explicit --out still wins; --out with --job-dir is a usage error).
+  if (opt.job_dir.empty() && opt.out_dir.empty())
+    if (const char* e = std::getenv("TRAINSCOPE_JOB_DIR"); e && *e) opt.job_dir = e;
   for (const auto& kv : a.set) opt.overrides.push_back(ts::run::parse_override(kv));
 
+  // --serve HOST:PORT: this node's own /metrics while the job runs (`trainscope serve` in a
+  // thread, reading the same live-status directory), so Prometheus scrapes every node directly.
+  std::unique_ptr<serve::HttpServer> server;
+  std::unique_ptr<serve::MetricsCollector> collector;
+  std::thread serving;
+  if (!a.serve.empty()) {
+    server = std::make_unique<serve::HttpServer>(a.serve.find(':') == std::string::npos ? ":" + a.serve : a.serve);
+    serve::MetricsOptions mo;
+    mo.live_dir = opt.live_dir.empty() ? sample::live_dir() : opt.live_dir;
+    collector = std::make_unique<serve::MetricsCollector>(mo);
+    collector->start();
+    if (!opt.quiet) {
+      fmt::print(stderr, "trainscope: serving http://{}/metrics while the job runs\n", server->address());
+      const std::string host = serve::parse_listen(a.serve.find(':') == std::string::npos ? ":" + a.serve : a.serve).host;
+      if (host != "127.0.0.1" && host != "localhost" && host != "::1")
+        fmt::print(stderr, "trainscope: warning: {} is not loopback: anyone who can reach this port reads the metrics\n",
+                   host.empty() ? "every interface" : host);
+    }
+    serving = std::thread([&server, &collector] {
+      server->serve([&collector](const std::string&, const std::string& path) {
+        serve::HttpResponse r;
+        if (path == "/metrics") {
+          r.content_type = serve::kContentType;
+          r.body = collector->scrape();
+        } else {
+          r.status = 404;
+          r.body = "not found: try /metrics\n";
+        }
+        return r;
+      });
+    });
+  }
+  struct StopServing {
+    std::unique_ptr<serve::HttpServer>& server;
+    std::unique_ptr<serve::MetricsCollector>& collector;
+    std::thread& thread;
+    ~StopServing() {
+      if (server) server->stop();
+      if (thread.joinable()) thread.join();
+      if (collector) collector->stop();
+    }
+  } stop_serving{server, collector, serving};
   auto res = ts::run::run_session(opt);
   std::fflush(stdout);
   if (a.json != "-")
@@ -75,7 +128,17 @@ void register_run(CLI::App& app) {
       "The command keeps your terminal (stdin/stdout/stderr); Ctrl-C stops it and still writes the report.\n"
       "Exit status: the command's own, or 128+signal. Output: --out DIR (default trainscope-runs/<time>/)\n"
       "with report.json, trace.json (profiler window) and samples.csv; the run is stored for `trainscope runs`.");
-  sub->add_option("--out", a->opt.out_dir, "Output directory (default trainscope-runs/<UTC time>/)");
+  auto* out = sub->add_option("--out", a->opt.out_dir, "Output directory (default trainscope-runs/<UTC time>/)");
+  sub->add_option("--job-dir", a->opt.job_dir,
+                  "One node of a multi-node job: write into DIR/<host>-node<N>/ with the job's identity (node.json), "
+                  "for `trainscope report DIR` (default $TRAINSCOPE_JOB_DIR; docs/MULTINODE.md)")
+      ->excludes(out);
+  sub->add_option("--node-rank", a->opt.node_rank,
+                  "This node's rank in the job (default: SLURM_NODEID, torchrun's --node-rank, or the ranks' GROUP_RANK)")
+      ->check(CLI::Range(0, 1 << 20));
+  sub->add_option("--serve", a->serve,
+                  "Serve this run's Prometheus /metrics on [HOST:]PORT while it runs (as `trainscope serve`; a bare "
+                  "PORT listens on every interface; with --job-dir the training series carry job_id and node)");
   sub->add_option("--steps", a->opt.steps, "End the program after N training steps (graceful: SystemExit(0) at step N)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--profile-steps", a->profile_steps, "Steps recorded by torch.profiler, FIRST-LAST (FIRST >= 2)")

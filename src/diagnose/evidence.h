@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/trace_analysis.h"
@@ -217,14 +218,36 @@ struct RanksEvidence {
     double step_ms = 0, data_wait_ms = 0, forward_ms = 0, backward_ms = 0, optimizer_ms = 0;
     double comm_ms = 0;          // explicit collectives (agent) or communication kernels (traces)
     double busy_ms = 0, wait_ms = 0;
+    // The medians busy_ms is computed from: time per step outside synchronisation, and inside it.
+    double nonsync_ms = 0, sync_ms = 0;
     double rss_max_bytes = -1;
     bool straggler = false;
+    std::string node;            // the node it ran on, in a multi-node job (`report DIR`); "" otherwise
   };
   std::vector<Rank> ranks;       // by rank
   int straggler_rank = -1;       // -1: no rank above the threshold
   double median_busy_ms = 0;     // the median rank's busy time
   double straggler_gap_ms = 0;   // slowest busy - median busy (>= 0 even without a straggler)
   std::string source;            // "agent" | "traces"
+};
+
+// The nodes of a multi-node job side by side (`trainscope report DIR`, from each node's
+// node.json): what each has installed and its own evidence, so that differences between nodes
+// become findings (node-mismatch) and the straggler's cause can be read from its own node.
+struct NodesEvidence {
+  struct Node {
+    std::string name;            // its folder in the job directory (<host>-node<N>)
+    int node_rank = -1;
+    // Facts compared across nodes ("" / -1 unknown): (label, value) in a fixed order.
+    std::vector<std::pair<std::string, std::string>> facts;
+    // Its own evidence, for the straggler's cause.
+    int cpu_cores = -1;
+    double cpu_budget_cores = -1, host_cpu_mean_pct = -1, process_tree_cpu_mean_pct = -1, throttled_pct = -1;
+    std::string throttle_reasons, threads_summary, loader;
+    bool threads_oversubscribed = false;
+    std::vector<std::string> finding_ids, finding_titles;  // its own diagnosis, top first
+  };
+  std::vector<Node> nodes;
 };
 
 // How the job ended, from `trainscope run` (the launcher and the stderr it passed through).
@@ -246,6 +269,7 @@ struct Evidence {
   std::optional<LabEvidence> lab;
   std::optional<LoaderSweepEvidence> loader;
   std::optional<RanksEvidence> ranks;  // multi-process jobs, >= 2 ranks
+  std::optional<NodesEvidence> nodes;  // multi-node jobs (report DIR), >= 2 nodes
   std::optional<JobEvidence> job;      // trainscope run: how the job ended
 };
 

@@ -253,18 +253,27 @@ std::string render_html(const ReportInput& in) {
   if (in.ranks.size() > 1) chart(h, "ranks", "Median step time per rank", true);
   h += "</div>\n";
 
+  if (!in.preface.empty()) {
+    h += "<h2 id=\"preface\">" + esc(in.preface_title) + "</h2><div class=\"card\"><ul>";
+    for (const auto& l : in.preface) h += "<li>" + esc(l) + "</li>";
+    h += "</ul></div>\n";
+  }
+
   findings_html(h, d);
 
   if (!in.ranks.empty()) {
     const bool arrivals = in.arrival && in.arrival->matched_calls > 0;
-    h += "<h2>Ranks</h2><div class=\"card\"><table><tr><th class=\"n\">rank</th><th class=\"n\">steps</th><th class=\"n\">median step</th>"
+    const bool nodes = !in.ranks.front().node.empty();
+    h += "<h2>Ranks</h2><div class=\"card\"><table><tr>";
+    if (nodes) h += "<th>node</th>";
+    h += "<th class=\"n\">rank</th><th class=\"n\">steps</th><th class=\"n\">median step</th>"
          "<th class=\"n\">comm/step</th><th class=\"n\">GPU idle</th><th class=\"n\">wait/step</th>";
     if (arrivals) h += "<th class=\"n\">last to arrive</th><th class=\"n\">waits in collectives/step</th>";
     h += "<th>trace</th></tr>";
     for (const auto& r : in.ranks) {
-      h += fmt::format("<tr{}><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}%</td>"
+      h += fmt::format("<tr{}>{}<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}%</td>"
                        "<td class=\"n\">{}</td>",
-                       r.straggler ? " style=\"color:#d32f2f;font-weight:600\"" : "", r.rank, r.steps, ts::human_ns(r.median_step_ms * 1e6),
+                       r.straggler ? " style=\"color:#d32f2f;font-weight:600\"" : "", nodes ? "<td>" + esc(r.node) + "</td>" : "", r.rank, r.steps, ts::human_ns(r.median_step_ms * 1e6),
                        ts::human_ns(r.comm_ms_per_step * 1e6), r.idle_pct, ts::human_ns(r.wait_ms_per_step * 1e6));
       if (arrivals)
         h += fmt::format("<td class=\"n\">{} of {}</td><td class=\"n\">{}</td>", r.last_arrivals, in.arrival->matched_calls,

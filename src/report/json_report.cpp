@@ -434,6 +434,9 @@ std::string render_json(const ReportInput& in, bool pretty) {
     num_or_null("rss_max_bytes", r.rss_max_bytes, r.rss_max_bytes >= 0);
     w.key("threads");
     if (r.threads >= 0) w.value(r.threads); else w.null();
+    w.key("node");
+    if (!r.node.empty()) w.value(r.node); else w.null();
+    num_or_null("compute_ms", r.compute_ms, r.compute_ms >= 0);
     w.key("last_arrivals");
     if (r.last_arrivals >= 0) w.value(r.last_arrivals); else w.null();
     num_or_null("collective_wait_ms_per_step", r.collective_wait_ms_per_step, r.collective_wait_ms_per_step >= 0);

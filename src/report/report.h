@@ -28,6 +28,8 @@ struct RankLine {
   double data_wait_ms = -1, backward_ms = -1, busy_ms = -1;
   double rss_max_bytes = -1;  // the rank's peak RSS over its steps
   int threads = -1;           // its threads when the run measured them live
+  std::string node{};         // its node in a multi-node job (`report DIR`), "" otherwise
+  double compute_ms = -1;     // busy time less data wait (`report DIR`), -1 unknown
   // From the traces' collectives (analysis::match_collectives; -1: not matched).
   int64_t last_arrivals = -1;
   double collective_wait_ms_per_step = -1;
@@ -46,6 +48,10 @@ struct ReportInput {
   // Sections other layers add to the JSON report, as (key, already-serialised JSON value):
   // e.g. the run layer's "run". Documented in docs/SCHEMA.md by their owners.
   std::vector<std::pair<std::string, std::string>> extra_sections;
+  // Lines shown before the findings under a heading of their own (the job of `report DIR`: its
+  // identity, what is wrong with the directory, the slowest node); HTML and terminal.
+  std::string preface_title;
+  std::vector<std::string> preface;
   int top = 10;  // rows in top-N tables
 };
 

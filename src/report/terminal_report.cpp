@@ -296,6 +296,10 @@ std::string render_terminal(const ReportInput& in, const TerminalStyle& style) {
   o.para(d.verdict, 0, o.c("1;7", " VERDICT ") + " ");
   o.para(std::string(diagnose::scenario_title(d.scenario)) + (d.scenario_reason.empty() ? "" : " — " + d.scenario_reason), 0,
          o.c("1", "scenario: "));
+  if (!in.preface.empty()) {
+    o.heading(in.preface_title);
+    for (const auto& l : in.preface) o.para(l, 2, "- ");
+  }
   findings(o, in);
   if (!in.ranks.empty()) {
     o.heading(fmt::format("RANKS ({} traces)", in.ranks.size()));

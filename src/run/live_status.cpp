@@ -52,6 +52,12 @@ void LiveStatusWriter::set_run_id(const std::string& id) {
   run_id_ = id;
 }
 
+void LiveStatusWriter::set_job(const std::string& job, const std::string& node) {
+  std::lock_guard lk(mu_);
+  job_ = job;
+  node_ = node;
+}
+
 void LiveStatusWriter::set_top_finding(std::optional<LiveFinding> f) {
   std::lock_guard lk(mu_);
   finding_ = std::move(f);
@@ -94,6 +100,8 @@ std::string LiveStatusWriter::json_locked(pid_t pid, const Stream& st, const Ide
   // The training process: the rank's own process under torchrun, else the command we started.
   s.child_pid = static_cast<int>(id ? pid : child_);
   s.run_id = run_id_;
+  s.job = job_;
+  s.node = node_;
   s.command = command_;
   if (id) s.rank = id->rank, s.local_rank = id->local_rank, s.world_size = id->world_size;
   s.started_unix = started_unix_;

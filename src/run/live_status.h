@@ -39,6 +39,7 @@ class LiveStatusWriter {
   void on_step(const StepRecord& s);    // any thread (the channel's reader)
   void on_text(const TextRecord& t);    // hello / runtime records name each process's rank
   void set_run_id(const std::string& id);
+  void set_job(const std::string& job, const std::string& node);  // --job-dir: labels job_id and node
   void set_top_finding(std::optional<LiveFinding> f);  // any thread; nullopt: none (yet)
   void write(double now_unix);          // writes the files now; errors are ignored (best effort)
   // The single-process file's content (the first process that reported steps).
@@ -65,7 +66,7 @@ class LiveStatusWriter {
   };
   std::string json_locked(pid_t pid, const Stream& s, const Identity* id, double now_unix) const;
 
-  std::string dir_, path_, command_, run_id_, problem_;
+  std::string dir_, path_, command_, run_id_, problem_, job_, node_;
   std::optional<LiveFinding> finding_;
   pid_t child_;
   double started_unix_;

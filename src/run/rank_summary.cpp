@@ -53,9 +53,9 @@ void find_straggler(diagnose::RanksEvidence& ev, const std::vector<double>& nons
   }
 }
 
-std::optional<diagnose::RanksEvidence> summarise_ranks(const Records& r) {
+std::optional<diagnose::RanksEvidence> summarise_ranks(const Records& r, size_t min_ranks) {
   auto procs = rank_processes(r);
-  if (procs.size() < 2) return std::nullopt;
+  if (procs.size() < min_ranks || procs.empty()) return std::nullopt;
   // One process per rank: the one with the most steps.
   std::map<int, std::pair<RankProcess, std::vector<StepRecord>>> by_rank;
   for (const auto& [pid, p] : procs) {
@@ -64,7 +64,7 @@ std::optional<diagnose::RanksEvidence> summarise_ranks(const Records& r) {
     auto it = by_rank.find(p.rank);
     if (it == by_rank.end() || steps.size() > it->second.second.size()) by_rank[p.rank] = {p, std::move(steps)};
   }
-  if (by_rank.size() < 2) return std::nullopt;
+  if (by_rank.size() < min_ranks || by_rank.empty()) return std::nullopt;
   diagnose::RanksEvidence ev;
   ev.source = "agent";
   std::vector<double> nonsync, sync;
@@ -96,8 +96,10 @@ std::optional<diagnose::RanksEvidence> summarise_ranks(const Records& r) {
     row.backward_ms = median(bwd);
     row.optimizer_ms = median(opt);
     row.comm_ms = median(comm);
-    nonsync.push_back(median(ns));
-    sync.push_back(median(sy));
+    row.nonsync_ms = median(ns);
+    row.sync_ms = median(sy);
+    nonsync.push_back(row.nonsync_ms);
+    sync.push_back(row.sync_ms);
     ev.ranks.push_back(row);
   }
   find_straggler(ev, nonsync, sync);
@@ -126,7 +128,9 @@ std::optional<diagnose::RanksEvidence> ranks_from_traces(const analysis::MultiTr
       row.data_wait_ms = t.steps.dataloader_host_ns / 1e6 / n;
       sync_ms = std::max(sync_ms, t.steps.total.communication / 1e6 / n);
     }
-    nonsync.push_back(row.step_ms - sync_ms);
+    row.nonsync_ms = row.step_ms - sync_ms;
+    row.sync_ms = sync_ms;
+    nonsync.push_back(row.nonsync_ms);
     sync.push_back(sync_ms);
     ev.ranks.push_back(row);
   }

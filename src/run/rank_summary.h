@@ -26,8 +26,9 @@ struct RankProcess {
 std::map<pid_t, RankProcess> rank_processes(const Records& r);
 
 // The per-rank table from the agents' step records: one row per rank (its process with the most
-// steps), medians after warm-up and outside the profiler window. nullopt below 2 ranks with steps.
-std::optional<diagnose::RanksEvidence> summarise_ranks(const Records& r);
+// steps), medians after warm-up and outside the profiler window. nullopt below `min_ranks` ranks
+// with steps (one node of a multi-node job may hold a single rank of the job).
+std::optional<diagnose::RanksEvidence> summarise_ranks(const Records& r, size_t min_ranks = 2);
 
 // The per-rank table from one profiler trace per rank (communication kernels as the sync time).
 // nullopt below 2 traces with steps.

@@ -7,6 +7,7 @@
 #include "util/error.h"
 #include "report/report.h"
 #include "util/json_writer.h"
+#include "util/private_dir.h"
 #include "util/redact.h"
 
 namespace ts::run {
@@ -243,7 +244,9 @@ std::string report_html(const RunResult& r, const RunOptions& opt) { return repo
 
 std::string write_report_json(const RunResult& r, const RunOptions& opt) {
   std::string json = report_json(r, opt);
-  report::write_file(r.report_path, json);
+  // Whole or not at all (a job directory's node may die mid-write; report DIR reads it back).
+  if (!write_shared_file_atomically(r.report_path, json))
+    throw UserError(r.report_path + ": cannot write report: " + std::strerror(errno));
   return json;
 }
 

@@ -10,11 +10,14 @@
 #include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 
 #include "run/agent_channel.h"
 #include "run/agent_locator.h"
 #include "run/job_inspect.h"
+#include "run/job_node.h"
 #include "run/live_finding.h"
 #include "run/live_status.h"
 #include "run/samples_evidence.h"
@@ -30,6 +33,7 @@
 #include "store/recorder.h"
 #include "trace/reader.h"
 #include "util/error.h"
+#include "util/private_dir.h"
 #include "util/redact.h"
 
 namespace ts::run {
@@ -53,6 +57,13 @@ double steady_s() {
 
 constexpr int64_t kLiveDiagnoseAfterSteps = 5;
 constexpr double kLiveDiagnoseEveryS = 5.0;
+// --job-dir: how often a node rewrites its node.json with its ranks so far. A node that dies
+// leaves the last one; `report DIR` calls a node whose file is older than a few of these gone.
+constexpr double kNodeHeartbeatS = 10.0;
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 void progress(const RunOptions& opt, const std::string& line) {
   if (!opt.quiet) fmt::print(stderr, "trainscope: {}\n", line);
@@ -89,13 +100,79 @@ struct Session {
   double sampler_t0 = 0;
   std::unique_ptr<StderrTee> tee;  // the job's stderr passes through; its last lines are kept
   std::string command_line;  // the command, space-joined (live status, store)
+  // --job-dir: this node's manifest, rewritten at start, every kNodeHeartbeatS and at the end.
+  std::optional<NodeManifest> node;
+  double mono_to_unix = 0, node_written = 0;
 
   Session(const RunOptions& o, RunResult& r) : opt(o), res(r) {}
 };
 
+// Writes the node's manifest (best effort: the run goes on, once with a warning).
+void write_node(Session& s) {
+  if (!s.node) return;
+  s.node->updated_unix = unix_now();
+  s.node_written = steady_s();
+  if (!write_node_manifest(s.res.node_dir, *s.node)) {
+    std::string line = s.res.node_dir + "/" + kNodeManifest + ": cannot write the node's manifest: " + std::strerror(errno);
+    if (std::find(s.res.warnings.begin(), s.res.warnings.end(), line) == s.res.warnings.end()) {
+      progress(s.opt, line);
+      s.res.warnings.push_back(line);
+    }
+  }
+}
+
+// Stage 1 with --job-dir: this node's folder in the job directory and its first manifest (the
+// job's identity, state "running"); a line when the directory already holds another job's nodes.
+void prepare_node(Session& s) {
+  const RunOptions& opt = s.opt;
+  RunResult& res = s.res;
+  const NodeStart start = node_start(opt.command, opt.node_rank, real_env);
+  const std::string key = start.job.key();
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(opt.job_dir, ec)) {
+    NodeManifest other;
+    std::string err, text;
+    std::ifstream f(e.path() / kNodeManifest);
+    if (!f) continue;
+    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    if (parse_node_manifest(text, other, err) && !key.empty() && !other.job.key().empty() && other.job.key() != key) {
+      progress(opt, fmt::format("{} holds a node of another job ({}; this is {}): `trainscope report` will tell them "
+                                "apart, but a job directory per job is clearer", opt.job_dir, other.job.key(), key));
+      break;
+    }
+  }
+  std::string note;
+  const std::string host = host_name();
+  res.out_dir = make_node_dir(opt.job_dir, host, start.node_rank, static_cast<long>(getpid()), note);
+  res.node_dir = res.out_dir;
+  if (!note.empty()) {
+    progress(opt, note);
+    res.warnings.push_back(note);
+  }
+  NodeManifest m;
+  m.host = host;
+  m.node = fs::path(res.out_dir).filename().string();
+  m.node_rank = start.node_rank;
+  m.node_rank_source = start.node_rank_source;
+  m.job = start.job;
+  m.trainscope_pid = getpid();
+  for (const auto& a : redact_argv(opt.command)) m.command += (m.command.empty() ? "" : " ") + a;
+  m.started_unix = unix_now();
+  s.mono_to_unix = monotonic_to_unix_offset();
+  s.node = std::move(m);
+  write_node(s);
+  progress(opt, fmt::format("node {} of job {}: writing {}", s.node->node_rank >= 0 ? std::to_string(s.node->node_rank) : "(rank not known yet)",
+                            key.empty() ? "(no job id: no SLURM_JOB_ID, --rdzv-id or master address)" : key, res.out_dir));
+}
+
 // Stage 1: the output directory (created, made absolute) and the start time.
 void prepare_output(Session& s) {
   RunResult& res = s.res;
+  if (!s.opt.job_dir.empty()) {
+    prepare_node(s);
+    res.started_utc = utc_now("%Y-%m-%dT%H:%M:%SZ");
+    return;
+  }
   res.out_dir = s.opt.out_dir.empty() ? default_out_dir() : s.opt.out_dir;
   std::error_code ec;
   fs::create_directories(res.out_dir, ec);
@@ -155,6 +232,7 @@ void start_watching(Session& s, pid_t pid) {
     s.live = std::make_unique<LiveStatusWriter>(opt.live_dir.empty() ? sample::live_dir() : opt.live_dir, pid,
                                                 s.command_line, static_cast<double>(std::time(nullptr)));
     if (s.live->problem().empty()) {
+      if (s.node) s.live->set_job(s.node->job.key(), s.node->node);
       s.live_ptr = s.live.get();
     } else {  // the run goes on; only serve's view of it is off
       std::string line = "live status for `trainscope serve` off: " + s.live->problem();
@@ -176,6 +254,11 @@ void start_watching(Session& s, pid_t pid) {
   scfg.root_pid = pid;
   try {
     s.sampler = std::make_unique<sample::Sampler>(scfg);
+    if (s.node && s.sampler->nvml_available()) {
+      s.node->driver_version = s.sampler->driver_version();
+      s.node->gpus = static_cast<int>(s.sampler->gpus().size());
+      if (!s.sampler->gpus().empty()) s.node->gpu_model = s.sampler->gpus().front().name;
+    }
     res.samples_path = res.out_dir + "/samples.csv";
     // The store records the run and its samples; samples.csv is written alongside.
     store::RecorderConfig rc;
@@ -212,6 +295,10 @@ void wait_for_child(Session& s, Launcher& launcher) {
   double steps_reached_at = 0, live_written = 0, live_diagnosed = 0;
   int escalation = 0;
   s.res.exit = launcher.wait(std::chrono::milliseconds(20), [&] {
+    if (s.node && steady_s() - s.node_written >= kNodeHeartbeatS) {
+      fill_from_records(*s.node, s.channel.snapshot(), s.mono_to_unix);
+      write_node(s);
+    }
     if (s.live && steady_s() - live_written >= 1.0) {
       live_written = steady_s();
       if (s.steps_seen.load() >= kLiveDiagnoseAfterSteps && live_written - live_diagnosed >= kLiveDiagnoseEveryS) {
@@ -370,16 +457,27 @@ void write_reports(Session& s) {
       res.warnings.push_back(std::string("report not stored: ") + e.what());
     }
   }
-  {
-    std::ofstream txt(res.out_dir + "/report.txt");
-    txt << run_text(res, opt, false);
-  }
+  // Each file whole or not at all (a temporary renamed over it): a node of a job directory that
+  // dies mid-write leaves no cut-off report for `report DIR` to trip on.
+  if (!write_shared_file_atomically(res.out_dir + "/report.txt", run_text(res, opt, false)))
+    res.warnings.push_back("report.txt not written: " + std::string(std::strerror(errno)));
   try {
-    std::ofstream html(res.out_dir + "/report.html");
-    html << report_html(res, opt);
+    if (!write_shared_file_atomically(res.out_dir + "/report.html", report_html(res, opt)))
+      res.warnings.push_back("report.html not written: " + std::string(std::strerror(errno)));
   } catch (const std::exception& e) {
     res.warnings.push_back(std::string("report.html not written: ") + e.what());
   }
+}
+
+// Stage 10 (--job-dir): the node's final manifest, after its reports, so that "finished" means
+// they are there.
+void finish_node(Session& s, const Records& records) {
+  if (!s.node) return;
+  s.node->state = "finished";
+  s.node->ended_unix = unix_now();
+  fill_from_records(*s.node, records, s.mono_to_unix);
+  fill_from_result(*s.node, s.res);
+  write_node(s);
 }
 
 }  // namespace
@@ -404,6 +502,7 @@ RunResult run_session(const RunOptions& opt) {
   analyse_profiler_traces(s, records);
   res.diagnosis = diagnose::diagnose(res.evidence);
   write_reports(s);
+  finish_node(s, records);
   return res;
 }
 

@@ -32,6 +32,10 @@ struct RunOptions {
   std::string live_dir;            // "" = sample::live_dir() (XDG_RUNTIME_DIR or /tmp/trainscope-<uid>)
   std::vector<Override> overrides;  // --set KEY=VALUE, applied by the agent (overrides.h)
   bool child_stdout_to_stderr = false;  // verify --json: the command's prints must not reach stdout
+  // --job-dir DIR (or TRAINSCOPE_JOB_DIR): one node of a multi-node job. The output goes to
+  // DIR/<host>-node<N>/ with its node.json (run/job_node.h) instead of out_dir.
+  std::string job_dir;
+  int node_rank = -1;              // --node-rank N; -1: from Slurm, torchrun's options or the ranks
 };
 
 struct RunResult {
@@ -51,6 +55,7 @@ struct RunResult {
   std::vector<std::string> rank_traces;  // torchrun: one profiler trace per rank (sorted), else empty
   int64_t run_id = -1;             // in the store, -1 when not stored
   std::vector<OverrideOutcome> overrides;  // one per --set, applied or why not
+  std::string node_dir;            // --job-dir: this node's folder (== out_dir), else ""
 };
 
 RunResult run_session(const RunOptions& opt);

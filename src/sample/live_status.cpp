@@ -26,6 +26,8 @@ std::string live_status_json(const LiveStatus& s) {
   w.field("pid", s.pid);
   if (s.child_pid >= 0) w.field("child_pid", s.child_pid);
   if (!s.run_id.empty()) w.field("run_id", s.run_id);
+  if (!s.job.empty()) w.field("job", s.job);
+  if (!s.node.empty()) w.field("node", s.node);
   w.field("command", s.command);
   if (s.rank >= 0) {
     w.field("rank", s.rank);
@@ -118,6 +120,8 @@ bool parse_live_status(const std::string& text, LiveStatus& s, std::string& erro
   }
   integer(doc, "child_pid", s.child_pid);
   str(doc, "run_id", s.run_id);
+  str(doc, "job", s.job);
+  str(doc, "node", s.node);
   str(doc, "command", s.command);
   integer(doc, "rank", s.rank);
   integer(doc, "local_rank", s.local_rank);

@@ -23,6 +23,9 @@ struct LiveStatus {
   int pid = -1;                  // the writer (trainscope run); liveness is checked on it
   int child_pid = -1;            // the training process
   std::string run_id, command;
+  // A multi-node job (`trainscope run --job-dir`): the job's identity (node_manifest.h's key, e.g.
+  // "slurm:991") and this node's folder name, so a fleet's series group by job and node.
+  std::string job, node;
   int rank = -1, local_rank = -1, world_size = -1;
   double started_unix = 0, updated_unix = 0;  // seconds since the epoch (written whole)
   double stale_after_s = 30;     // "stale_after_s" in the file, default 30

@@ -177,6 +177,10 @@ std::string render_metrics(const ScrapeInput& in) {
              {"rank", s.rank >= 0 ? std::to_string(s.rank) : ""},
              {"run_id", s.run_id},
              {"Hostname", in.hostname}};
+    // A node of a multi-node job (run --job-dir): the job's identity and the node's folder name.
+    // Not "job": Prometheus's own target label, which would rename ours to exported_job.
+    if (!s.job.empty()) l.emplace_back("job_id", s.job);
+    if (!s.node.empty()) l.emplace_back("node", s.node);
     Labels il = l;
     il.emplace_back("command", s.command);
     il.emplace_back("local_rank", s.local_rank >= 0 ? std::to_string(s.local_rank) : "");

@@ -50,13 +50,14 @@ std::string make_private_dir(const std::string& dir, const std::string& trusted_
   return "";
 }
 
-bool write_file_atomically(const std::string& path, const std::string& text) {
+namespace {
+bool write_atomically(const std::string& path, const std::string& text, unsigned mode, bool sync) {
   fs::path p(path);
   std::string tmp = (p.parent_path() / ("." + p.filename().string() + ".tmp")).string();
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0 && errno == EEXIST) {  // left by a writer that died mid-write: ours, in our private dir
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0 && errno == EEXIST) {  // left by a writer that died mid-write: ours, in our own dir
     ::unlink(tmp.c_str());
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   }
   if (fd < 0) return false;
   size_t done = 0;
@@ -66,10 +67,20 @@ bool write_file_atomically(const std::string& path, const std::string& text) {
     if (n <= 0) break;
     done += static_cast<size_t>(n);
   }
-  bool ok = ::close(fd) == 0 && done == text.size();
+  bool ok = done == text.size() && (!sync || ::fsync(fd) == 0);
+  ok = ::close(fd) == 0 && ok;
   if (ok && ::rename(tmp.c_str(), path.c_str()) == 0) return true;
   ::unlink(tmp.c_str());
   return false;
+}
+}  // namespace
+
+bool write_file_atomically(const std::string& path, const std::string& text) {
+  return write_atomically(path, text, 0600, false);
+}
+
+bool write_shared_file_atomically(const std::string& path, const std::string& text, unsigned mode) {
+  return write_atomically(path, text, mode, true);
 }
 
 }  // namespace ts

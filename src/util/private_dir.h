@@ -20,4 +20,11 @@ std::string private_dir_problem(const std::string& dir);
 // O_CREAT|O_EXCL|O_NOFOLLOW (mode 0600) next to it, then rename(2). False on any error.
 bool write_file_atomically(const std::string& path, const std::string& text);
 
+// The same for a file others read (a job directory on a shared file system: every node's manifest,
+// read back by whoever runs `trainscope report DIR`): mode `mode`, and the data is flushed to the
+// file (fsync) before the rename, so a node that dies (or loses its power) leaves the previous
+// complete version or the new one, never a cut-off file. A temporary left by a writer that died
+// mid-write is replaced. False on any error.
+bool write_shared_file_atomically(const std::string& path, const std::string& text, unsigned mode = 0644);
+
 }  // namespace ts

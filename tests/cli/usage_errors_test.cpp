@@ -69,6 +69,8 @@ TEST(UsageErrors, BadValuesOfEveryKind) {
   expect_usage_error("run --profile-steps 1-3 -- true", "run: --profile-steps: 1-3: FIRST must be >= 2");
   expect_usage_error("run --profile-steps 9- -- true", "run: --profile-steps: 9- is not FIRST-LAST");
   expect_usage_error("run --steps 0 -- true", "run: --steps: 0 is not a positive number");
+  expect_usage_error("run --out /tmp/x --job-dir /tmp/y -- true", "--out excludes --job-dir");
+  expect_usage_error("run --node-rank -1 --job-dir /tmp/y -- true", "--node-rank");
   expect_usage_error("run", "run: command is required");
   expect_usage_error("serve --interval 10ms --once", "serve: --interval: 10ms is not between 50ms and 60s");
   expect_usage_error("serve --interval 2 --once", "serve: --interval: 2 is not a duration");

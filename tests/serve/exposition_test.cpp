@@ -168,6 +168,28 @@ TEST(Metrics, GpuHostAndTrainingSeries) {
   EXPECT_TRUE(lint.camel_only);  // the only complaint: dcgm-exporter's modelName spelling
 }
 
+TEST(Metrics, MultiNodeJobSeriesCarryJobIdAndNode) {
+  ThrottleAccumulator throttle;
+  ScrapeInput in = two_gpus(throttle);
+  LiveStatus s;
+  std::string err;
+  ASSERT_TRUE(parse_live_status(read_file(TS_SOURCE_DIR "/tests/serve/data/live_status_example.json"), s, err)) << err;
+  s.job = "slurm:4242", s.node = "gpu-7-node1";
+  LiveStatus back;
+  ASSERT_TRUE(parse_live_status(ts::sample::live_status_json(s), back, err)) << err;  // the hand-off keeps them
+  EXPECT_EQ(back.job, "slurm:4242");
+  EXPECT_EQ(back.node, "gpu-7-node1");
+  in.live.push_back(back);
+  std::string text = render_metrics(in);
+  const std::string run = R"({pid="4243",rank="1",run_id="20261122-050000-4242",Hostname="node-7",job_id="slurm:4242",node="gpu-7-node1")";
+  EXPECT_TRUE(has(text, "trainscope_training_steps_total" + run + "} 240\n")) << text;
+  EXPECT_TRUE(has(text, "trainscope_training_data_wait_ratio" + run + "} 0.42\n"));
+  // Never "job": Prometheus's own target label would rename it exported_job.
+  EXPECT_FALSE(has(text, "job=\""));
+  auto lint = ts::test::promtool_lint(text);
+  EXPECT_EQ(lint.status, 0) << lint.out;
+}
+
 TEST(Metrics, NoDriverStillLintsClean) {
   ScrapeInput in;
   in.hostname = "cpu-box";

@@ -44,6 +44,7 @@ std::optional<Finding> nonfinite_loss(const Evidence&);
 std::optional<Finding> job_failed(const Evidence&);
 std::optional<Finding> compute_bound(const Evidence&);
 std::optional<Finding> straggler_rank(const Evidence&);
+std::optional<Finding> node_mismatch(const Evidence&);
 std::optional<Finding> warm_up(const Evidence&);
 std::optional<Finding> gpu_idle(const Evidence&);
 

@@ -30,6 +30,7 @@ const std::vector<RuleEntry>& all_rules() {
       {"old-pytorch-on-ampere", old_pytorch_on_ampere},
       {"communication-bound", communication_bound},
       {"straggler-rank", straggler_rank},
+      {"node-mismatch", node_mismatch},
       {"nonfinite-loss", nonfinite_loss},
       {"gpu-idle", gpu_idle},
       {"compute-bound", compute_bound},
