@@ -260,13 +260,15 @@ def _graph_nodes(t, budget):
         return 0
     n = 0
     todo = [fn]
-    seen = set()
+    # id -> node: the nodes stay referenced for the walk (PyTorch 1.13 hands out a fresh wrapper
+    # per next_functions call, so a freed wrapper's id would come back for another node)
+    seen = {}
     while todo and budget.nodes > 0:
         node = todo.pop()
         key = id(node)
         if key in seen:
             continue
-        seen.add(key)
+        seen[key] = node
         n += 1
         budget.nodes -= 1
         try:

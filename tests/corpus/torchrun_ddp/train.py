@@ -16,7 +16,7 @@ class Remote(Dataset):
         return 2048
 
     def __getitem__(self, i):
-        time.sleep(0.004)
+        time.sleep(0.008)
         return torch.randn(64), i % 4
 
 
@@ -31,6 +31,6 @@ for step, (x, y) in enumerate(loader):
     opt.zero_grad()
     loss.backward()
     opt.step()
-    if step == 49:
+    if step == 29:
         break
 dist.destroy_process_group()
