@@ -20,7 +20,11 @@ std::string digest(const ts::trace::EventStore& s) {
     for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
   };
   auto col = [&](const auto& v) { mix(v.data(), v.size() * sizeof(v[0])); };
-  col(s.name), col(s.cat), col(s.ph), col(s.pid), col(s.tid), col(s.ts_ns), col(s.dur_ns);
+  col(s.name), col(s.cat), col(s.ph), col(s.ts_ns), col(s.dur_ns);
+  for (size_t i = 0; i < s.size(); ++i) {  // each row's (pid, tid), not its index into the threads table
+    const int64_t pt[2] = {s.pid(i), s.tid(i)};
+    mix(pt, sizeof pt);
+  }
   col(s.correlation), col(s.external_id), col(s.args), col(s.input_dims), col(s.input_types);
   for (uint32_t i = 0; i < s.strings.size(); ++i) mix(s.strings.view(i).data(), s.strings.view(i).size()), mix("", 1);
   for (const auto& a : s.args_table) mix(&a, sizeof a);

@@ -76,7 +76,7 @@ std::string reference_shape(const TraceAnalysis& a) {
 }
 
 TEST(BoundCollectivesFixtures, MatchesReferenceScript) {
-  if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  if (!std::filesystem::exists("/usr/bin/python3")) GTEST_FAIL() << "no /usr/bin/python3";
   const std::string script = std::string(TS_SOURCE_DIR) + "/tests/analysis/bound_collectives_reference.py";
   for (const char* name : kAll) {
     if (!std::filesystem::exists(fixture(name))) continue;
@@ -181,7 +181,7 @@ namespace {
 // rank 1 reached each all-reduce 100 µs after rank 0 (the other ranks wait inside the kernel; the
 // last one does not). Made by Python at test time from the real file.
 TEST(BoundCollectivesFixtures, LastArrivalAcrossTwoRanks) {
-  if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  if (!std::filesystem::exists("/usr/bin/python3")) GTEST_FAIL() << "no /usr/bin/python3";
   const std::filesystem::path dir = ::testing::TempDir() + "/arrival_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   const std::string rank1 = (dir / "rank1.json").string();

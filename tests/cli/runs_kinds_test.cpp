@@ -48,7 +48,7 @@ class RunsKinds : public ::testing::Test {
     if (!home_.empty()) fs::remove_all(home_, ec);
   }
   void SetUp() override {
-    if (!have_torch()) GTEST_SKIP() << "needs /usr/bin/python3 with torch";
+    if (!have_torch()) GTEST_FAIL() << "needs /usr/bin/python3 with torch";
   }
   static Result cli(const std::string& args) {
     return ts::test::run_capture(

@@ -80,7 +80,7 @@ bool has_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/
 }  // namespace
 
 TEST(TtyOutput, AnalyzeOnATerminalIsColouredAndFits80Columns) {
-  if (!has_script()) GTEST_SKIP() << "needs util-linux script";
+  if (!has_script()) GTEST_FAIL() << "needs util-linux script";
   std::string out = on_pty("-q analyze " + kStarved);
   EXPECT_NE(out.find("\x1b[1;7m VERDICT \x1b[0m"), std::string::npos) << out.substr(0, 400);
   EXPECT_NE(out.find("\x1b[1;31m[HIGH]\x1b[0m"), std::string::npos);  // severity in colour
@@ -95,7 +95,7 @@ TEST(TtyOutput, AnalyzeOnATerminalIsColouredAndFits80Columns) {
 }
 
 TEST(TtyOutput, AnalyzePipedOrNoColorIsPlain) {
-  if (!has_script()) GTEST_SKIP() << "needs util-linux script";
+  if (!has_script()) GTEST_FAIL() << "needs util-linux script";
   std::string piped = sh(fmt::format("{} -q analyze {} | cat", TS_CLI, kStarved));
   EXPECT_EQ(piped.find('\x1b'), std::string::npos);
   EXPECT_EQ(first_line(piped).rfind(" VERDICT  GPU waiting for data", 0), 0u) << first_line(piped);
@@ -117,7 +117,7 @@ TEST(TtyOutput, AnalyzePipedOrNoColorIsPlain) {
 // from the terminal itself. capture-pane -J joins lines the terminal wrapped, so a line that
 // ran past the edge would show here as longer than 80.
 TEST(TtyOutput, AnalyzeInAnEightyColumnTmuxPane) {
-  if (!has_tmux()) GTEST_SKIP() << "needs tmux";
+  if (!has_tmux()) GTEST_FAIL() << "needs tmux";
   std::string sock = fmt::format("ts_tty_test_{}", getpid());
   std::string cmd = fmt::format("env -u COLUMNS -u NO_COLOR {} -q analyze {}; tmux -L {} wait-for -S done; sleep 60", TS_CLI,
                                 kStarved, sock);
@@ -144,8 +144,8 @@ TEST(TtyOutput, AnalyzeInAnEightyColumnTmuxPane) {
 }
 
 TEST(TtyOutput, RunOnATerminalIsColouredAndFits80ColumnsPipedIsPlain) {
-  if (!has_script()) GTEST_SKIP() << "needs util-linux script";
-  if (!has_torch()) GTEST_SKIP() << "needs /usr/bin/python3 with torch";
+  if (!has_script()) GTEST_FAIL() << "needs util-linux script";
+  if (!has_torch()) GTEST_FAIL() << "needs /usr/bin/python3 with torch";
   fs::path dir = fs::temp_directory_path() / fmt::format("ts_tty_run_{}", getpid());
   std::string args = fmt::format("-q run --no-store --no-profile --out {{}} -- /usr/bin/python3 {}/examples/data_starved.py",
                                  TS_SOURCE_DIR);

@@ -31,21 +31,21 @@ TEST(LoaderRun, KnownPerSampleCost) {
   for (auto& p : r.points) ASSERT_TRUE(p.ok()) << p.label() << ": " << p.reason;
   EXPECT_EQ(r.batch_size, 4);
   EXPECT_FALSE(r.cuda);
-  // time.sleep never returns early; scheduling adds a little.
+  // time.sleep never returns early: lower bounds only (other work on the cores stretches the rest).
+  // Per sample, not per batch: under the 4 samples' 20 ms of sleep however loaded the machine is.
   EXPECT_GE(r.getitem_ms, kSampleMs);
-  EXPECT_LT(r.getitem_ms, kSampleMs * 1.5);
+  EXPECT_LT(r.getitem_ms, kSampleMs * kBatch);
   EXPECT_GE(r.collate_ms, 0);
-  EXPECT_LT(r.collate_ms, 5);
 
   const double batch_ms = kSampleMs * kBatch;  // 20 ms in one process
   auto& w0 = r.points[0];
   auto& w2 = r.points[2];
   EXPECT_EQ(w0.num_workers, 0);
   EXPECT_EQ(w2.num_workers, 2);
-  // Lower bounds are exact (sleep never returns early); upper bounds leave room for a loaded machine.
+  // Lower bounds are exact (sleep never returns early); the gain from two workers is the sleeps'
+  // (sleeping needs no CPU, so load cannot take it away): at least 1.4x of the ideal 2x.
   EXPECT_GE(1000.0 / w0.batches_per_s, 0.98 * batch_ms);
-  EXPECT_LT(1000.0 / w0.batches_per_s, 2.0 * batch_ms);
-  EXPECT_GT(w2.batches_per_s, 1.4 * w0.batches_per_s);  // sleep parallelises over two workers
+  EXPECT_GT(w2.batches_per_s, 1.4 * w0.batches_per_s);
   EXPECT_EQ(r.points[3].prefetch_factor, 4);
   EXPECT_TRUE(r.points[4].persistent_workers);
   EXPECT_LT(r.points[4].restart_ms, w2.restart_ms);  // no respawn at the second epoch

@@ -4,4 +4,4 @@
 
 #define TS_REQUIRE_TORCH()                                                                        \
   if (ts::test::torch_python().empty())                                                           \
-  GTEST_SKIP() << "needs a Python with torch (scripts/bootstrap makes .venv); none found"
+  GTEST_FAIL() << "needs a Python with torch (scripts/bootstrap makes .venv); none found"

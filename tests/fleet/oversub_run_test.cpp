@@ -90,7 +90,7 @@ Parsed parse(const std::string& report) {
 }
 
 TEST(LiveOversubscription, FourThreadsPerRankOnTwoCores) {
-  if (!has_torch()) GTEST_SKIP() << "/usr/bin/python3 has no torch.distributed";
+  if (!has_torch()) GTEST_FAIL() << "/usr/bin/python3 has no torch.distributed";
   Job j = run_job("threads4", "--threads 4");
   ASSERT_EQ(j.status, 0) << read_file(j.dir + "/stderr.txt");
   Parsed p = parse(j.report);
@@ -115,7 +115,7 @@ TEST(LiveOversubscription, FourThreadsPerRankOnTwoCores) {
 }
 
 TEST(LiveOversubscription, TorchrunDefaultIsNotOversubscribed) {
-  if (!has_torch()) GTEST_SKIP() << "/usr/bin/python3 has no torch.distributed";
+  if (!has_torch()) GTEST_FAIL() << "/usr/bin/python3 has no torch.distributed";
   Job j = run_job("default", "");
   ASSERT_EQ(j.status, 0) << read_file(j.dir + "/stderr.txt");
   Parsed p = parse(j.report);

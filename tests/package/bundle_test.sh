@@ -66,10 +66,8 @@ grep -q '"id": "dataloader-starvation"' analyze.json || fail "analyze did not fi
 
 # run on an example under env -i: the agent comes from share/trainscope/agent next to the binary.
 py=/usr/bin/python3
-if ! "$py" -c 'import torch' 2>/dev/null; then
-  echo "SKIP run under env -i: $py has no torch" >&2
-  exit 0
-fi
+"$py" -c 'import torch' 2>/dev/null ||
+  fail "$py has no torch: the run half needs Debian's python3-torch (scripts/bootstrap --test installs it)"
 env -i "$b/bin/trainscope" run --out "$tmp/run" -- "$py" "$b/share/trainscope/examples/data_starved.py" 16 \
   >run.out 2>run.err || fail "run under env -i exited $?: $(tail -5 run.err)"
 grep -q 'data_starved: done' run.out || fail "the example did not finish: $(tail -5 run.out)"

@@ -8,7 +8,8 @@
 set -euo pipefail
 dist=$1
 fail() { echo "FAIL: $*" >&2; exit 1; }
-command -v nvidia-smi >/dev/null && { echo "SKIP: this machine has nvidia-smi; the test is for the no-GPU mode" >&2; exit 0; }
+# Registered only where there is no nvidia-smi (tests/package/CMakeLists.txt); one here now is an error.
+command -v nvidia-smi >/dev/null && fail "this machine has nvidia-smi: the test is for the no-GPU mode (run scripts/gpu-check itself)"
 /usr/bin/python3 -c 'import torch' 2>/dev/null || fail "/usr/bin/python3 needs torch for the workloads"
 tmp=$(mktemp -d /tmp/ts-gpucheck-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

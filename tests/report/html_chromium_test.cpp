@@ -74,7 +74,7 @@ report::ReportInput full_input() {
 class ChromiumTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (access(kChromium, X_OK) != 0) GTEST_SKIP() << "chromium not installed (scripts/bootstrap installs it)";
+    if (access(kChromium, X_OK) != 0) GTEST_FAIL() << "chromium not installed (scripts/bootstrap installs it)";
     dir_ = fs::temp_directory_path() / fmt::format("ts_html_test_{}", getpid());
     fs::create_directories(dir_);
     html_ = dir_ / "report.html";

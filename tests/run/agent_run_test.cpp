@@ -14,14 +14,13 @@
 
 #include "run/run_text.h"
 #include "run_test_util.h"
-#include "support/contention.h"
 
 namespace ts::run::test {
 namespace {
 namespace fs = std::filesystem;
 
 #define REQUIRE_TORCH()                                                              \
-  if (torch_python().empty()) GTEST_SKIP() << "no Python with torch found: " \
+  if (torch_python().empty()) GTEST_FAIL() << "no Python with torch found: " \
                                               "install python3-torch (scripts/bootstrap)"
 
 std::string script(const std::string& name) { return scripts_dir() + "/" + name; }
@@ -65,52 +64,33 @@ TEST(AgentRun, DataStarvedLoopWaitsMostOfTheStep) {
   EXPECT_GT(e.mem_allocated_per_step.back(), 50e6);  // a torch process is > 50 MB
 }
 
-// Same loop with 2 workers: each delivers a batch every 8 ms, together every 4 ms, faster than
-// the 5 ms step: the wait collapses; __getitem__ is now timed inside the workers.
-// Load: the workers' CPU part of a batch (randn, collate, the hand-over to the main process)
-// waits for a core while the sleeps do not, so other processes' load grows the 2-worker run's
-// wait where the 0-worker run's, mostly sleep, hardly moves: the ratios below can miss on a busy
-// machine though the workers work (they passed on a second try beside two busy loops). So when
-// the wait did not collapse, the pair of runs is measured again, once, whatever the load: a
-// full ctest once saw 5.4 ms against 9.4 ms while the probe (tests/support/contention.h) saw
-// only 0.11 cores of other work, a neighbour it cannot see (a VM's host). If the second pair
-// misses on a busy machine, the test says so and skips the comparison (never a pass); on a quiet
-// one it fails. The bounds are unchanged.
-TEST(AgentRun, TwoWorkersCutTheDataWait) {
+// Workers against a loader that sleeps: 5 ms per sample, 4 per batch, so one process takes at
+// least 20 ms per batch, and the step "computes" by sleeping 2 ms. Without workers every step is
+// at least 22 ms of sleep; with 4 workers a batch arrives about every 5 ms, and the loop waits
+// little. Sleeping needs no CPU, so the outcome holds on a loaded machine: the workers' CPU part
+// (randn, collate, the hand-over) is about a millisecond per batch, and even stretched several
+// times by other work it stays far from the 11 ms that would halve the gain. So the bounds are
+// the outcome (the step at least halved, the wait at least halved), never a ratio within a
+// tolerance; the ratio itself is bench/loader's to measure (docs/BENCHMARKS.md).
+// One intra-op thread: PyTorch 2.x's pool sleeps through each long data wait and the first
+// operator after it waits for it to wake (20-40 ms at load 6 here), a cost of the CPU, not of the sleeps.
+TEST(AgentRun, WorkersAtLeastHalveASleepBoundLoadersStep) {
   REQUIRE_TORCH();
-  RunResult r0, r2;
-  auto runs = [&] {
-    return ts::test::measure_contention([&] {
-      r0 = run_script({torch_python(), script("starved.py"), "0", "24", "2", "4", "5"}, fresh_dir("starved0b"));
-      r2 = run_script({torch_python(), script("starved.py"), "2", "40", "2", "4", "5"}, fresh_dir("starved2"));
-    });
-  };
-  auto collapsed = [&] {
-    const auto& e0 = r0.agent.evidence;
-    const auto& e2 = r2.agent.evidence;
-    return e2.data_wait_ms < 0.5 * e0.data_wait_ms && e2.data_wait_ms < 0.5 * e2.step_ms;
-  };
-  ts::test::Contention load = runs();
-  std::string tries = fmt::format("others used {:.2f} cores", load.other_cores);
-  if (!collapsed()) {
-    load = runs();
-    tries += fmt::format("; measured again: others used {:.2f} cores", load.other_cores);
-  }
-  fmt::print("load during the runs: {}\n", tries);  // in the test's log, pass or fail
+  OneIntraOpThread one;
+  const RunResult r0 = run_script({torch_python(), script("starved.py"), "0", "24", "5", "4", "2"}, fresh_dir("starved0b"));
+  const RunResult r4 = run_script({torch_python(), script("starved.py"), "4", "60", "5", "4", "2"}, fresh_dir("starved4"));
   const auto& e0 = r0.agent.evidence;
-  const auto& e2 = r2.agent.evidence;
-  EXPECT_EQ(e2.steps, 40);
-  ASSERT_EQ(e2.loaders.size(), 1u);
-  EXPECT_EQ(e2.loaders[0].num_workers, 2);
-  EXPECT_EQ(e2.main_process_loading_ms, 0.0);  // nothing loaded in the training process
-  EXPECT_GE(e2.sample_getitem_ms, 2.0);        // from the workers' records
-  EXPECT_LT(e2.sample_getitem_ms, e0.data_wait_ms / 2);  // per sample, not per batch of 4
-  // Last, as it may skip: the wait collapsed.
-  if (!collapsed() && load.loaded())
-    GTEST_SKIP() << "the machine was busy with other work on both tries, so the workers waited for a core: data wait "
-                 << e2.data_wait_ms << " ms with 2 workers, " << e0.data_wait_ms << " ms with none; " << tries;
-  EXPECT_LT(e2.data_wait_ms, 0.5 * e0.data_wait_ms) << tries;
-  EXPECT_LT(e2.data_wait_ms, 0.5 * e2.step_ms) << tries;  // no longer most of the step
+  const auto& e4 = r4.agent.evidence;
+  EXPECT_EQ(e0.steps, 24);
+  EXPECT_EQ(e4.steps, 60);
+  EXPECT_GE(e0.step_ms, 4 * 5.0 + 2.0);  // the sleeps alone: a sleep never ends early
+  ASSERT_EQ(e4.loaders.size(), 1u);
+  EXPECT_EQ(e4.loaders[0].num_workers, 4);
+  EXPECT_EQ(e4.main_process_loading_ms, 0.0);  // nothing loaded in the training process
+  EXPECT_GE(e4.sample_getitem_ms, 5.0);        // from the workers' records
+  EXPECT_LT(e4.sample_getitem_ms, e0.data_wait_ms / 2);  // per sample, not per batch of 4
+  EXPECT_LE(e4.step_ms, e0.step_ms / 2) << "4 workers: " << e4.step_ms << " ms per step, none: " << e0.step_ms;
+  EXPECT_LE(e4.data_wait_ms, e0.data_wait_ms / 2) << "4 workers: " << e4.data_wait_ms << " ms wait, none: " << e0.data_wait_ms;
 }
 
 TEST(AgentRun, SaveEveryStepIsMeasuredAsIo) {
@@ -263,7 +243,7 @@ TEST(AgentRun, BrokenHookIsReportedOnceAndTrainingCompletes) {
 TEST(AgentRun, PythonWithoutTorchStillRuns) {
   // A Python that certainly has no torch: a venv of the system interpreter without its
   // site-packages (where Debian's python3-torch lives), made fresh for the test.
-  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3 (scripts/bootstrap installs it)";
+  if (!fs::exists("/usr/bin/python3")) GTEST_FAIL() << "no /usr/bin/python3 (scripts/bootstrap installs it)";
   std::string venv = fresh_dir("notorch-venv");
   const std::string make = "/usr/bin/python3 -m venv --without-pip '" + venv + "' >/dev/null 2>&1";
   ASSERT_EQ(std::system(make.c_str()), 0) << make;
@@ -315,7 +295,7 @@ TEST(AgentGuards, NeverInTheWay) {
 // its bytes (colour escapes included) reach ours, and the report keeps the line without escapes.
 TEST(AgentRun, StderrOnATerminalStaysATerminal) {
   REQUIRE_TORCH();
-  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "needs util-linux script(1)";
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_FAIL() << "needs util-linux script(1)";
   std::string dir = fresh_dir("tty");
   std::string cmd = "script -qec \"'" + std::string(TS_CLI) + "' -q run --no-store --no-profile --out '" + dir +
                     "/run' -- '" + torch_python() + "' '" + script("stderr_tty.py") + "'\" /dev/null >'" + dir +

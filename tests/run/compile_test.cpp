@@ -34,8 +34,8 @@ Counters read_counters(const std::string& path) {
 }
 
 void same_compile(const std::string& backend, const std::string& form) {
-  if (torch_python().empty()) GTEST_SKIP() << "no Python with torch (scripts/bootstrap makes .venv)";
-  if (!ts::test::torch_at_least(2, 0)) GTEST_SKIP() << "torch.compile needs PyTorch 2.x (" << ts::test::torch_version() << ")";
+  if (torch_python().empty()) GTEST_FAIL() << "no Python with torch (scripts/bootstrap makes .venv)";
+  if (!ts::test::torch_at_least(2, 0)) GTEST_FAIL() << "torch.compile needs PyTorch 2.x (" << ts::test::torch_version() << ")";
   constexpr int kSteps = 8;
   std::string dir = fresh_dir("compile-" + backend + "-" + form);
   std::string script = scripts_dir() + "/compile_case.py";

@@ -57,7 +57,7 @@ void expect_only(const RunResult& r, const std::string& top, const std::set<std:
 }
 
 #define REQUIRE_TORCH() \
-  if (torch_python().empty()) GTEST_SKIP() << "no Python with torch found (scripts/bootstrap makes .venv)"
+  if (torch_python().empty()) GTEST_FAIL() << "no Python with torch found (scripts/bootstrap makes .venv)"
 
 TEST(Examples, DataStarved) {
   REQUIRE_TORCH();

@@ -19,8 +19,8 @@ bool has_module(const std::string& m) {
 }
 
 #define REQUIRE_FRAMEWORK(module)                                                                          \
-  if (torch_python().empty()) GTEST_SKIP() << "no Python with torch (scripts/bootstrap makes .venv)";      \
-  if (!has_module(module)) GTEST_SKIP() << module << " is not installed for " << torch_python()            \
+  if (torch_python().empty()) GTEST_FAIL() << "no Python with torch (scripts/bootstrap makes .venv)";      \
+  if (!has_module(module)) GTEST_FAIL() << module << " is not installed for " << torch_python()            \
                                         << " (scripts/bootstrap installs requirements/torch2.txt)"
 
 std::string fw(const std::string& name) { return scripts_dir() + "/frameworks/" + name; }
@@ -111,8 +111,8 @@ TEST(Frameworks, AccelerateLoop) {
 
 // A torch.compile'd loop (inductor) stopped by --steps: compiled once, stopped at N, exit 0.
 TEST(Frameworks, CompiledLoopStopsAtSteps) {
-  if (torch_python().empty()) GTEST_SKIP() << "no Python with torch (scripts/bootstrap makes .venv)";
-  if (!ts::test::torch_at_least(2, 0)) GTEST_SKIP() << "torch.compile needs PyTorch 2.x";
+  if (torch_python().empty()) GTEST_FAIL() << "no Python with torch (scripts/bootstrap makes .venv)";
+  if (!ts::test::torch_at_least(2, 0)) GTEST_FAIL() << "torch.compile needs PyTorch 2.x";
   std::string json = fresh_dir("fw-compiled-json") + "/c.json";
   auto r = run_fw({torch_python(), scripts_dir() + "/compile_case.py", "inductor", "module", "40", json}, "compiled", 6);
   const auto& e = r.agent.evidence;

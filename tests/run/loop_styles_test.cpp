@@ -15,7 +15,7 @@ namespace ts::run::test {
 namespace {
 
 #define REQUIRE_TORCH() \
-  if (torch_python().empty()) GTEST_SKIP() << "no Python with torch found (scripts/bootstrap makes .venv)"
+  if (torch_python().empty()) GTEST_FAIL() << "no Python with torch found (scripts/bootstrap makes .venv)"
 
 struct Loop {
   CliResult cli;

@@ -165,7 +165,7 @@ TEST(CliSnapshot, JsonWithInjectedGpus) {
 
 // The full-screen view in a real terminal: tmux runs it, send-keys types, capture-pane reads.
 TEST(CliWatch, TerminalViewThroughTmux) {
-  if (std::system("command -v tmux >/dev/null 2>&1") != 0) GTEST_SKIP() << "tmux not installed";
+  if (std::system("command -v tmux >/dev/null 2>&1") != 0) GTEST_FAIL() << "tmux not installed";
   Env e;
   const std::string sock = "ts_watch_test_" + std::to_string(getpid());
   const std::string tmux = "tmux -L " + sock + " ";

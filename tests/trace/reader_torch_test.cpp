@@ -13,7 +13,7 @@ TEST(TraceTorch, RecordsAndReadsABareArrayTrace) {
   int st;
   test::run_command("/usr/bin/python3 -c 'import torch' 2>/dev/null", st);
   if (::access("/usr/bin/python3", X_OK) != 0 || st != 0)
-    GTEST_SKIP() << "/usr/bin/python3 with torch is not installed (Debian: apt-get install python3-torch)";
+    GTEST_FAIL() << "/usr/bin/python3 with torch is not installed (Debian: apt-get install python3-torch)";
   std::string out = test::temp_dir() + "/torch_trace.json";
   std::string script = std::string(TS_SOURCE_DIR) + "/tests/trace/record_bare_trace.py";
   test::run_command("/usr/bin/python3 '" + script + "' '" + out + "' 2>&1", st);
