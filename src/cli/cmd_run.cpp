@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/option_values.h"
@@ -22,7 +23,7 @@ struct RunArgs {
   std::vector<std::string> command;
   std::vector<std::string> set;  // --set KEY=VALUE (checked by the option's validator)
   std::string profile_steps = "10-14", interval = "100ms", json;
-  bool no_profile = false, no_store = false, no_sample = false;
+  bool no_profile = false, no_store = false, no_sample = false, live = false, no_live = false;
 };
 
 // report.json to FILE, or to stdout with "-" (then instead of the text report). Never by
@@ -54,6 +55,8 @@ void run(RunArgs& a) {
   opt.sample = !a.no_sample;
   opt.interval = duration_value(a.interval);
   opt.quiet = globals().quiet;
+  // The live view: on a terminal unless -q; --live / --no-live decide otherwise.
+  opt.live_panel = a.live || (!a.no_live && !opt.quiet && isatty(STDERR_FILENO));
   for (const auto& kv : a.set) opt.overrides.push_back(ts::run::parse_override(kv));
 
   auto res = ts::run::run_session(opt);
@@ -90,6 +93,11 @@ void register_run(CLI::App& app) {
   for (const auto& k : ts::run::override_keys()) keys += fmt::format("\n  {}={}: {}", k.key, k.values, k.what);
   sub->add_option("--set", a->set, "Apply a setting at run time without changing the script (repeatable):" + keys)
       ->check(CLI::Validator([](std::string& s) { return ts::run::check_override(s); }, "KEY=VALUE", "override"));
+  auto* live = sub->add_flag("--live", a->live,
+                              "Live view at the bottom of the terminal while it runs: steps, the median step's phases "
+                              "(data wait, H2D, forward, backward, optimizer, GPU), the top finding so far (default "
+                              "when stderr is a terminal)");
+  sub->add_flag("--no-live", a->no_live, "No live view")->excludes(live);
   sub->add_option("--json", a->json,
                   "Also write report.json to FILE at the end; '-' prints it on stdout instead of the text report");
   sub->add_option("command", a->command, "The command to run, after --")->expected(-1)->required();

@@ -29,6 +29,8 @@ struct RunOptions {
   std::string store_path;          // "" = the store's default
   bool quiet = false;              // no progress on stderr
   bool live = true;                // live-status file for `trainscope serve` while it runs
+  bool live_panel = false;         // the live view at the bottom of the terminal (live_panel.h): `run` turns it
+                                   // on when stderr is a terminal (--live / --no-live); never in verify/experiments
   std::string live_dir;            // "" = sample::live_dir() (XDG_RUNTIME_DIR or /tmp/trainscope-<uid>)
   std::vector<Override> overrides;  // --set KEY=VALUE, applied by the agent (overrides.h)
   bool child_stdout_to_stderr = false;  // verify --json: the command's prints must not reach stdout
