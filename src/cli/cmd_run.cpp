@@ -98,6 +98,14 @@ void register_run(CLI::App& app) {
                               "(data wait, H2D, forward, backward, optimizer, GPU), the top finding so far (default "
                               "when stderr is a terminal)");
   sub->add_flag("--no-live", a->no_live, "No live view")->excludes(live);
+  sub->add_flag("--mlflow", a->opt.trackers.mlflow,
+                "At the end, log the summary metrics and findings into MLflow: the run MLFLOW_RUN_ID names, else a "
+                "new run at MLFLOW_TRACKING_URI (default: the local file store ./mlruns); needs mlflow in the job's "
+                "Python");
+  sub->add_flag("--wandb", a->opt.trackers.wandb,
+                "At the end, log the summary metrics and findings into Weights & Biases, offline mode unless "
+                "WANDB_MODE says otherwise (WANDB_PROJECT, default trainscope; WANDB_RUN_ID resumes a run); needs "
+                "wandb in the job's Python");
   sub->add_option("--json", a->json,
                   "Also write report.json to FILE at the end; '-' prints it on stdout instead of the text report");
   sub->add_option("command", a->command, "The command to run, after --")->expected(-1)->required();

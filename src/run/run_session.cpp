@@ -439,6 +439,10 @@ RunResult run_session(const RunOptions& opt) {
   analyse_profiler_traces(s, records);
   res.diagnosis = diagnose::diagnose(res.evidence);
   write_reports(s);
+  // Last: the trackers read the report just written, with the job's own Python.
+  // Its problems join the warnings the text report ends with (report.json is written by then).
+  for (auto& w : export_to_trackers(opt.trackers, res.agent.executable, locate_agent_dir(), res.report_path))
+    res.warnings.push_back(std::move(w));
   return res;
 }
 

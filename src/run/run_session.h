@@ -14,6 +14,7 @@
 #include "run/job_inspect.h"
 #include "run/launcher.h"
 #include "run/overrides.h"
+#include "run/trackers.h"
 
 namespace ts::run {
 
@@ -34,6 +35,7 @@ struct RunOptions {
   std::string live_dir;            // "" = sample::live_dir() (XDG_RUNTIME_DIR or /tmp/trainscope-<uid>)
   std::vector<Override> overrides;  // --set KEY=VALUE, applied by the agent (overrides.h)
   bool child_stdout_to_stderr = false;  // verify --json: the command's prints must not reach stdout
+  TrackerExport trackers;          // --mlflow / --wandb: the summary and findings exported at the end
 };
 
 struct RunResult {
