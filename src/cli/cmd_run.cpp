@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -55,8 +56,12 @@ void run(RunArgs& a) {
   opt.sample = !a.no_sample;
   opt.interval = duration_value(a.interval);
   opt.quiet = globals().quiet;
-  // The live view: on a terminal unless -q; --live / --no-live decide otherwise.
-  opt.live_panel = a.live || (!a.no_live && !opt.quiet && isatty(STDERR_FILENO));
+  // The live view: on a terminal unless -q; --live / --no-live decide otherwise. Not by default
+  // when stdout is a pipe (`| tee log`): its reader may write the job's lines onto the same
+  // terminal behind our back, where the panel's rows are.
+  struct stat out_st {};
+  const bool stdout_pipe = fstat(STDOUT_FILENO, &out_st) == 0 && S_ISFIFO(out_st.st_mode);
+  opt.live_panel = a.live || (!a.no_live && !opt.quiet && isatty(STDERR_FILENO) && !stdout_pipe);
   for (const auto& kv : a.set) opt.overrides.push_back(ts::run::parse_override(kv));
 
   auto res = ts::run::run_session(opt);
@@ -96,7 +101,7 @@ void register_run(CLI::App& app) {
   auto* live = sub->add_flag("--live", a->live,
                               "Live view at the bottom of the terminal while it runs: steps, the median step's phases "
                               "(data wait, H2D, forward, backward, optimizer, GPU), the top finding so far (default "
-                              "when stderr is a terminal)");
+                              "when stderr is a terminal and stdout is not a pipe)");
   sub->add_flag("--no-live", a->no_live, "No live view")->excludes(live);
   sub->add_flag("--mlflow", a->opt.trackers.mlflow,
                 "At the end, log the summary metrics and findings into MLflow: the run MLFLOW_RUN_ID names, else a "
