@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/option_values.h"
@@ -29,7 +31,7 @@ struct RunArgs {
   std::vector<std::string> command;
   std::vector<std::string> set;  // --set KEY=VALUE (checked by the option's validator)
   std::string profile_steps = "10-14", interval = "100ms", json, serve;
-  bool no_profile = false, no_store = false, no_sample = false;
+  bool no_profile = false, no_store = false, no_sample = false, live = false, no_live = false;
 };
 
 // report.json to FILE, or to stdout with "-" (then instead of the text report). Never by
@@ -65,6 +67,12 @@ void run(RunArgs& a) {
   // (an explicit --out still wins; --out with --job-dir is a usage error).
   if (opt.job_dir.empty() && opt.out_dir.empty())
     if (const char* e = std::getenv("TRAINSCOPE_JOB_DIR"); e && *e) opt.job_dir = e;
+  // The live view: on a terminal unless -q; --live / --no-live decide otherwise. Not by default
+  // when stdout is a pipe (`| tee log`): its reader may write the job's lines onto the same
+  // terminal behind our back, where the panel's rows are.
+  struct stat out_st {};
+  const bool stdout_pipe = fstat(STDOUT_FILENO, &out_st) == 0 && S_ISFIFO(out_st.st_mode);
+  opt.live_panel = a.live || (!a.no_live && !opt.quiet && isatty(STDERR_FILENO) && !stdout_pipe);
   for (const auto& kv : a.set) opt.overrides.push_back(ts::run::parse_override(kv));
 
   // --serve HOST:PORT: this node's own /metrics while the job runs (`trainscope serve` in a
@@ -153,6 +161,19 @@ void register_run(CLI::App& app) {
   for (const auto& k : ts::run::override_keys()) keys += fmt::format("\n  {}={}: {}", k.key, k.values, k.what);
   sub->add_option("--set", a->set, "Apply a setting at run time without changing the script (repeatable):" + keys)
       ->check(CLI::Validator([](std::string& s) { return ts::run::check_override(s); }, "KEY=VALUE", "override"));
+  auto* live = sub->add_flag("--live", a->live,
+                              "Live view at the bottom of the terminal while it runs: steps, the median step's phases "
+                              "(data wait, H2D, forward, backward, optimizer, GPU), the top finding so far (default "
+                              "when stderr is a terminal and stdout is not a pipe)");
+  sub->add_flag("--no-live", a->no_live, "No live view")->excludes(live);
+  sub->add_flag("--mlflow", a->opt.trackers.mlflow,
+                "At the end, log the summary metrics and findings into MLflow: the run MLFLOW_RUN_ID names, else a "
+                "new run at MLFLOW_TRACKING_URI (default: the local file store ./mlruns); needs mlflow in the job's "
+                "Python");
+  sub->add_flag("--wandb", a->opt.trackers.wandb,
+                "At the end, log the summary metrics and findings into Weights & Biases, offline mode unless "
+                "WANDB_MODE says otherwise (WANDB_PROJECT, default trainscope; WANDB_RUN_ID resumes a run); needs "
+                "wandb in the job's Python");
   sub->add_option("--json", a->json,
                   "Also write report.json to FILE at the end; '-' prints it on stdout instead of the text report");
   sub->add_option("command", a->command, "The command to run, after --")->expected(-1)->required();

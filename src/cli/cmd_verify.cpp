@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/option_values.h"
 #include "experiment/store_result.h"
+#include "experiment/regression_gate.h"
 #include "experiment/verify.h"
 
 namespace ts::cli {
@@ -13,6 +15,7 @@ void register_verify(CLI::App& app) {
   struct Opts {
     experiment::VerifyOptions v;
     bool json = false, no_store = false, no_sample = false;
+    std::string max_regression;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("verify", "Apply the recommended fixes to your unchanged script, re-run it and "
@@ -23,7 +26,10 @@ void register_verify(CLI::App& app) {
       "findings that can be applied at run time (the `run --set` settings: DataLoader workers, pinned memory,\n"
       "non-blocking copies, bf16 autocast, torch.compile, fused/foreach optimizers, threads, zero_grad), and once\n"
       "with all of them. Each run stops after --steps steps; all are measured alike: the mean step over the same\n"
-      "steps after warm-up, before the profiler window. The command's own output goes to stderr.");
+      "steps after warm-up, before the profiler window. The command's own output goes to stderr.\n"
+      "Gate (CI): --max-regression 10% exits 1 with one line on stderr when a fix's re-run is more than 10% slower\n"
+      "than its predicted step (baseline step / predicted speedup), its finding is not resolved, or it was not\n"
+      "measured: a fix that must hold its gain. --json carries the verdict as \"gate\".");
   cmd->add_option("--steps", o->v.steps, "Steps per run (the script must run at least this long, or it is measured "
                                          "over the steps it makes)")
       ->capture_default_str()
@@ -32,6 +38,8 @@ void register_verify(CLI::App& app) {
   cmd->add_option("--out", o->v.out_dir, "Output directory (default trainscope-runs/verify-<UTC time>/)");
   cmd->add_flag("--no-sample", o->no_sample, "No hardware sampling (then DataLoader workers are not capped by the cores)");
   cmd->add_flag("--json", o->json, "Print one JSON object (schema trainscope.verify/1) instead of the table");
+  add_max_regression(cmd, o->max_regression,
+                     "Fail (exit 1) when a fix falls more than PCT short of its predicted step, or is not resolved");
   cmd->add_flag("--no-store", o->no_store, "Do not record the result in the run store");
   cmd->add_option("command", o->v.command, "The command to run, after --")->expected(-1)->required();
   cmd->callback([o] {
@@ -39,7 +47,10 @@ void register_verify(CLI::App& app) {
     o->v.sample = !o->no_sample;
     double started = experiment::unix_now();
     auto r = experiment::run_verify(o->v);
-    std::string json = experiment::verify_json(r);
+    std::optional<experiment::GateVerdict> gate;
+    if (!o->max_regression.empty())
+      gate = experiment::gate_verify(r, *experiment::parse_regression_limit(o->max_regression));
+    std::string json = experiment::verify_json(r, gate ? experiment::gate_json(*gate) : "");
     experiment::save_verify(r);
     std::fflush(stderr);
     fmt::print("{}", o->json ? json : experiment::verify_text(r));
@@ -49,6 +60,10 @@ void register_verify(CLI::App& app) {
       for (const auto& a : o->v.command) cmdline += " " + a;
       int64_t id = experiment::store_experiment("verify", cmdline, json, started, experiment::unix_now());
       if (id >= 0 && !globals().quiet) fmt::print(stderr, "trainscope: stored as run {}\n", id);
+    }
+    if (gate) {
+      fmt::print(stderr, "trainscope: verify: {}\n", gate->line);
+      if (!gate->pass) globals().exit_code = 1;
     }
   });
 }

@@ -1,5 +1,7 @@
 #include "cli/option_values.h"
 
+#include "experiment/regression_gate.h"
+
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
@@ -43,6 +45,18 @@ CLI::Validator duration_between(std::chrono::milliseconds min, std::chrono::mill
         return "";
       },
       "DURATION");
+}
+
+CLI::Validator regression_limit() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        return experiment::parse_regression_limit(s) ? "" : s + " is not a percentage between 0 and 1000 (5% or 5)";
+      },
+      "PCT");
+}
+
+void add_max_regression(CLI::App* cmd, std::string& limit, const std::string& what) {
+  cmd->add_option("--max-regression", limit, what)->check(regression_limit());
 }
 
 std::chrono::milliseconds duration_value(const std::string& s) {

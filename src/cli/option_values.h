@@ -31,4 +31,9 @@ std::optional<StepRange> parse_step_range(std::string_view s);
 CLI::Validator step_range(bool closed = false, int64_t min_first = 0);
 StepRange step_range_value(const std::string& s);
 
+// The regression gate's limit, "5%" or "5" (percent, 0-1000): experiment::parse_regression_limit.
+CLI::Validator regression_limit();
+// Adds --max-regression to `cmd` (compare, verify): `limit` stays empty unless it is given.
+void add_max_regression(CLI::App* cmd, std::string& limit, const std::string& what);
+
 }  // namespace ts::cli

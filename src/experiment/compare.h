@@ -61,6 +61,7 @@ CompareSide side_from_report_json(const std::string& path);
 CompareResult compare_sides(CompareSide a, CompareSide b, int top_kernels = 15);
 
 std::string compare_text(const CompareResult& r);
-std::string compare_json(const CompareResult& r);
+// `gate`: the regression gate's verdict as JSON (regression_gate.h), added as "gate" when given.
+std::string compare_json(const CompareResult& r, const std::string& gate = "");
 
 }  // namespace ts::experiment

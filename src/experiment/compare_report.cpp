@@ -47,7 +47,7 @@ std::string compare_text(const CompareResult& r) {
   return out;
 }
 
-std::string compare_json(const CompareResult& r) {
+std::string compare_json(const CompareResult& r, const std::string& gate) {
   JsonWriter w;
   auto side = [&](const CompareSide& s) {
     w.begin_object();
@@ -84,6 +84,7 @@ std::string compare_json(const CompareResult& r) {
   findings("resolved", r.resolved);
   findings("new", r.added);
   findings("still", r.kept);
+  if (!gate.empty()) w.key("gate").raw(gate);
   w.end_object();
   return w.take() + "\n";
 }

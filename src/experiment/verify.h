@@ -84,7 +84,8 @@ std::string settings_text(const std::vector<run::Override>& s);
 
 VerifyResult run_verify(const VerifyOptions& opt);
 std::string verify_text(const VerifyResult& r);
-std::string verify_json(const VerifyResult& r);
+// `gate`: the regression gate's verdict as JSON (regression_gate.h), added as "gate" when given.
+std::string verify_json(const VerifyResult& r, const std::string& gate = "");
 // Writes verify.txt and verify.json into the result's folder (`trainscope report ID` shows the text).
 void save_verify(const VerifyResult& r);
 

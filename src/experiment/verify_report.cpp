@@ -106,7 +106,7 @@ std::string verify_text(const VerifyResult& r) {
   return o;
 }
 
-std::string verify_json(const VerifyResult& r) {
+std::string verify_json(const VerifyResult& r, const std::string& gate) {
   JsonWriter w;
   w.begin_object();
   w.field("schema", "trainscope.verify/1");
@@ -123,6 +123,7 @@ std::string verify_json(const VerifyResult& r) {
   w.key("all");
   if (r.all) write_fix(w, *r.all); else w.null();
   w.array("notes", r.notes);
+  if (!gate.empty()) w.key("gate").raw(gate);
   w.end_object();
   return w.take() + "\n";
 }

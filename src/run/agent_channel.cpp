@@ -39,9 +39,11 @@ AgentChannel::~AgentChannel() {
 }
 
 void AgentChannel::start(std::function<void(const StepRecord&)> on_step,
-                         std::function<void(const TextRecord&)> on_text) {
+                         std::function<void(const TextRecord&)> on_text,
+                         std::function<void(const GpuRecord&)> on_gpu) {
   on_step_ = std::move(on_step);
   on_text_ = std::move(on_text);
+  on_gpu_ = std::move(on_gpu);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -52,13 +54,15 @@ void AgentChannel::drain() {
     if (n <= 0) break;
     std::vector<StepRecord> new_steps;  // every step decoded now (Records keeps only a sample)
     std::vector<TextRecord> new_texts;
+    std::vector<GpuRecord> new_gpu;
     {
       std::lock_guard lk(mu_);
       decoder_.feed(std::string_view(buf, static_cast<size_t>(n)), on_step_ ? &new_steps : nullptr,
-                    on_text_ ? &new_texts : nullptr);
+                    on_text_ ? &new_texts : nullptr, on_gpu_ ? &new_gpu : nullptr);
     }
     for (const auto& t : new_texts) on_text_(t);  // before the steps: a hello names its pid's rank
     for (const auto& s : new_steps) on_step_(s);
+    for (const auto& g : new_gpu) on_gpu_(g);
   }
 }
 

@@ -21,9 +21,11 @@ class AgentChannel {
   AgentChannel& operator=(const AgentChannel&) = delete;
 
   const std::string& path() const { return path_; }
-  // Starts the reader thread; `on_step` / `on_text` (optional) run on it for each step / text record.
+  // Starts the reader thread; `on_step` / `on_text` / `on_gpu` (optional) run on it for each step /
+  // text / GPU-time record.
   void start(std::function<void(const StepRecord&)> on_step = {},
-             std::function<void(const TextRecord&)> on_text = {});
+             std::function<void(const TextRecord&)> on_text = {},
+             std::function<void(const GpuRecord&)> on_gpu = {});
   // Reads what is left, stops the thread and removes the FIFO.
   void stop();
   // A copy of everything received so far.
@@ -41,6 +43,7 @@ class AgentChannel {
   RecordDecoder decoder_{records_};
   std::function<void(const StepRecord&)> on_step_;
   std::function<void(const TextRecord&)> on_text_;
+  std::function<void(const GpuRecord&)> on_gpu_;
 };
 
 }  // namespace ts::run

@@ -161,9 +161,10 @@ void RecordDecoder::add_gpu(const GpuRecord& g) {
 }
 
 void RecordDecoder::feed(std::string_view bytes, std::vector<StepRecord>* fresh_steps,
-                         std::vector<TextRecord>* fresh_texts) {
+                         std::vector<TextRecord>* fresh_texts, std::vector<GpuRecord>* fresh_gpu) {
   fresh_steps_ = fresh_steps;
   fresh_texts_ = fresh_texts;
+  fresh_gpu_ = fresh_gpu;
   out_.bytes += bytes.size();
   buf_.append(bytes);
   size_t pos = 0;
@@ -220,7 +221,9 @@ void RecordDecoder::decode_one(std::string_view rec) {
     }
     case RecordType::Gpu: {
       if (pl.size() < 16) return;
-      add_gpu({pid, load<int64_t>(q), load<int64_t>(q + 8)});
+      GpuRecord g{pid, load<int64_t>(q), load<int64_t>(q + 8)};
+      if (fresh_gpu_) fresh_gpu_->push_back(g);
+      add_gpu(g);
       break;
     }
     case RecordType::Fetch: {

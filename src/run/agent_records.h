@@ -118,12 +118,13 @@ const StepTotals& totals_of(const Records& r, pid_t pid);
 
 // Incremental decoder: feed() any chunking of the byte stream; complete records are added to
 // Records (steps sampled, see above). `fresh` (optional) receives every step and text record
-// decoded by this call, sampled or not, in order (the live views count every step).
+// decoded by this call, sampled or not, in order (the live views count every step); `fresh_gpu`
+// every GPU time (the live panel joins them to its own recent steps).
 class RecordDecoder {
  public:
   explicit RecordDecoder(Records& out) : out_(out) {}
   void feed(std::string_view bytes, std::vector<StepRecord>* fresh_steps = nullptr,
-            std::vector<TextRecord>* fresh_texts = nullptr);
+            std::vector<TextRecord>* fresh_texts = nullptr, std::vector<GpuRecord>* fresh_gpu = nullptr);
   size_t pending() const { return buf_.size(); }
 
  private:
@@ -133,6 +134,7 @@ class RecordDecoder {
   void add_mem(const StepRecord& s, int kind);
   std::vector<StepRecord>* fresh_steps_ = nullptr;
   std::vector<TextRecord>* fresh_texts_ = nullptr;
+  std::vector<GpuRecord>* fresh_gpu_ = nullptr;
   Records& out_;
   std::string buf_;
 };

@@ -209,6 +209,7 @@ AgentSummary summarise(const Records& r) {
       if (exe.empty()) exe = t.get("executable");
     }
   }
+  out.executable = exe;
   {
     double wall = 0, cpu = 0;
     for (const auto& [pid, wc] : load_cpu) wall += wc.first, cpu += wc.second;

@@ -1,6 +1,7 @@
 #include "run/run_session.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "run/job_inspect.h"
 #include "run/job_node.h"
 #include "run/live_finding.h"
+#include "run/live_panel.h"
 #include "run/live_status.h"
 #include "run/samples_evidence.h"
 #include "run/stderr_tee.h"
@@ -93,6 +95,8 @@ struct Session {
   std::atomic<int> steps_level{0};
   std::unique_ptr<LiveStatusWriter> live;  // for `trainscope serve`; created once the child runs
   std::atomic<LiveStatusWriter*> live_ptr{nullptr};
+  std::unique_ptr<LivePanel> panel;  // the live view on our terminal; created before the fork
+  std::atomic<LivePanel*> panel_ptr{nullptr};
   std::unique_ptr<JobInspector> inspector;  // the job's libraries and live threads, once warm
   std::atomic<JobInspector*> inspector_ptr{nullptr};
   std::unique_ptr<store::Recorder> recorder;  // declared first: the sampler (its caller) goes first
@@ -193,9 +197,12 @@ std::map<std::string, std::string> open_agent_channel(Session& s) {
     }
     if (level == s.steps_level.load() && r.step > s.steps_seen.load()) s.steps_seen = r.step;
     if (auto* l = s.live_ptr.load()) l->on_step(r);
+    if (auto* p = s.panel_ptr.load()) p->model().on_step(r);
     if (auto* j = s.inspector_ptr.load()) j->on_step(r.step);
   }, [&s](const TextRecord& t) {
     if (auto* l = s.live_ptr.load()) l->on_text(t);
+  }, [&s](const GpuRecord& g) {
+    if (auto* p = s.panel_ptr.load()) p->model().on_gpu(g);
   });
   std::map<std::string, std::string> env;
   const char* pp = std::getenv("PYTHONPATH");
@@ -209,14 +216,39 @@ std::map<std::string, std::string> open_agent_channel(Session& s) {
   return env;
 }
 
+bool same_terminal(int a, int b) {
+  struct stat sa {}, sb {};
+  return isatty(a) && isatty(b) && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_rdev == sb.st_rdev;
+}
+
 // Stage 3 (before the fork): the job's stderr passes through untouched; its last lines are kept
 // for the report.
 void attach_stderr_tee(Session& s, Launcher& launcher) {
   try {
     s.tee = std::make_unique<StderrTee>();
     launcher.set_stderr(s.tee->child_fd());
+    if (s.panel) {
+      // The live view draws below the job's output: every byte for our terminal passes through it,
+      // the job's stdout too when it is the same terminal (in the order the job wrote them).
+      LivePanel* p = s.panel.get();
+      s.tee->set_sink([p](const char* b, size_t n) { p->pass_through(b, n); });
+      if (same_terminal(STDOUT_FILENO, STDERR_FILENO)) launcher.stdout_to_stderr(true);
+    }
   } catch (const std::exception& e) {
     s.res.warnings.push_back(std::string("stderr not captured: ") + e.what());
+    s.panel_ptr = nullptr;
+    s.panel.reset();  // without the tee the job writes to the terminal itself: no room for a panel
+  }
+}
+
+// Stage 3a (before the fork): the live view, drawn below the job's output on our terminal.
+void open_live_panel(Session& s) {
+  if (!s.opt.live_panel) return;
+  s.panel = std::make_unique<LivePanel>(STDERR_FILENO);
+  if (s.panel->active()) s.panel_ptr = s.panel.get();
+  else {
+    s.panel.reset();
+    progress(s.opt, "no live view: stderr is not a terminal of at least 8 rows and 40 columns");
   }
 }
 
@@ -299,19 +331,23 @@ void wait_for_child(Session& s, Launcher& launcher) {
       fill_from_records(*s.node, s.channel.snapshot(), s.mono_to_unix);
       write_node(s);
     }
-    if (s.live && steady_s() - live_written >= 1.0) {
+    if ((s.live || s.panel) && steady_s() - live_written >= 1.0) {
       live_written = steady_s();
       if (s.steps_seen.load() >= kLiveDiagnoseAfterSteps && live_written - live_diagnosed >= kLiveDiagnoseEveryS) {
         live_diagnosed = live_written;
         try {
           auto f = live_top_finding(s.channel.snapshot(), s.sampler.get());
-          s.live->set_top_finding(f ? std::optional<LiveFinding>(to_live(*f)) : std::nullopt);
+          auto lf = f ? std::optional<LiveFinding>(to_live(*f)) : std::nullopt;
+          if (s.live) s.live->set_top_finding(lf);
+          if (s.panel) s.panel->model().set_top_finding(lf);
         } catch (const std::exception&) {
           // best effort: the final report diagnoses everything anyway
         }
       }
-      s.live->write(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+      if (s.live)
+        s.live->write(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
     }
+    if (s.panel) s.panel->tick(steady_s());  // at most LivePanel::kRefreshPerS draws a second
     if (opt.steps <= 0 || s.steps_seen.load() < opt.steps) return;
     double now = steady_s();
     if (steps_reached_at == 0) steps_reached_at = now;
@@ -339,6 +375,8 @@ Records stop_watching(Session& s) {
   s.channel.stop();
   s.live_ptr = nullptr;
   s.live.reset();  // removes the live file: the job is over
+  s.panel_ptr = nullptr;
+  s.panel.reset();  // gives the terminal's rows back before anything else is printed
   if (s.recorder) {
     s.recorder->finish(res.exit.shell_code());
     if (s.recorder->store()) res.run_id = s.recorder->run_id();
@@ -488,8 +526,9 @@ RunResult run_session(const RunOptions& opt) {
   Session s(opt, res);
   prepare_output(s);
   Launcher launcher(opt.command, open_agent_channel(s));
+  open_live_panel(s);
+  if (opt.child_stdout_to_stderr) launcher.stdout_to_stderr(true);
   attach_stderr_tee(s, launcher);
-  launcher.stdout_to_stderr(opt.child_stdout_to_stderr);
   const double t0 = steady_s();
   const pid_t pid = launcher.start();
   if (s.tee) s.tee->parent_after_fork();
@@ -497,12 +536,19 @@ RunResult run_session(const RunOptions& opt) {
   wait_for_child(s, launcher);
   res.wall_s = steady_s() - t0;
   if (s.tee) res.stderr_tail = s.tee->finish();
+  // The job's last stderr bytes are through: the rows go back before our own lines (the object
+  // lives on until the channel's reader, which feeds it, has stopped).
+  if (s.panel) s.panel->close();
   const Records records = stop_watching(s);
   summarise_evidence(s, records);
   analyse_profiler_traces(s, records);
   res.diagnosis = diagnose::diagnose(res.evidence);
   write_reports(s);
   finish_node(s, records);
+  // Last: the trackers read the report just written, with the job's own Python.
+  // Its problems join the warnings the text report ends with (report.json is written by then).
+  for (auto& w : export_to_trackers(opt.trackers, res.agent.executable, locate_agent_dir(), res.report_path))
+    res.warnings.push_back(std::move(w));
   return res;
 }
 

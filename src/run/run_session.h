@@ -14,6 +14,7 @@
 #include "run/job_inspect.h"
 #include "run/launcher.h"
 #include "run/overrides.h"
+#include "run/trackers.h"
 
 namespace ts::run {
 
@@ -29,6 +30,8 @@ struct RunOptions {
   std::string store_path;          // "" = the store's default
   bool quiet = false;              // no progress on stderr
   bool live = true;                // live-status file for `trainscope serve` while it runs
+  bool live_panel = false;         // the live view at the bottom of the terminal (live_panel.h): `run` turns it
+                                   // on when stderr is a terminal (--live / --no-live); never in verify/experiments
   std::string live_dir;            // "" = sample::live_dir() (XDG_RUNTIME_DIR or /tmp/trainscope-<uid>)
   std::vector<Override> overrides;  // --set KEY=VALUE, applied by the agent (overrides.h)
   bool child_stdout_to_stderr = false;  // verify --json: the command's prints must not reach stdout
@@ -36,6 +39,7 @@ struct RunOptions {
   // DIR/<host>-node<N>/ with its node.json (run/job_node.h) instead of out_dir.
   std::string job_dir;
   int node_rank = -1;              // --node-rank N; -1: from Slurm, torchrun's options or the ranks
+  TrackerExport trackers;          // --mlflow / --wandb: the summary and findings exported at the end
 };
 
 struct RunResult {

@@ -84,7 +84,8 @@ void StderrTee::copy_loop() {
     if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       ssize_t n = read(read_fd_, buf, sizeof buf);
       if (n > 0) {
-        write_all(STDERR_FILENO, buf, static_cast<size_t>(n));
+        if (sink_) sink_(buf, static_cast<size_t>(n));
+        else write_all(STDERR_FILENO, buf, static_cast<size_t>(n));
         tail_.append(buf, static_cast<size_t>(n));
         if (tail_.size() > 2 * kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
         continue;

@@ -7,6 +7,7 @@
 // processes the job left behind still hold the write end, a small forked copier takes over the
 // read end, so they never get SIGPIPE or EIO because trainscope exited.
 #include <atomic>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +22,9 @@ class StderrTee {
   StderrTee& operator=(const StderrTee&) = delete;
 
   int child_fd() const { return write_fd_; }  // dup2 this onto the child's fd 2
+  // Where the job's bytes go instead of our stderr (the live panel writes them around itself);
+  // set before parent_after_fork(). The copier that may outlive us writes to stderr directly.
+  void set_sink(std::function<void(const char*, size_t)> sink) { sink_ = std::move(sink); }
   void parent_after_fork();                   // closes our copy of the write end, starts copying
   // After the job exited: waits up to `quiet_ms` for the last bytes, hands the rest to a copier
   // if writers remain, and returns the last `max_lines` lines (ANSI escapes and \r removed).
@@ -34,6 +38,7 @@ class StderrTee {
   bool pty_ = false;
   std::thread thread_;
   std::string tail_;  // the last kTailBytes bytes
+  std::function<void(const char*, size_t)> sink_;
   std::atomic<bool> eof_{false};
 };
 

@@ -1,0 +1,1 @@
+"""Exports a finished run (report.json) to experiment trackers: trackers.py (stdlib only)."""
