@@ -103,7 +103,10 @@ TEST(HostRun, HealthyExample) {
   ASSERT_TRUE(r.evidence.samples.has_value());
   const auto& s = *r.evidence.samples;
   EXPECT_TRUE(r.job.inspected) << r.job.skipped;
-  EXPECT_EQ(r.job.trigger, "step 3");
+  // Warm at step 3, or by the run layer's 10 s fallback when PyTorch's start-up under load takes
+  // longer than that: either way the job's maps were read once it was warm (a load-dependent race,
+  // not an outcome to assert).
+  EXPECT_TRUE(r.job.trigger == "step 3" || r.job.trigger == "after 10 s without 3 steps") << r.job.trigger;
   EXPECT_EQ(s.cpu_vendor, cpuinfo_vendor());
   EXPECT_FALSE(s.cpu_vendor.empty());
   ASSERT_FALSE(s.blas_libs.empty()) << "Debian's torch links a BLAS: it must be seen in the job's maps";
@@ -132,7 +135,7 @@ TEST(HostRun, HealthyExample) {
   EXPECT_FALSE(host["oversubscription"].is_null());
 
   std::string text = slurp(out + "/report.txt");
-  EXPECT_NE(text.find("host (at step 3): CPU " + s.cpu_vendor), std::string::npos) << text;
+  EXPECT_NE(text.find("host (at " + r.job.trigger + "): CPU " + s.cpu_vendor), std::string::npos) << text;
   EXPECT_NE(text.find("model FLOPs per step"), std::string::npos) << text;
   EXPECT_NE(text.find("threads (live"), std::string::npos) << text;
 }
