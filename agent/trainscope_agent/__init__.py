@@ -118,8 +118,9 @@ def on_torch(torch):
         hooks_copy.install(torch)
         hooks_io.install(torch)
         settings.install(torch)
-        from . import frameworks, leaks, sites
+        from . import frameworks, leaks, phases, sites
         S.add_step_hook(sites.at_step)
+        S.add_step_hook(phases.at_step)
         S.add_step_hook(leaks.at_step)
         frameworks.install()
         from . import overrides  # trainscope run --set: applied last, outermost around the hooks

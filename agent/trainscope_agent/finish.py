@@ -20,8 +20,9 @@ def at_exit():
         if S.gpu is not None and not G.off:
             S.gpu.drain(1.0)
         if not G.off:
-            from . import sites
+            from . import phases, sites
             sites.send(ch, S.step)
+            phases.send(ch, final=True)
     except Exception as e:
         G.errors.append("at exit: %s: %s" % (type(e).__name__, e))
     torch_found = "torch" in sys.modules

@@ -10,7 +10,7 @@
 import weakref
 
 from . import channel as ch
-from . import load_cost, sites
+from . import load_cost, phases, sites
 from .guard import G, check_break, fail, patch
 from .state import FETCH, S, now
 
@@ -39,7 +39,7 @@ def install(torch):
                 # previous fetch opened (--steps may end the program here, before the fetch).
                 S.mark_start(FETCH)
             elif not S.t_start:
-                S.t_start = now()
+                S.begin(now())
         except Exception as e:
             fail("dataloader", e)
         t0 = now()
@@ -54,6 +54,7 @@ def install(torch):
                 waited = now() - t0
                 S.data_ns += waited
                 S.fetches += 1
+                phases.fetched(t0, waited)
                 site = self.__dict__.get("_ts_site")
                 if site is not None:
                     site.count += 1  # the loader's fetches and wait, at the line that built it
@@ -217,14 +218,15 @@ def _wrap_fetcher(cls, torch):
             fail("fetch", e)
             return fetch_orig(self, possibly_batched_index)
         t0 = now()
-        c0 = load_cost.thread_ns()
+        c0, d0 = load_cost.sample()
         _Collate.ns = 0
         out = fetch_orig(self, possibly_batched_index)
         if G.off:
             return out
         try:
             total = now() - t0
-            load_cost.add(total, load_cost.thread_ns() - c0)
+            c1, d1 = load_cost.sample()
+            load_cost.add(total, c1 - c0, d1 - d0)
             coll = _Collate.ns
             try:
                 n = len(possibly_batched_index) if self.auto_collation else 1

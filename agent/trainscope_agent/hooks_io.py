@@ -4,13 +4,14 @@
 """
 import sys
 
-from . import sites
+from . import phases, sites
 from .guard import G, fail, patch
 from .state import S, now
 
 _depth = [0]
 _pending = {"numpy": ("save", "savez", "savez_compressed"),
-            "PIL.Image": None, "torchvision.utils": ("save_image",)}
+            "PIL.Image": None, "torchvision.utils": ("save_image",),
+            "safetensors.torch": ("save_file", "save_model")}  # HF Trainer's default checkpoint format
 
 
 def _timed(fn, where):
@@ -26,6 +27,7 @@ def _timed(fn, where):
             ns = now() - t0
             S.io_ns += ns
             S.io_n += 1
+            phases.wrote(ns)
             sites.hit("io", ns)
     wrapper.__wrapped__ = fn
     for a in ("__name__", "__qualname__", "__doc__", "__module__"):

@@ -18,7 +18,7 @@ import math
 import sys
 import weakref
 
-from . import flops, hooks_copy, sites
+from . import flops, hooks_copy, phases, sites
 from .guard import G, check_break, fail, patch, resolve_compiling
 from .state import BACKWARD, FORWARD, OPTIMIZER, S, now
 
@@ -107,6 +107,7 @@ def _install_forward_finder(torch):
         try:
             if M.depth == 0:
                 _top_level(module)
+                _eval_or_train(module)
             elif not M.autocast_dtype:
                 # Inside the model's forward: autocast entered there (accelerate, HF) shows here.
                 M.autocast_dtype = _autocast_dtype(S.torch)
@@ -118,6 +119,8 @@ def _install_forward_finder(torch):
     def post(module, inputs, output):
         if not G.compiling() and M.depth > 0 and not S.graph_capture and S.mine():
             M.depth -= 1
+            if M.depth == 0 and phases.Ph.depth:
+                phases.eval_end(now())
         return None
 
     M.global_handles = [mm.register_module_forward_pre_hook(pre), mm.register_module_forward_hook(post)]
@@ -138,6 +141,18 @@ def _top_level(module):
         best = max(M.candidates.values(), key=lambda v: v[1])
         if best is c:
             S.mark_start(FORWARD)
+
+
+def _eval_or_train(module):
+    """A model's call: evaluation (eval mode or autograd off) opens or extends phases.py's span,
+    training closes it. Modules without parameters (a loss) are neither."""
+    c = M.candidates.get(id(module))
+    if c is not None and c[1] == 0:
+        return
+    if phases.is_eval_call(module, S.torch):
+        phases.eval_start(now())
+    else:
+        phases.train_event()
 
 
 def _count_params(m):
@@ -218,6 +233,10 @@ def _fwd_pre(module, inputs):
         if S.source <= FORWARD and S.in_opt == 0:
             S.mark_start(FORWARD)  # may end the program (--steps): after our own bookkeeping
         S.fwd_t0 = now()
+        if phases.is_eval_call(module, S.torch):
+            phases.eval_start(S.fwd_t0)
+        else:
+            phases.train_event()
         if M.fwd_site is None:
             M.fwd_site = sites.add(sites.where("forward", 2)) or False  # once: a frame walk
         if S.first_fwd_in_step:
@@ -235,8 +254,11 @@ def _fwd_post(module, inputs, output):
     if G.compiling() or G.off or S.graph_capture:
         return None
     if S.fwd_t0 and S.mine():
-        S.fwd_ns += now() - S.fwd_t0
+        t = now()
+        S.fwd_ns += t - S.fwd_t0
         S.fwd_t0 = 0
+        if phases.Ph.depth:
+            phases.eval_end(t)
     return None
 
 
@@ -306,8 +328,9 @@ def _install_backward(torch):
         try:
             if G.break_hook:
                 check_break("backward")
+            phases.train_event()
             if not S.t_start:
-                S.t_start = t0
+                S.begin(t0)
             if not S.first_kind:
                 S.first_kind = BACKWARD
             t = tensors
@@ -422,6 +445,7 @@ def _after_step_call(opt, t0, inner0):
         check_break("optimizer")
     S.opt_ns += now() - t0 - (_inner_ns() - inner0)
     S.opt_n += 1
+    phases.train_event()
     if _ends_iteration(opt):
         S.mark_end(OPTIMIZER)  # may end the program (--steps)
 

@@ -1,31 +1,76 @@
-"""Whether loading waits or computes: the CPU time of `__getitem__` + `collate_fn` against their
-wall time, in every process that loads (the training process with num_workers=0, else each
-worker). Sent as a `load_cpu` text record with running totals (wall_ns, cpu_ns, batches) after
-the first batch, every EVERY batches up to LONG, then every LONG batches (a text record costs the
-loop ~20 us: with num_workers=0 it is the training process that sends it); trainscope keeps each
-process's last one.
+"""Whether loading waits or computes: the CPU time of `__getitem__` + `collate_fn` against the
+time it could have run, in every process that loads (the training process with num_workers=0,
+else each worker). Sent as a `load_cpu` text record with running totals (wall_ns, cpu_ns,
+run_delay_ns, batches) after the first batch, every EVERY batches up to LONG, then every LONG
+batches (a text record costs the loop ~20 us: with num_workers=0 it is the training process that
+sends it); trainscope keeps each process's last one.
 Thread CPU time: a worker's other threads (and the main process's pin-memory thread) are not
-loading. dataloader-starvation sizes num_workers from the share (docs/FINDINGS.md)."""
+loading. Run delay: the time the loading thread was runnable but waited for a core (the kernel's
+schedstat, Documentation/scheduler/sched-stats.rst). On a machine other work keeps busy, that
+queueing stretches the wall time of loading that computes; counted as waiting it would make the
+loading look like storage or network, for which more workers help whatever the cores do. So the
+share is cpu / (wall - run_delay). dataloader-starvation sizes num_workers from it
+(docs/FINDINGS.md)."""
+import os
+import threading
 import time
 
 from .state import S
 
 EVERY = 16
 LONG = 256
-thread_ns = time.thread_time_ns
 
 
 class _Totals:
     wall = 0
     cpu = 0
+    delay = 0
     batches = 0
 
 
-def add(wall_ns, cpu_ns):
+class _Sched(threading.local):
+    key = None  # (pid, tid) the fd was opened for: a forked worker must open its own
+    fd = -1
+
+
+_sched = _Sched()
+_tid = getattr(threading, "get_native_id", None)
+
+
+def _fallback():
+    return time.thread_time_ns(), 0
+
+
+def sample():
+    """(CPU ns, run-queue delay ns) of the calling thread: /proc/<pid>/task/<tid>/schedstat read
+    through a cached fd (~2 us); thread CPU time and no delay where it cannot be read."""
+    s = _sched
+    if _tid is None:
+        return _fallback()
+    key = (os.getpid(), _tid())
+    if s.key != key:
+        s.key = key
+        try:
+            s.fd = os.open("/proc/%d/task/%d/schedstat" % key, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            s.fd = -1
+    if s.fd < 0:
+        return _fallback()
+    try:
+        f = os.pread(s.fd, 96, 0).split()
+        return int(f[0]), int(f[1])
+    except (OSError, ValueError, IndexError):
+        s.fd = -1
+        return _fallback()
+
+
+def add(wall_ns, cpu_ns, delay_ns=0):
     t = _Totals
     t.wall += wall_ns
     t.cpu += cpu_ns
+    t.delay += delay_ns
     t.batches += 1
     n = t.batches
     if n == 1 or (n % EVERY == 0 and (n <= LONG or n % LONG == 0)):
-        S.channel.send_text("load_cpu", [("wall_ns", t.wall), ("cpu_ns", t.cpu), ("batches", t.batches)])
+        S.channel.send_text(
+            "load_cpu", [("wall_ns", t.wall), ("cpu_ns", t.cpu), ("run_delay_ns", t.delay), ("batches", t.batches)])

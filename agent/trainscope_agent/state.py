@@ -47,7 +47,7 @@ class State:
         "step", "source", "tid", "opt_waiting", "channel", "statm_fd", "page", "torch",
         "cuda_ready", "cuda_mem", "gpu", "window", "stop_after", "on_step_hooks", "fwd_t0",
         "first_fwd_in_step", "stopping", "stop_pending", "first_kind", "in_opt", "rss_t", "rss_v",
-        "graph_capture", "graph_has_opt")
+        "graph_capture", "graph_has_opt", "first_t")
 
     def __init__(self):
         self.step = 0
@@ -72,6 +72,7 @@ class State:
         self.graph_capture = False  # a CUDA graph capture is running (hooks_graph): record nothing
         self.graph_has_opt = False  # ... and an optimizer step was captured in it
         self.t_start = 0
+        self.first_t = 0            # the first step's start (phases.py: the time before it)
         try:
             self.statm_fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
@@ -106,7 +107,15 @@ class State:
     def touch(self):
         """The first thing the agent sees (a fetch, a forward) starts step 1."""
         if self.t_start == 0:
-            self.t_start = now()
+            self.begin(now())
+
+    def begin(self, t):
+        """A step starts with nothing open before it; the very first one: phases.py's totals."""
+        self.t_start = t
+        if not self.first_t:
+            self.first_t = t
+            from . import phases
+            phases.first_step_start(t)
 
     def add_step_hook(self, hook):
         """hook(step) runs at every step boundary until remove_step_hook(hook)."""
@@ -153,7 +162,7 @@ class State:
             # The first step, or the first after an epoch ended (the DataLoader ran out): what
             # happened in between (validation, a checkpoint) is no step's time.
             self.reset()
-            self.t_start = now()
+            self.begin(now())
         self.started = True
 
     def close_open_step(self):

@@ -66,7 +66,8 @@ std::string list_ids(const std::vector<std::string>& ids) {
 
 void settle(std::vector<Finding>& fs, const StepAccount& acc) {
   std::vector<Finding*> order;
-  for (auto& f : fs) order.push_back(&f);
+  for (auto& f : fs)
+    if (!f.outside_step) order.push_back(&f);  // time outside the step is on the run's scale only
   // Specific causes first, largest claim first; then the generic readings in their fixed order.
   std::stable_sort(order.begin(), order.end(), [](const Finding* a, const Finding* b) {
     int ga = generic_rank(a->id), gb = generic_rank(b->id);

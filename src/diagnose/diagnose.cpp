@@ -71,6 +71,17 @@ std::string dominant_cause(const Diagnosis& d) {
 }
 
 // A warm-up finding of medium or higher severity leads: the trace itself is the problem.
+// With the run accounted (run.time_account), a step finding's share of the run is its share of the
+// step times the steps' share of the run (training steps and their data wait): one scale with the
+// findings about the time outside the step.
+void on_run_scale(std::vector<Finding>& fs, const Evidence& ev) {
+  if (!ev.agent || !ev.agent->time_account || ev.agent->time_account->total_s <= 0) return;
+  const TimeAccount& t = *ev.agent->time_account;
+  const double steps_share = std::clamp((t.train_steps_s + t.data_wait_s) / t.total_s, 0.0, 1.0);
+  for (auto& f : fs)
+    if (!f.outside_step) f.run_fraction = std::max(0.0, f.recoverable_fraction) * steps_share;
+}
+
 void lead_with_warm_up(std::vector<Finding>& fs) {
   auto it = std::find_if(fs.begin(), fs.end(), [](const Finding& f) { return f.id == "warm-up"; });
   if (it == fs.end() || it->severity < Severity::Medium) return;
@@ -98,7 +109,12 @@ void rank(std::vector<Finding>& fs) {
     // Critical findings (wrong device, diverged loss) come first: nothing else matters until fixed.
     bool ac = a.severity == Severity::Critical, bc = b.severity == Severity::Critical;
     if (ac != bc) return ac;
-    if (a.recoverable_fraction != b.recoverable_fraction) return a.recoverable_fraction > b.recoverable_fraction;
+    // One scale: the run's wall time where the run was accounted, else the step's.
+    if (a.run_fraction >= 0 && b.run_fraction >= 0) {
+      if (a.run_fraction != b.run_fraction) return a.run_fraction > b.run_fraction;
+    } else if (a.recoverable_fraction != b.recoverable_fraction) {
+      return a.recoverable_fraction > b.recoverable_fraction;
+    }
     if (a.severity != b.severity) return a.severity > b.severity;
     if (a.confidence != b.confidence) return a.confidence > b.confidence;
     return a.id < b.id;
@@ -114,6 +130,7 @@ Diagnosis diagnose(const Evidence& ev) {
   d.step_ms = acc.step_ms;
   d.idle_share = acc.idle_share;
   settle(d.findings, acc);
+  on_run_scale(d.findings, ev);
   rank(d.findings);
   lead_with_warm_up(d.findings);
   auto sc = classify(ev, d.findings);

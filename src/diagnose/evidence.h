@@ -90,6 +90,22 @@ struct CodeSite {
 };
 
 // What the in-process agent saw (filled by the run layer from the agent's records).
+// Where the run's wall time went (run/time_account.cpp from the agent's phases.py; docs/SCHEMA.md
+// run.time_account): every second in exactly one bucket, the buckets add up to total_s.
+struct TimeAccount {
+  double total_s = 0;              // launch to exit
+  double before_first_step_s = 0;  // imports, data preparation, model building: up to the first step
+  double compile_s = 0;            // Dynamo/Inductor compilation, wherever it happened
+  double train_steps_s = 0;        // the training steps less their data wait (and what is below)
+  double eval_s = 0;               // forward passes outside training (eval mode / autograd off)
+  double checkpoint_s = 0;         // torch.save, safetensors, the file writes hooks_io times
+  double data_wait_s = 0;          // the training loop waiting for its batches
+  double other_s = 0;              // after the last step (teardown, logging), the rest
+  double goodput_pct = 0;          // train_steps_s / total_s x 100
+  int64_t steps = 0, eval_spans = 0, eval_calls = 0, compile_frames = 0, checkpoints = 0;
+  double steady_step_s = -1;       // the median step (for what a bucket costs in steps), -1 unknown
+};
+
 struct AgentEvidence {
   // Settings, recorded once.
   std::string torch_version, cuda_version, python_version;
@@ -135,7 +151,8 @@ struct AgentEvidence {
   int64_t h2d_copies = 0, h2d_pageable = 0, h2d_blocking = 0;
   int64_t h2d_bytes_per_step = 0;
   double sample_getitem_ms = -1, collate_ms = -1;  // per sample / per batch, from workers
-  double loading_cpu_share = -1;  // loading's CPU time / its wall time (0-1), every process; -1 unknown
+  double loading_cpu_share = -1;  // loading's CPU time / (its wall time - run delay) (0-1), every process; -1 unknown
+  double loading_run_delay_share = -1;  // loading's run-queue delay / its wall time (0-1); -1 unknown
   int64_t item_calls_per_step = -1;  // .item() etc., when counted
   std::vector<double> mem_allocated_per_step;  // bytes (CUDA) or RSS (CPU)
   // The step number of each reading, and its segment for the trend (-1: warm-up or profiled,
@@ -170,6 +187,8 @@ struct AgentEvidence {
   std::vector<std::string> notes;   // facts worth a line: no torch, agent not loaded, ...
   // The user's lines (sites.py): construction sites first, then per-call sites by host time.
   std::vector<CodeSite> sites;
+  // The run's wall time by phase, when the agent's phases record arrived (run layer).
+  std::optional<TimeAccount> time_account;
   // The site of one role: the loop's DataLoader (most fetches), the optimizer, the forward call, a
   // framework's configuration; nullptr when not recorded.
   const CodeSite* site(const std::string& role) const;

@@ -62,6 +62,11 @@ struct Finding {
   // The same claim in ms per step (recoverable_fraction x step_ms), -1 when the step is unknown;
   // and what the rule alone claimed before the account (specific causes may take some of it).
   double claimed_ms = -1, step_ms = -1, own_fraction = 0;
+  // The share of the run's wall time the fix gives back (run.time_account), -1 unknown: a finding
+  // about time outside the step (outside_step: evaluation, compilation) has only this; a step
+  // finding gets its step share x the steps' share of the run, and the findings rank on it.
+  double run_fraction = -1;
+  bool outside_step = false;  // never claims step time (account.h leaves it out)
   std::string gain;  // e.g. "up to 1.6x"
   // The fix as settings `trainscope run --set` applies to the unchanged script (key, value), when
   // it can be applied at run time; `trainscope verify` re-runs with them and measures the gain.

@@ -174,6 +174,13 @@ inline constexpr double kBatchMemPct = 50;
 // in-loop-io: file I/O inside the training loop (checkpoints, logging) costs its time on every
 // step; >= 5% of the step, the same bar as the data wait.
 inline constexpr double kIoPct = 5.0;
+// The run's time outside the step (run.time_account). periodic-evaluation: evaluation's share of
+// the run's wall time (issue: >= 10%). compile-cost: compilation's share of the run, and the
+// speed-up at which it would pay back within the run: 0.43, PyTorch's reported mean for compiled
+// training (pytorch.org/get-started/pytorch-2.0: 43% faster on an A100, 163 models).
+inline constexpr double kEvalRunPct = 10.0;
+inline constexpr double kCompileRunPct = 10.0;
+inline constexpr double kCompileTypicalGain = 0.43;
 
 // throttling: around 83 °C many NVIDIA GPUs start slowing their clocks (nvidia-smi -q shows the
 // GPU's own "GPU Slowdown Temp"); clock-event reasons (NVML nvmlDeviceGetCurrentClocksEventReasons)

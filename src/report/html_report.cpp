@@ -6,6 +6,7 @@
 #include "report/html_assets.h"
 #include "report/idle_by_cause.h"
 #include "report/report.h"
+#include "report/time_account_view.h"
 #include "report/text_helpers.h"
 #include "util/format.h"
 
@@ -74,6 +75,25 @@ void findings_html(std::string& h, const diagnose::Diagnosis& d) {
 
 // One chart card. trace: the index in R.traces the chart draws (-1: none, a whole-job chart);
 // source "trace": the utilisation chart uses that trace's GPU busy per step even when samples exist.
+// The run on one time axis, its buckets in run order, each as wide as its share of the wall time
+// (plain HTML and CSS: it renders without the charts' script).
+void account_html(std::string& h, const diagnose::TimeAccount& t) {
+  h += fmt::format("<section class=\"panel wide\" id=\"time-account\"><h3>Where the run's {:.1f} s went</h3>\n"
+                   "<div class=\"account\" role=\"img\" aria-label=\"{}\">",
+                   t.total_s, esc(account_line(t)));
+  for (const auto& p : account_parts(t)) {
+    if (t.total_s <= 0 || p.s <= 0) continue;
+    const double pct = 100 * p.s / t.total_s;
+    h += fmt::format("<div class=\"acc acc-{}\" style=\"width:{:.3f}%\" title=\"{} {:.2f} s ({:.1f}%)\" data-s=\"{:.3f}\">"
+                     "{}</div>",
+                     p.key, pct, p.label, p.s, pct, p.s, pct >= 8 ? esc(p.label) : "");
+  }
+  h += "</div>\n<div class=\"legend\">";
+  for (const auto& p : account_parts(t))
+    h += fmt::format("<span><i class=\"acc-{}\"></i>{} {:.1f} s</span>", p.key, p.label, p.s);
+  h += fmt::format("<span><b>goodput {:.0f}%</b></span></div></section>\n", t.goodput_pct);
+}
+
 void chart(std::string& h, const char* id, const std::string& title, bool wide, int trace = -1, const char* source = nullptr) {
   std::string attrs = trace >= 0 ? fmt::format(" data-trace=\"{}\"", trace) : "";
   if (source) attrs += fmt::format(" data-source=\"{}\"", source);
@@ -234,6 +254,7 @@ std::string render_html(const ReportInput& in) {
                    sev_class(top_sev), esc(d.verdict), esc(diagnose::scenario_title(d.scenario)),
                    d.scenario_reason.empty() ? "" : " — " + esc(d.scenario_reason));
 
+  if (in.agent && in.agent->time_account) account_html(h, *in.agent->time_account);
   h += "<div class=\"grid\">\n";
   bool has_series = in.samples && in.samples->series.t_s.size() > 1;
   bool several = in.traces.size() > 1;

@@ -112,6 +112,9 @@ void finding_obj(JsonWriter& w, const diagnose::Finding& f) {
     w.field("step_ms", f.step_ms);
   }
   w.field("own_recoverable_fraction", f.own_fraction);
+  w.key("run_fraction");
+  if (f.run_fraction >= 0) w.value(f.run_fraction); else w.null();
+  w.field("outside_step", f.outside_step);
   w.key("fix_settings").begin_object();
   for (const auto& [k, v] : f.fix_settings) w.field(k, v);
   w.end_object();

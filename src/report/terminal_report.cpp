@@ -9,6 +9,7 @@
 #include "report/idle_by_cause.h"
 #include "report/report.h"
 #include "report/text_helpers.h"
+#include "report/time_account_view.h"
 #include "util/format.h"
 
 namespace ts::report {
@@ -299,6 +300,14 @@ std::string render_terminal(const ReportInput& in, const TerminalStyle& style) {
   if (!in.preface.empty()) {
     o.heading(in.preface_title);
     for (const auto& l : in.preface) o.para(l, 2, "- ");
+  }
+  if (in.agent && in.agent->time_account) {
+    // Where the whole run's time went, before the findings that rank the step's time and the run's.
+    const auto& t = *in.agent->time_account;
+    o.heading(fmt::format("WHERE THE RUN'S {:.1f} s WENT", t.total_s));
+    o.line("  [" + account_strip(t, std::clamp(o.st.width - 6, 10, 72)) + "]");
+    o.para(account_line(t), 2);
+    o.line(o.c("2", "  s start-up · c compile · # training steps · d data wait · e evaluation · k checkpoints · . other"));
   }
   findings(o, in);
   if (!in.ranks.empty()) {

@@ -130,7 +130,8 @@ AgentSummary summarise(const Records& r) {
   // Settings (the main process's; loaders from any process, deduplicated by content).
   std::set<std::string> loader_keys;
   bool torch_found_anywhere = false, any_end = false;
-  std::map<pid_t, std::pair<double, double>> load_cpu;  // pid -> loading wall ns, CPU ns
+  struct LoadCpu { double wall = 0, cpu = 0, delay = 0; };  // ns: loading's wall, CPU, run-queue delay
+  std::map<pid_t, LoadCpu> load_cpu;
   std::string exe, cwd;
   for (const auto& t : r.texts) {
     bool mine = t.pid == out.main_pid;
@@ -194,9 +195,10 @@ AgentSummary summarise(const Records& r) {
       ev.profiler_window = true;
     } else if (t.kind == "load_cpu") {
       // Running totals per process (agent/trainscope_agent/load_cost.py): the latest counts.
-      auto& [wall, cpu] = load_cpu[t.pid];
-      wall = std::max(wall, t.get_double("wall_ns", 0));
-      cpu = std::max(cpu, t.get_double("cpu_ns", 0));
+      auto& l = load_cpu[t.pid];
+      l.wall = std::max(l.wall, t.get_double("wall_ns", 0));
+      l.cpu = std::max(l.cpu, t.get_double("cpu_ns", 0));
+      l.delay = std::max(l.delay, t.get_double("run_delay_ns", 0));
     } else if (t.kind == "error") {
       ev.agent_errors.push_back(t.get("message"));
     } else if (t.kind == "note") {
@@ -211,9 +213,12 @@ AgentSummary summarise(const Records& r) {
   }
   out.executable = exe;
   {
-    double wall = 0, cpu = 0;
-    for (const auto& [pid, wc] : load_cpu) wall += wc.first, cpu += wc.second;
-    if (wall > 0) ev.loading_cpu_share = std::clamp(cpu / wall, 0.0, 1.0);
+    // The share of the time loading could run: the run-queue delay (a core busy with other work)
+    // is neither computing nor waiting on storage, and more workers cannot use it.
+    double wall = 0, cpu = 0, delay = 0;
+    for (const auto& [pid, l] : load_cpu) wall += l.wall, cpu += l.cpu, delay += l.delay;
+    if (wall - delay > 0) ev.loading_cpu_share = std::clamp(cpu / (wall - delay), 0.0, 1.0);
+    if (wall > 0) ev.loading_run_delay_share = std::clamp(delay / wall, 0.0, 1.0);
   }
   if (!out.agent_loaded) {
     ev.notes.push_back(

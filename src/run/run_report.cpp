@@ -15,6 +15,22 @@ namespace {
 
 double ms(int64_t ns) { return ns / 1e6; }
 
+// run.time_account (docs/SCHEMA.md): null when the agent sent no phases record.
+void write_time_account(JsonWriter& w, const std::optional<diagnose::TimeAccount>& t) {
+  w.key("time_account");
+  if (!t) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  w.field("total_s", t->total_s).field("before_first_step_s", t->before_first_step_s).field("compile_s", t->compile_s);
+  w.field("train_steps_s", t->train_steps_s).field("eval_s", t->eval_s).field("checkpoint_s", t->checkpoint_s);
+  w.field("data_wait_s", t->data_wait_s).field("other_s", t->other_s).field("goodput_pct", t->goodput_pct);
+  w.field("steps", t->steps).field("eval_spans", t->eval_spans).field("eval_calls", t->eval_calls);
+  w.field("compile_frames", t->compile_frames).field("checkpoints", t->checkpoints);
+  w.end_object();
+}
+
 void write_agent(JsonWriter& w, const AgentSummary& a) {
   const auto& e = a.evidence;
   w.key("agent").begin_object();
@@ -119,6 +135,8 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   if (e.collate_ms >= 0) w.value(e.collate_ms); else w.null();
   w.key("loading_cpu_share");
   if (e.loading_cpu_share >= 0) w.value(e.loading_cpu_share); else w.null();
+  w.key("loading_run_delay_share");
+  if (e.loading_run_delay_share >= 0) w.value(e.loading_run_delay_share); else w.null();
   w.field("main_process_loading_ms", e.main_process_loading_ms);
   w.field("mem_source", e.mem_source);
   w.field("mem_slope_bytes_per_step", e.mem_slope_bytes_per_step);
@@ -189,6 +207,7 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   w.key("samples_csv");
   if (r.samples_path.empty()) w.null(); else w.value(r.samples_path);
   w.field("run_id", r.run_id);
+  write_time_account(w, r.evidence.agent ? r.evidence.agent->time_account : std::nullopt);
   write_agent(w, r.agent);
   w.key("overrides").begin_array();
   for (const auto& o : r.overrides)

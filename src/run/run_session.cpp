@@ -23,6 +23,7 @@
 #include "run/live_panel.h"
 #include "run/live_status.h"
 #include "run/samples_evidence.h"
+#include "run/time_account.h"
 #include "run/stderr_tee.h"
 #include "run/rank_summary.h"
 #include "run/run_report.h"
@@ -390,6 +391,8 @@ void summarise_evidence(Session& s, const Records& records) {
   res.agent = summarise(records);
   res.stopped_by_steps = res.agent.stop_reason == "steps";
   res.evidence.agent = res.agent.evidence;
+  res.evidence.agent->time_account =
+      time_account(records, res.agent.main_pid, res.launch_mono_s, res.wall_s, res.agent.evidence.step_ms);
   {
     // The host's RAM: a leak's horizon on the CPU (memory-growth says when the process would fill it).
     std::ifstream mi("/proc/meminfo");
@@ -530,6 +533,7 @@ RunResult run_session(const RunOptions& opt) {
   if (opt.child_stdout_to_stderr) launcher.stdout_to_stderr(true);
   attach_stderr_tee(s, launcher);
   const double t0 = steady_s();
+  res.launch_mono_s = t0;
   const pid_t pid = launcher.start();
   if (s.tee) s.tee->parent_after_fork();
   start_watching(s, pid);

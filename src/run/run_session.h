@@ -48,6 +48,7 @@ struct RunResult {
   // The command as we write and print it: secrets redacted (util/redact.h); opt.command is what ran.
   std::vector<std::string> command_shown;
   double wall_s = 0;
+  double launch_mono_s = 0;        // when the command started (steady_clock seconds: the agent's clock too)
   ExitStatus exit;
   bool stopped_by_steps = false;
   AgentSummary agent;

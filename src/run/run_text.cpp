@@ -90,8 +90,12 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
       o += fmt::format("  loading: {:.3f} ms per sample in __getitem__, {:.3f} ms per batch in collate{}\n",
                        e.sample_getitem_ms, std::max(0.0, e.collate_ms),
                        e.loading_cpu_share < 0 ? std::string()
-                                               : fmt::format("; CPU {:.0f}% of its wall time ({})", 100 * e.loading_cpu_share,
-                                                             e.loading_cpu_share < diagnose::th::kLoadingWaitsCpuShare ? "it waits" : "it computes"));
+                                               : fmt::format("; CPU {:.0f}% of the time it could run ({}){}", 100 * e.loading_cpu_share,
+                                                             e.loading_cpu_share < diagnose::th::kLoadingWaitsCpuShare ? "it waits" : "it computes",
+                                                             e.loading_run_delay_share >= 0.05
+                                                                 ? fmt::format(", {:.0f}% of its wall time queued for a core held by other work",
+                                                                               100 * e.loading_run_delay_share)
+                                                                 : std::string()));
     if (e.h2d_copies > 0)
       o += fmt::format("  H2D copies per step: {} ({}), {} from pageable memory, {} blocking\n", e.h2d_copies,
                        human_bytes(static_cast<double>(e.h2d_bytes_per_step)), e.h2d_pageable, e.h2d_blocking);

@@ -11,6 +11,8 @@ Markers (README.md beside this file):
                                    `python -m torch.distributed.run`
   # corpus: set KEY=VALUE          passed as --set; the report must say it was applied
   # corpus: torch2-only            not run on PyTorch 1.13 (the framework is not installed there)
+  # corpus: own-times              the script times its own phases into own_times.json (keys of
+                                   run.time_account, seconds); each must match within 30% or 0.3 s
 
 Usage: check_case.py TRAINSCOPE PYTHON CASE_DIR
 The case is copied to a fresh directory first (frameworks write their outputs beside it).
@@ -30,11 +32,12 @@ from checks import Checks  # noqa: E402
 
 EXPECT = re.compile(r"#\s*expect:\s*(top|finding|absent)\s+(.+?)\s*$")
 SITE = re.compile(r"#\s*expect-site:\s*([a-z0-9-]+)(?:\s+names\s+(\S+))?\s*$")
-CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only)\s*(.*?)\s*$")
+CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only|own-times)\s*(.*?)\s*$")
 
 
 def markers(case):
-    m = {"top": None, "finding": [], "absent": [], "sites": [], "run": None, "set": [], "torch2_only": False}
+    m = {"top": None, "finding": [], "absent": [], "sites": [], "run": None, "set": [], "torch2_only": False,
+         "own_times": False}
     for name in sorted(os.listdir(case)):
         if not name.endswith(".py"):
             continue
@@ -56,9 +59,27 @@ def markers(case):
                         m["run"] = c.group(2).split()
                     elif c.group(1) == "set":
                         m["set"].append(c.group(2))
+                    elif c.group(1) == "own-times":
+                        m["own_times"] = True
                     else:
                         m["torch2_only"] = True
     return m
+
+
+def own_times(check, account, path):
+    """Each phase the script timed itself against trainscope's account of it."""
+    check("time_account", account is not None, "run.time_account is null")
+    with open(path) as fh:
+        own = json.load(fh)
+    parts = ("before_first_step_s", "compile_s", "train_steps_s", "eval_s", "checkpoint_s", "data_wait_s", "other_s")
+    total = sum(account[k] for k in parts)
+    check("buckets add up", abs(total - account["total_s"]) <= 1e-6 * max(1.0, account["total_s"]) + 1e-9,
+          "sum %.6f vs total %.6f" % (total, account["total_s"]))
+    for key, want in sorted(own.items()):
+        got = account.get(key)
+        ok = got is not None and abs(got - want) <= max(0.3 * want, 0.3)
+        print("  %s: own %.3f s, trainscope %s s" % (key, want, "%.3f" % got if got is not None else "-"))
+        check("own time " + key, ok, "own %.3f s, trainscope %s" % (want, got))
 
 
 def main():
@@ -115,6 +136,8 @@ def main():
                 check("site %s names %s" % (fid, names), hit[0]["note"].startswith(names + " "),
                       "note: %s" % hit[0]["note"])
         run = report.get("run", {})
+        if m["own_times"]:
+            own_times(check, run.get("time_account"), os.path.join(src, "own_times.json"))
         for kv in m["set"]:
             key = kv.split("=", 1)[0]
             o = next((o for o in run.get("overrides", []) if o["key"] == key), None)

@@ -10,10 +10,13 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
+#include <vector>
+#include <zlib.h>
 
 #include "diagnose/diagnose.h"
 #include "diagnose/evidence_fixtures.h"
 #include "report/report.h"
+#include "report/time_account_view.h"
 #include "util/json_writer.h"
 
 namespace fs = std::filesystem;
@@ -254,4 +257,126 @@ TEST_F(ChromiumTest, TimelineBoundAndCollectivesOnARealTrace) {
   ASSERT_NE(coll, std::string::npos);
   EXPECT_NE(d.find("<td class=\"mono\">allreduce</td><td>Float</td><td class=\"n\">2</td><td class=\"n\">15</td>", coll),
             std::string::npos);
+}
+
+namespace {
+
+// A PNG as Chromium writes it (8-bit RGB or RGBA, not interlaced) decoded to RGB rows: the IDAT
+// stream inflated (zlib) and each scanline's filter undone (PNG spec, section 9).
+struct Image {
+  uint32_t w = 0, h = 0;
+  std::vector<uint8_t> rgb;  // w x h x 3
+  const uint8_t* at(uint32_t x, uint32_t y) const { return &rgb[(size_t(y) * w + x) * 3]; }
+};
+
+Image decode_png(const std::string& png) {
+  Image im;
+  auto be32 = [&](size_t at) {
+    return (uint32_t(uint8_t(png[at])) << 24) | (uint32_t(uint8_t(png[at + 1])) << 16) |
+           (uint32_t(uint8_t(png[at + 2])) << 8) | uint32_t(uint8_t(png[at + 3]));
+  };
+  std::string idat;
+  int channels = 0;
+  for (size_t p = 8; p + 8 <= png.size();) {
+    const uint32_t len = be32(p);
+    const std::string type = png.substr(p + 4, 4);
+    if (type == "IHDR") {
+      im.w = be32(p + 8), im.h = be32(p + 12);
+      const int depth = uint8_t(png[p + 16]), color = uint8_t(png[p + 17]), interlace = uint8_t(png[p + 20]);
+      if (depth != 8 || interlace != 0 || (color != 2 && color != 6)) return {};
+      channels = color == 6 ? 4 : 3;
+    } else if (type == "IDAT") {
+      idat += png.substr(p + 8, len);
+    }
+    p += 12 + len;
+  }
+  const size_t stride = size_t(im.w) * channels;
+  std::vector<uint8_t> raw((stride + 1) * im.h);
+  uLongf n = raw.size();
+  if (channels == 0 || uncompress(raw.data(), &n, reinterpret_cast<const Bytef*>(idat.data()), idat.size()) != Z_OK)
+    return {};
+  std::vector<uint8_t> prev(stride, 0), cur(stride);
+  im.rgb.resize(size_t(im.w) * im.h * 3);
+  for (uint32_t y = 0; y < im.h; ++y) {
+    const uint8_t f = raw[y * (stride + 1)];
+    const uint8_t* line = &raw[y * (stride + 1) + 1];
+    for (size_t i = 0; i < stride; ++i) {
+      const int a = i >= size_t(channels) ? cur[i - channels] : 0, b = prev[i],
+                c = i >= size_t(channels) ? prev[i - channels] : 0;
+      int pred = 0;
+      if (f == 1) pred = a;
+      else if (f == 2) pred = b;
+      else if (f == 3) pred = (a + b) / 2;
+      else if (f == 4) {
+        const int p0 = a + b - c, pa = std::abs(p0 - a), pb = std::abs(p0 - b), pc = std::abs(p0 - c);
+        pred = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      cur[i] = uint8_t(line[i] + pred);
+    }
+    for (uint32_t x = 0; x < im.w; ++x)
+      for (int k = 0; k < 3; ++k) im.rgb[(size_t(y) * im.w + x) * 3 + k] = cur[x * channels + k];
+    prev.swap(cur);
+  }
+  return im;
+}
+
+bool near(const uint8_t* px, uint32_t rgb) {
+  return std::abs(px[0] - int(rgb >> 16)) <= 6 && std::abs(px[1] - int((rgb >> 8) & 255)) <= 6 &&
+         std::abs(px[2] - int(rgb & 255)) <= 6;
+}
+
+}  // namespace
+
+// The run timeline (issue 40) as Chromium paints it: on the screenshot's row through the bar,
+// each bucket's colour spans a width in proportion to its seconds (compile 40 s against the
+// training steps' 12 s), in run order.
+TEST_F(ChromiumTest, RunTimelineRendersEveryBucketInProportion) {
+  report::ReportInput in;
+  in.command = "run";
+  diagnose::AgentEvidence a;
+  diagnose::TimeAccount t;
+  t.before_first_step_s = 4, t.compile_s = 40, t.train_steps_s = 12, t.data_wait_s = 1, t.eval_s = 3;
+  t.checkpoint_s = 0.2, t.other_s = 0.8, t.total_s = 61, t.goodput_pct = 100 * 12 / 61.0;
+  a.time_account = t;
+  in.agent = a;
+  report::write_file(html_.string(), report::render_html(in));
+  std::string png = (dir_ / "timeline.png").string(), log = (dir_ / "log.txt").string();
+  ASSERT_EQ(chromium(fmt::format("--virtual-time-budget=3000 --hide-scrollbars --window-size=1280,700 --screenshot={}", png),
+                     (dir_ / "out.txt").string(), log),
+            0)
+      << slurp(log);
+  Image im = decode_png(slurp(png));
+  ASSERT_EQ(im.w, 1280u) << "not a PNG Chromium writes (8-bit RGB/RGBA)";
+  // The CSS colours of html_assets.cpp (.acc-*): start-up, compile, steps, eval.
+  const uint32_t startup = 0x8c8c8c, compile = 0xb05cc8, steps = 0x2e8b57, eval = 0x3c78d8;
+  int row = -1;
+  for (uint32_t y = 0; y < im.h && row < 0; ++y)
+    for (uint32_t x = 0; x < im.w; ++x)
+      if (near(im.at(x, y), compile)) {
+        row = int(y) + 3;  // inside the bar, past any anti-aliased edge
+        break;
+      }
+  ASSERT_GE(row, 0) << "no compile-coloured pixel on the page";
+  auto span = [&](uint32_t rgb, int& first) {
+    int n = 0;
+    first = -1;
+    for (uint32_t x = 0; x < im.w; ++x)
+      if (near(im.at(x, uint32_t(row)), rgb)) {
+        if (first < 0) first = int(x);
+        ++n;
+      }
+    return n;
+  };
+  int f_startup, f_compile, f_steps, f_eval;
+  const int n_startup = span(startup, f_startup), n_compile = span(compile, f_compile), n_steps = span(steps, f_steps),
+            n_eval = span(eval, f_eval);
+  // Labels are painted over wide bars in white: those pixels are not the bar's colour; allow for them.
+  ASSERT_GT(n_steps, 0);
+  ASSERT_GT(n_eval, 0);
+  ASSERT_GT(n_startup, 0);
+  EXPECT_NEAR(double(n_compile) / n_steps, 40.0 / 12.0, 0.15 * 40.0 / 12.0);
+  EXPECT_NEAR(double(n_eval) / n_steps, 3.0 / 12.0, 0.15 * 3.0 / 12.0 + 0.02);
+  EXPECT_LT(f_startup, f_compile);
+  EXPECT_LT(f_compile, f_steps);
+  EXPECT_LT(f_steps, f_eval);
 }

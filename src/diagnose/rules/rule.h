@@ -47,6 +47,8 @@ std::optional<Finding> straggler_rank(const Evidence&);
 std::optional<Finding> node_mismatch(const Evidence&);
 std::optional<Finding> warm_up(const Evidence&);
 std::optional<Finding> gpu_idle(const Evidence&);
+std::optional<Finding> periodic_evaluation(const Evidence&);
+std::optional<Finding> compile_cost(const Evidence&);
 
 // ---- helpers (rule_helpers.cpp) ----
 

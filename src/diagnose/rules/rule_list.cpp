@@ -22,6 +22,8 @@ const std::vector<RuleEntry>& all_rules() {
       {"reserved-much-larger", reserved_much_larger},
       {"batch-too-small", batch_too_small},
       {"in-loop-io", in_loop_io},
+      {"periodic-evaluation", periodic_evaluation},
+      {"compile-cost", compile_cost},
       {"unfused-optimizer", unfused_optimizer},
       {"gpu-throttling", gpu_throttling},
       {"thread-oversubscription", thread_oversubscription},

@@ -1,0 +1,175 @@
+"""The run's time outside the training steps (docs/AGENT.md, "Time account"): evaluation,
+compilation and file writes (checkpoints), each as totals at the first step's start, at the last
+step's end and at exit, so that trainscope puts every second of the run in exactly one bucket.
+
+Evaluation: a call of a model (a module with parameters, called at the top level) in eval mode
+(`module.eval()`) or with autograd off (`torch.no_grad()`, `torch.inference_mode()`): what a
+periodic evaluation, a framework's validation loop or sampling does. Consecutive calls make one
+span, from the first call's start to the last call's end; the next training event (a forward in
+training mode with autograd on, a backward, an optimizer step) closes it. Fetches inside a span,
+and the one just before its first call when no training event came between, are the
+evaluation's (eval_fetch_ns; the span starts at that fetch), not the training loop's wait.
+Compilation: Dynamo's own timings (torch._dynamo.utils.compilation_time_metrics: each frame's
+compile, and the backward that AOTAutograd compiles lazily at the first backward), read at a
+span's edges, the first step's start, each step's end and exit: never inside the user's calls.
+Compilation inside an evaluation span is compilation, not evaluation.
+Sent as a `phases` text record at the steps the call sites go out and at exit."""
+import sys
+
+from . import sites
+from .state import S, now
+
+
+class Ph:
+    first_start = 0      # monotonic ns: the first step's start
+    last_end = 0         # ... the last step's end
+    eval_ns = 0          # closed spans, less the compilation inside them
+    eval_spans = 0
+    eval_calls = 0
+    eval_fetch_ns = 0    # fetches inside closed spans (also counted in the steps' data wait)
+    io_ns = 0            # torch.save and the other file writes hooks_io times, anywhere
+    io_n = 0
+    # The open span: start, latest call end, compilation at its start, fetches seen in it
+    # (committed: before a later evaluation call; pending: after the latest one).
+    open = False
+    t0 = 0
+    t1 = 0
+    c0 = 0
+    fetch_ok = 0
+    fetch_pending = 0
+    fetch_after_train = None  # (start, ns) of a fetch since the last training event
+    depth = 0            # the evaluation call in progress (nested module calls are inside it)
+    site = None          # the first evaluation call's line (sites.py role "eval"); False: none
+    pre = None           # (eval_ns, compile_ns, io_ns, eval_fetch_ns) at the first step's start
+    at_end = None        # ... at the last step's end
+
+
+def compile_ns():
+    """Dynamo's compile time so far (ns): 0 before torch._dynamo is imported (torch 1.13: always)."""
+    u = sys.modules.get("torch._dynamo.utils")
+    m = getattr(u, "compilation_time_metrics", None) if u is not None else None
+    if not m:
+        return 0
+    s = 0.0
+    for k in ("_compile.compile_inner", "_compile.<locals>.compile_inner", "_compile"):
+        v = m.get(k)
+        if v:
+            s += sum(v)
+            break
+    v = m.get("backward._backward_impl")  # the lazily compiled backward (outside the frame's compile)
+    if v:
+        s += sum(v)
+    return int(s * 1e9)
+
+
+def compile_frames():
+    u = sys.modules.get("torch._dynamo.utils")
+    m = getattr(u, "compilation_time_metrics", None) if u is not None else None
+    if not m:
+        return 0
+    for k in ("_compile.compile_inner", "_compile.<locals>.compile_inner", "_compile"):
+        if m.get(k):
+            return len(m[k])
+    return 0
+
+
+def _totals():
+    return (Ph.eval_ns, compile_ns(), Ph.io_ns, Ph.eval_fetch_ns)
+
+
+def is_eval_call(module, torch):
+    """A call of a model that does not train: eval mode, or autograd off."""
+    try:
+        return not module.training or not torch.is_grad_enabled()
+    except Exception:
+        return False
+
+
+def eval_start(t):
+    p = Ph
+    p.depth += 1
+    if p.depth > 1:
+        return
+    p.eval_calls += 1
+    if not p.open:
+        p.open = True
+        p.t0 = p.t1 = t
+        p.c0 = compile_ns()
+        p.fetch_ok = p.fetch_pending = 0
+        fa = p.fetch_after_train
+        if fa is not None:  # the batch fetched for this call (no training since): the span starts there
+            p.t0, p.fetch_ok = fa
+        if p.site is None:  # once: the user's line that runs the evaluation (a frame walk)
+            p.site = sites.add(sites.where("eval", 3)) or False
+    else:
+        p.fetch_ok += p.fetch_pending  # fetched between two evaluation calls: the evaluation's
+        p.fetch_pending = 0
+
+
+def eval_end(t):
+    p = Ph
+    if p.depth > 0:
+        p.depth -= 1
+        if p.depth == 0:
+            p.t1 = t
+
+
+def fetched(t0, ns):
+    if Ph.open:
+        Ph.fetch_pending += ns
+    else:
+        Ph.fetch_after_train = (t0, ns)
+
+
+def train_event():
+    """A forward in training mode, a backward or an optimizer step: the open span ends."""
+    Ph.fetch_after_train = None
+    if Ph.open:
+        close()
+
+
+def close():
+    p = Ph
+    p.open = False
+    p.depth = 0
+    comp = compile_ns() - p.c0
+    p.eval_ns += max(0, p.t1 - p.t0 - comp)
+    p.eval_spans += 1
+    p.eval_fetch_ns += p.fetch_ok
+    p.fetch_ok = p.fetch_pending = 0
+
+
+def wrote(ns):
+    Ph.io_ns += ns
+    Ph.io_n += 1
+
+
+def first_step_start(t):
+    if not Ph.first_start:
+        Ph.first_start = t
+        Ph.pre = _totals()
+
+
+def at_step(step):
+    """A step hook: the totals at the latest step end (the last one's stands at exit); the record
+    goes out at steps 16, 64, 256 and every 1024th (the live view's account)."""
+    Ph.last_end = now()
+    Ph.at_end = _totals()
+    if step == 16 or step == 64 or step == 256 or (step & 1023) == 0:
+        send(S.channel)
+
+
+def send(channel, final=False):
+    """The `phases` record: cumulative totals; at exit, an open span is closed first."""
+    if final and Ph.open:
+        close()
+    p = Ph
+    tot = _totals()
+    pre = p.pre or (0, 0, 0, 0)
+    end = p.at_end or tot
+    f = [("first_step_t", p.first_start), ("last_step_end_t", p.last_end), ("t", now()),
+         ("final", 1 if final else 0), ("eval_spans", p.eval_spans), ("eval_calls", p.eval_calls),
+         ("io_n", p.io_n), ("compile_frames", compile_frames())]
+    for name, i in (("eval_ns", 0), ("compile_ns", 1), ("io_ns", 2), ("eval_fetch_ns", 3)):
+        f += [(name, tot[i]), ("pre_" + name, pre[i]), ("end_" + name, end[i])]
+    channel.send_text("phases", f)

@@ -1,0 +1,65 @@
+// periodic-evaluation: forward passes outside training (eval mode or autograd off: a periodic
+// evaluation, a framework's validation loop, sampling) take a large share of the run's wall time.
+// Evidence: the run's time account (agent phases.py): eval_s >= kEvalRunPct of the run, in spans
+// that recur less often than every step (a forward under no_grad in every step is part of the
+// step: a frozen teacher, an EMA model).
+// Gain, on the run's scale: the fix halves the evaluation's cost (every 2N steps instead of N, or
+// half the batches per evaluation); its cost is proportional to the batches it runs, so half of
+// eval_s comes back.
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/rules/rule.h"
+
+namespace ts::diagnose::rules {
+
+std::optional<Finding> periodic_evaluation(const Evidence& ev) {
+  if (!ev.agent || !ev.agent->time_account) return std::nullopt;
+  const TimeAccount& t = *ev.agent->time_account;
+  if (t.total_s <= 0 || t.eval_spans <= 0) return std::nullopt;
+  const double pct = 100 * t.eval_s / t.total_s;
+  if (pct < th::kEvalRunPct) return std::nullopt;
+  if (t.steps > 0 && t.eval_spans * 2 > t.steps) return std::nullopt;  // every step: part of the step
+  Finding f = make("periodic-evaluation", Bottleneck::Config, "agent");
+  f.outside_step = true;
+  const double per_span = t.eval_s / t.eval_spans;
+  const double every = t.steps > 0 ? double(t.steps) / t.eval_spans : -1;
+  add(f, "eval_s", t.eval_s, "s");
+  add(f, "eval_pct_of_run", pct, "%");
+  add(f, "eval_spans", t.eval_spans, "count");
+  add(f, "eval_s_per_span", per_span, "s");
+  add(f, "eval_forward_calls", t.eval_calls, "count");
+  if (every > 0) add(f, "steps_per_eval", every, "count");
+  add(f, "run_s", t.total_s, "s");
+  f.run_fraction = std::clamp(0.5 * t.eval_s / t.total_s, 0.0, 0.95);
+  f.recoverable_fraction = f.run_fraction;
+  f.severity = severity_for(f.run_fraction);
+  f.confidence = 0.9;
+  f.title = fmt::format("Evaluation takes {:.0f}% of the run: {} passes of {:.1f} s{}", pct, t.eval_spans, per_span,
+                        every > 0 ? fmt::format(", one every {:.0f} training steps", every) : "");
+  f.gain = fmt::format("evaluating half as often (or on half the batches) gives back {:.1f} s of the {:.1f} s run: the "
+                       "run {}",
+                       0.5 * t.eval_s, t.total_s, gain_text(f.run_fraction));
+  f.explanation = fmt::format(
+      "{:.1f} s of the run's {:.1f} s went to forward passes outside training (the model in eval mode or under "
+      "torch.no_grad()/torch.inference_mode()): no training happens meanwhile. An evaluation's cost is the batches it "
+      "runs, so it scales with how often it runs and on how many batches.",
+      t.eval_s, t.total_s);
+  f.fix =
+      "Evaluate less often or on a fixed subset of the validation set (nanoGPT: eval_interval/eval_iters; Hugging Face: "
+      "eval_steps, eval_accumulation_steps; Lightning: val_check_interval, limit_val_batches), or evaluate saved "
+      "checkpoints in a separate process.";
+  f.fix_code = "if step % (2 * eval_interval) == 0:   # or: fewer eval batches\n    evaluate(model)";
+  if (const CodeSite* cfg = config_site(ev, "transformers")) {
+    const std::string every_k = knob(*cfg, "eval_steps");
+    f.sites.push_back(site_ref(*cfg, every_k.empty() ? "set eval_steps higher (or eval_strategy=\"epoch\")"
+                                                     : "eval_steps=" + every_k + ": raise it"));
+  } else if (const CodeSite* cfg = config_site(ev, "lightning")) {
+    f.sites.push_back(site_ref(*cfg, "val_check_interval / limit_val_batches"));
+  }
+  point_at(f, ev, "eval", "the evaluation's forward call");
+  return f;
+}
+
+}  // namespace ts::diagnose::rules

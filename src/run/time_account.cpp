@@ -1,0 +1,85 @@
+// The partition, in the agent's three regions (phases.py keeps its totals at the first step's
+// start and at the last step's end):
+//   before the first step: start-up, less the compilation, evaluation and writes inside it;
+//   the loop (first step's start to last step's end): training steps, less the data wait
+//     (the steps' own, less the fetches of evaluation), compilation, evaluation and writes in it;
+//   after the last step: other, less the same.
+// Compilation, evaluation and checkpoints are then whole-run totals, each second counted once
+// (phases.py takes the compilation inside an evaluation span out of the span).
+#include "run/time_account.h"
+
+#include <algorithm>
+
+namespace ts::run {
+
+namespace {
+
+const TextRecord* latest_phases(const Records& r, pid_t pid) {
+  const TextRecord* best = nullptr;
+  for (const auto& t : r.texts) {
+    if (t.kind != "phases" || t.pid != pid) continue;
+    // The final one (at exit) wins; otherwise the latest by its own clock.
+    if (!best || (t.get_int("final", 0) >= best->get_int("final", 0) && t.get_int("t", 0) >= best->get_int("t", 0)))
+      best = &t;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_pid, double launch_mono_s,
+                                                  double wall_s, double steady_step_ms) {
+  const TextRecord* ph = latest_phases(r, main_pid);
+  if (!ph || wall_s <= 0) return std::nullopt;
+  const double first = ph->get_double("first_step_t", 0) / 1e9, last = ph->get_double("last_step_end_t", 0) / 1e9;
+  if (first <= 0) return std::nullopt;  // no step began
+  // The loop's steps: the totals of the kind that counts last (a better marker takes over).
+  const StepTotals* st = nullptr;
+  for (auto it = r.step_totals.lower_bound({main_pid, 0}); it != r.step_totals.end() && it->first.first == main_pid; ++it)
+    st = &it->second;
+  auto sec = [&](const char* k) { return std::max(0.0, ph->get_double(k, 0) / 1e9); };
+  struct Split { double pre, in, post; };
+  auto split = [&](const char* name) {
+    const std::string n = name;
+    const double tot = sec(n.c_str()), pre = std::min(tot, sec(("pre_" + n).c_str()));
+    const double end = std::clamp(sec(("end_" + n).c_str()), pre, tot);
+    return Split{pre, end - pre, tot - end};
+  };
+  const Split eval = split("eval_ns"), comp = split("compile_ns"), io = split("io_ns"), efetch = split("eval_fetch_ns");
+  const double exit_s = launch_mono_s + wall_s;
+  const double pre_wall = std::clamp(first - launch_mono_s, 0.0, wall_s);
+  const double loop_end = last > first ? std::min(last, exit_s) : first;
+  const double loop_wall = std::clamp(loop_end - std::max(first, launch_mono_s), 0.0, wall_s - pre_wall);
+  const double post_wall = std::max(0.0, wall_s - pre_wall - loop_wall);
+
+  diagnose::TimeAccount a;
+  a.total_s = wall_s;
+  a.compile_s = std::min(wall_s, comp.pre + comp.in + comp.post);
+  a.eval_s = eval.pre + eval.in + eval.post;
+  a.checkpoint_s = io.pre + io.in + io.post;
+  const double steps_data = st ? st->data_wait_ns / 1e9 : 0;
+  a.data_wait_s = std::max(0.0, steps_data - efetch.in);
+  a.before_first_step_s = std::max(0.0, pre_wall - comp.pre - eval.pre - io.pre);
+  a.train_steps_s = std::max(0.0, loop_wall - comp.in - eval.in - io.in - a.data_wait_s);
+  a.other_s = std::max(0.0, post_wall - comp.post - eval.post - io.post);
+  // Measurement edges (a span closed at exit, clocks read a few us apart) must not make the sum
+  // exceed the wall time: the difference comes out of the largest of the measured-as-rest buckets.
+  double sum = a.before_first_step_s + a.compile_s + a.train_steps_s + a.eval_s + a.checkpoint_s + a.data_wait_s + a.other_s;
+  for (double* b : {&a.other_s, &a.train_steps_s, &a.before_first_step_s, &a.data_wait_s, &a.eval_s, &a.checkpoint_s}) {
+    if (sum <= wall_s) break;
+    const double cut = std::min(*b, sum - wall_s);
+    *b -= cut;
+    sum -= cut;
+  }
+  a.other_s += std::max(0.0, wall_s - sum);
+  a.goodput_pct = 100.0 * a.train_steps_s / wall_s;
+  a.steps = st ? st->count : 0;
+  a.eval_spans = ph->get_int("eval_spans", 0);
+  a.eval_calls = ph->get_int("eval_calls", 0);
+  a.compile_frames = ph->get_int("compile_frames", 0);
+  a.checkpoints = ph->get_int("io_n", 0);
+  a.steady_step_s = steady_step_ms > 0 ? steady_step_ms / 1e3 : -1;
+  return a;
+}
+
+}  // namespace ts::run

@@ -1,0 +1,19 @@
+#pragma once
+// The whole run accounted (docs/SCHEMA.md run.time_account): from the training process's `phases`
+// record (agent phases.py) and its step totals, every second from launch to exit in exactly one
+// bucket: before the first step, compilation, training steps, evaluation, checkpoints, data wait,
+// other. The agent's clock and ours are both CLOCK_MONOTONIC.
+#include <optional>
+#include <sys/types.h>
+
+#include "diagnose/evidence.h"
+#include "run/agent_records.h"
+
+namespace ts::run {
+
+// launch_mono_s: when the command started (steady_clock seconds); wall_s: how long it ran.
+// Empty when the process sent no phases record (an older agent, no torch, no step).
+std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_pid, double launch_mono_s,
+                                                  double wall_s, double steady_step_ms);
+
+}  // namespace ts::run

@@ -1,0 +1,94 @@
+// The findings about the run's time outside the step (issue 40): periodic-evaluation and
+// compile-cost on the run's time account, their thresholds, and one ranking with the step's
+// findings on the run's scale (docs/FINDINGS.md, "The whole run accounted").
+#include <gtest/gtest.h>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/evidence_fixtures.h"
+
+namespace ts::diagnose {
+namespace {
+
+using test::find;
+
+// A CPU loop of 200 steps of 20 ms (4 s), with `eval_s` of evaluation in `spans` passes and
+// `compile_s` of compilation; 1 s before the first step.
+Evidence accounted(double eval_s, int spans, double compile_s = 0, int64_t steps = 200) {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = steps;
+  a.step_ms = 20;
+  a.step_mean_ms = 20;
+  TimeAccount t;
+  t.before_first_step_s = 1;
+  t.train_steps_s = steps * 0.02;
+  t.eval_s = eval_s;
+  t.compile_s = compile_s;
+  t.other_s = 0.2;
+  t.total_s = t.before_first_step_s + t.train_steps_s + t.eval_s + t.compile_s + t.other_s;
+  t.goodput_pct = 100 * t.train_steps_s / t.total_s;
+  t.steps = steps;
+  t.eval_spans = spans;
+  t.eval_calls = spans * 16;
+  t.compile_frames = compile_s > 0 ? 1 : 0;
+  t.steady_step_s = 0.02;
+  a.time_account = t;
+  ev.agent = a;
+  return ev;
+}
+
+TEST(PeriodicEvaluation, FiresAtAFifthOfTheRunNotAtTwoPercent) {
+  // 1.3 s of 6.5 s: 20%.
+  const Finding* f = nullptr;
+  Diagnosis d = diagnose(accounted(1.3, 5));
+  ASSERT_NE(f = find(d, "periodic-evaluation"), nullptr);
+  const double total = 1 + 4 + 1.3 + 0.2;
+  EXPECT_NEAR(f->run_fraction, 0.5 * 1.3 / total, 1e-9);  // the fix halves the evaluation
+  EXPECT_TRUE(f->outside_step);
+  // 0.11 s of 5.31 s: 2%.
+  EXPECT_EQ(find(diagnose(accounted(0.11, 1)), "periodic-evaluation"), nullptr);
+}
+
+TEST(PeriodicEvaluation, ANoGradForwardInEveryStepIsPartOfTheStep) {
+  // A frozen teacher: 200 spans in 200 steps, however large.
+  EXPECT_EQ(find(diagnose(accounted(2.0, 200)), "periodic-evaluation"), nullptr);
+  EXPECT_NE(find(diagnose(accounted(2.0, 20)), "periodic-evaluation"), nullptr);
+}
+
+TEST(PeriodicEvaluation, SilentWithoutAnAccount) {
+  Evidence ev = accounted(1.3, 5);
+  ev.agent->time_account.reset();
+  EXPECT_EQ(find(diagnose(ev), "periodic-evaluation"), nullptr);
+}
+
+TEST(CompileCost, FiresWhenTheStepsCannotWinItBack) {
+  // 3 s of compilation against 0.4 s of steps (20 steps): 0.43 x 0.4 = 0.17 s < 3 s.
+  Diagnosis d = diagnose(accounted(0, 0, 3.0, 20));
+  const Finding* f = find(d, "compile-cost");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->outside_step);
+  EXPECT_NEAR(f->run_fraction, 3.0 / (1 + 0.4 + 3.0 + 0.2), 1e-9);
+  // 500 steps (10 s): 0.43 x 10 = 4.3 s > 3 s: it pays for itself.
+  EXPECT_EQ(find(diagnose(accounted(0, 0, 3.0, 500)), "compile-cost"), nullptr);
+  // A small share of the run is never a finding, whatever the steps.
+  EXPECT_EQ(find(diagnose(accounted(0, 0, 0.3, 20)), "compile-cost"), nullptr);
+}
+
+TEST(RunScale, StepFindingsAreScaledByTheStepsShareAndRankWithTheRunFindings) {
+  Evidence ev = accounted(3.0, 5);  // evaluation 3 s of 8.2 s: the fix gives back 1.5 s (18%)
+  ev.agent->io_pct = 10;            // in-loop-io: 10% of the step
+  ev.agent->io_ms = 2;
+  Diagnosis d = diagnose(ev);
+  const Finding* io = find(d, "in-loop-io");
+  const Finding* evl = find(d, "periodic-evaluation");
+  ASSERT_NE(io, nullptr);
+  ASSERT_NE(evl, nullptr);
+  const auto& t = *ev.agent->time_account;
+  EXPECT_NEAR(io->run_fraction, io->recoverable_fraction * (t.train_steps_s + t.data_wait_s) / t.total_s, 1e-9);
+  EXPECT_FALSE(io->outside_step);
+  // 0.1 x 4/8.2 = 4.9% of the run against 18%: evaluation first.
+  EXPECT_EQ(d.findings.front().id, "periodic-evaluation");
+}
+
+}  // namespace
+}  // namespace ts::diagnose

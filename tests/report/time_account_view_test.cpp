@@ -1,0 +1,67 @@
+// The run's time account as the reports show it: the strip's letters are the buckets' shares, the
+// HTML timeline draws every bucket on one axis (widths from the shares), the terminal names them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "report/report.h"
+#include "report/time_account_view.h"
+
+namespace ts::report {
+namespace {
+
+diagnose::TimeAccount account() {
+  diagnose::TimeAccount t;
+  t.before_first_step_s = 4;
+  t.compile_s = 40;
+  t.train_steps_s = 12;
+  t.data_wait_s = 1;
+  t.eval_s = 3;
+  t.checkpoint_s = 0.2;
+  t.other_s = 0.8;
+  t.total_s = 61;
+  t.goodput_pct = 100 * 12 / 61.0;
+  return t;
+}
+
+TEST(TimeAccountView, StripSharesAddUpToTheWidth) {
+  const std::string s = account_strip(account(), 61);
+  ASSERT_EQ(s.size(), 61u);
+  EXPECT_EQ(std::count(s.begin(), s.end(), 'c'), 40);
+  EXPECT_EQ(std::count(s.begin(), s.end(), '#'), 12);
+  EXPECT_EQ(std::count(s.begin(), s.end(), 's'), 4);
+  EXPECT_EQ(std::count(s.begin(), s.end(), 'e'), 3);
+  // Run order: start-up before compilation before the steps.
+  EXPECT_LT(s.find('s'), s.find('c'));
+  EXPECT_LT(s.find('c'), s.find('#'));
+  // A bucket of >= 1% shows even on a narrow strip.
+  const std::string narrow = account_strip(account(), 20);
+  EXPECT_EQ(narrow.size(), 20u);
+  EXPECT_NE(narrow.find('d'), std::string::npos);
+}
+
+TEST(TimeAccountView, LineNamesEveryBucketAndTheGoodput) {
+  const std::string l = account_line(account());
+  for (const char* w : {"start-up 4.0 s", "compile 40.0 s (66%)", "training steps 12.0 s", "evaluation 3.0 s", "goodput 20%"})
+    EXPECT_NE(l.find(w), std::string::npos) << w << " in " << l;
+}
+
+TEST(TimeAccountView, ReportsShowTheAccount) {
+  ReportInput in;
+  in.command = "run";
+  diagnose::AgentEvidence a;
+  a.time_account = account();
+  in.agent = a;
+  const std::string html = render_html(in);
+  EXPECT_NE(html.find("id=\"time-account\""), std::string::npos);
+  for (const char* k : {"acc-before_first_step_s", "acc-compile_s", "acc-train_steps_s", "acc-eval_s", "acc-other_s"})
+    EXPECT_NE(html.find(std::string("class=\"acc ") + k), std::string::npos) << k;
+  EXPECT_NE(html.find("width:65.574%"), std::string::npos);  // compile: 40 of 61 s
+  const std::string term = render_terminal(in, {false, 100});
+  EXPECT_NE(term.find("WHERE THE RUN'S 61.0 s WENT"), std::string::npos);
+  EXPECT_NE(term.find("goodput 20%"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ts::report

@@ -1,0 +1,84 @@
+// run.time_account from the agent's phases record (run/time_account.cpp): the three regions
+// (before the first step, the loop, after the last step) less what phases.py counted in each,
+// every second in one bucket.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "run/time_account.h"
+
+namespace ts::run {
+namespace {
+
+constexpr double kLaunch = 1000.0;  // s, steady clock
+constexpr int64_t kS = 1'000'000'000;
+
+// One process: launched at 1000 s, first step at 1003 s, last step's end at 1013 s, exit at
+// 1015 s. In the loop: 2 s of evaluation (0.2 s of its fetches), 0.5 s of compilation, 0.3 s of
+// checkpoints, 1.2 s of fetch waits in the steps (0.2 s of them the evaluation's). Before the
+// first step: 0.4 s of compilation (a warm-up call). After the last step: a final evaluation of
+// 0.6 s and a checkpoint of 0.1 s.
+Records records(bool with_phases = true) {
+  Records r;
+  if (with_phases) {
+    TextRecord t;
+    t.pid = 7;
+    t.kind = "phases";
+    auto ns = [](double s) { return std::to_string(static_cast<int64_t>(s * kS)); };
+    t.kv = {{"first_step_t", ns(1003)}, {"last_step_end_t", ns(1013)}, {"t", ns(1014.9)}, {"final", "1"},
+            {"eval_spans", "5"}, {"eval_calls", "80"}, {"io_n", "3"}, {"compile_frames", "2"},
+            {"eval_ns", ns(2.6)}, {"pre_eval_ns", "0"}, {"end_eval_ns", ns(2.0)},
+            {"compile_ns", ns(0.9)}, {"pre_compile_ns", ns(0.4)}, {"end_compile_ns", ns(0.9)},
+            {"io_ns", ns(0.4)}, {"pre_io_ns", "0"}, {"end_io_ns", ns(0.3)},
+            {"eval_fetch_ns", ns(0.25)}, {"pre_eval_fetch_ns", "0"}, {"end_eval_fetch_ns", ns(0.2)}};
+    r.texts.push_back(t);
+  }
+  StepTotals st;
+  st.count = 100;
+  st.dur_ns = 10 * kS;
+  st.data_wait_ns = static_cast<int64_t>(1.2 * kS);
+  r.step_totals[{7, static_cast<int>(StepSource::Optimizer)}] = st;
+  return r;
+}
+
+TEST(TimeAccount, EveryBucketFromItsRegion) {
+  auto a = time_account(records(), 7, kLaunch, 15.0, 20.0);
+  ASSERT_TRUE(a);
+  EXPECT_DOUBLE_EQ(a->total_s, 15.0);
+  EXPECT_NEAR(a->before_first_step_s, 3.0 - 0.4, 1e-6);           // start-up less the warm-up compilation
+  EXPECT_NEAR(a->compile_s, 0.9, 1e-6);                            // wherever it happened
+  EXPECT_NEAR(a->eval_s, 2.6, 1e-6);                               // the loop's and the final one
+  EXPECT_NEAR(a->checkpoint_s, 0.4, 1e-6);
+  EXPECT_NEAR(a->data_wait_s, 1.2 - 0.2, 1e-6);                    // less the evaluation's fetches
+  EXPECT_NEAR(a->train_steps_s, 10.0 - 2.0 - 0.5 - 0.3 - 1.0, 1e-6);  // the loop less what was in it
+  EXPECT_NEAR(a->other_s, 2.0 - 0.6 - 0.1, 1e-6);                  // after the last step
+  const double sum = a->before_first_step_s + a->compile_s + a->train_steps_s + a->eval_s + a->checkpoint_s +
+                     a->data_wait_s + a->other_s;
+  EXPECT_NEAR(sum, a->total_s, 1e-9);
+  EXPECT_NEAR(a->goodput_pct, 100 * 6.2 / 15.0, 1e-6);
+  EXPECT_EQ(a->steps, 100);
+  EXPECT_EQ(a->eval_spans, 5);
+  EXPECT_EQ(a->compile_frames, 2);
+  EXPECT_EQ(a->checkpoints, 3);
+  EXPECT_DOUBLE_EQ(a->steady_step_s, 0.02);
+}
+
+TEST(TimeAccount, NothingWithoutThePhasesRecordOrForAnotherProcess) {
+  EXPECT_FALSE(time_account(records(false), 7, kLaunch, 15.0, 20.0));
+  EXPECT_FALSE(time_account(records(), 8, kLaunch, 15.0, 20.0));
+}
+
+TEST(TimeAccount, NeverMoreThanTheWallTime) {
+  // The process outlived what trainscope timed (a clock edge): the buckets still add up.
+  auto a = time_account(records(), 7, kLaunch, 12.0, 20.0);
+  ASSERT_TRUE(a);
+  const double sum = a->before_first_step_s + a->compile_s + a->train_steps_s + a->eval_s + a->checkpoint_s +
+                     a->data_wait_s + a->other_s;
+  EXPECT_NEAR(sum, 12.0, 1e-9);
+  for (double b : {a->before_first_step_s, a->compile_s, a->train_steps_s, a->eval_s, a->checkpoint_s, a->data_wait_s,
+                   a->other_s})
+    EXPECT_GE(b, 0);
+}
+
+}  // namespace
+}  // namespace ts::run
