@@ -40,7 +40,8 @@ std::string verdict_for(const Diagnosis& d) {
   if (top.id == "job-failed") return top.title + ".";  // nothing else was measured
   if (top.severity == Severity::Critical || top.recoverable_fraction >= th::kVerdictMinRecoverable)
     return top.recoverable_fraction > 0 && top.severity != Severity::Critical
-               ? fmt::format("{}. Fixing it gives {}{}.{}", top.title, gain_text(top.recoverable_fraction),
+               ? fmt::format("{}. Fixing it {}{}{}.{}", top.title, top.outside_step ? "makes the run " : "gives ",
+                             gain_text(top.recoverable_fraction),
                              top.claimed_ms > 0 ? fmt::format(" ({:.1f} of {:.1f} ms per step)", top.claimed_ms, top.step_ms) : "",
                              what_is_left(d))
                : fmt::format("{} ({}).", top.title, top.gain);
@@ -66,8 +67,8 @@ std::string dominant_cause(const Diagnosis& d) {
   const Finding& top = d.findings.front();
   if (top.id == "warm-up" || top.severity == Severity::Critical || top.recoverable_fraction < th::kVerdictMinRecoverable)
     return "";
-  return fmt::format("; the largest cost is {} ({:.0f}% of the step, its fix gives {})", top.id,
-                     100 * top.recoverable_fraction, gain_text(top.recoverable_fraction));
+  return fmt::format("; the largest cost is {} ({:.0f}% of the {}, its fix gives {})", top.id,
+                     100 * top.recoverable_fraction, top.outside_step ? "run" : "step", gain_text(top.recoverable_fraction));
 }
 
 // A warm-up finding of medium or higher severity leads: the trace itself is the problem.

@@ -162,6 +162,13 @@ CompareSide side_from_report_root(simdjson::dom::element root, const std::string
   if (s.gpu_ms < 0) s.gpu_ms = num_at(root, {"run", "agent", "summary", "gpu_ms"});
   s.data_wait_pct = num_at(root, {"agent", "data_wait_pct"});
   if (s.data_wait_pct < 0) s.data_wait_pct = num_at(root, {"run", "agent", "summary", "data_wait_pct"});
+  // The whole run (docs/SCHEMA.md run.time_account): a fix that trades compilation or start-up for
+  // step time shows here.
+  for (const char* k : {"total_s", "before_first_step_s", "compile_s", "train_steps_s", "data_wait_s", "eval_s",
+                        "checkpoint_s", "other_s", "goodput_pct"}) {
+    const double v = num_at(root, {"run", "time_account", k});
+    if (v >= 0) s.account.emplace_back(k, v);
+  }
   if (s.step_ms < 0 && s.findings.empty())
     throw UserError(label + ": a JSON file with neither step times nor findings (not a trainscope report?)");
   return s;

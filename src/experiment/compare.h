@@ -33,6 +33,9 @@ struct CompareSide {
   double gpu_ms = -1;  // the agent's GPU time per step (CUDA events), -1 unknown
   std::map<std::string, CompareKernel> kernels;
   std::vector<CompareFinding> findings;
+  // A run's time account (run.time_account: total_s, before_first_step_s, ..., goodput_pct),
+  // in report.json's order; empty for a trace or a report without one.
+  std::vector<std::pair<std::string, double>> account;
 };
 
 struct CompareClassRow {

@@ -1,4 +1,5 @@
 // compare's terminal output and JSON: formatting only.
+#include <algorithm>
 #include <cmath>
 #include <ranges>
 #include <fmt/format.h>
@@ -23,6 +24,17 @@ std::string compare_text(const CompareResult& r) {
     out += fmt::format("  Waiting for data:   {:.1f}% -> {:.1f}% of the step\n", r.a.data_wait_pct, r.b.data_wait_pct);
   if (r.a.gpu_idle_pct >= 0 && r.b.gpu_idle_pct >= 0)
     out += fmt::format("  GPU idle:           {:.1f}% -> {:.1f}%\n", r.a.gpu_idle_pct, r.b.gpu_idle_pct);
+  if (!r.a.account.empty() && !r.b.account.empty()) {
+    // The whole run, bucket by bucket (seconds; goodput in %): both runs' accounts.
+    out += fmt::format("\n  {:<22} {:>10} {:>10} {:>10}\n", "the whole run", "A", "B", "delta");
+    for (const auto& [k, a] : r.a.account) {
+      auto it = std::find_if(r.b.account.begin(), r.b.account.end(), [&](const auto& p) { return p.first == k; });
+      if (it == r.b.account.end()) continue;
+      const bool pct = k == "goodput_pct";
+      const std::string name = pct ? "goodput %" : k.substr(0, k.size() - 2) + " s";
+      out += fmt::format("  {:<22} {:>10.1f} {:>10.1f} {:>+10.1f}\n", name, a, it->second, it->second - a);
+    }
+  }
   if (!r.classes.empty()) {
     out += fmt::format("\n  {:<14} {:>10} {:>10} {:>10} {:>8} {:>8}\n", "per step", "A ms", "B ms", "delta ms", "A %",
                        "B %");
@@ -54,6 +66,14 @@ std::string compare_json(const CompareResult& r, const std::string& gate) {
     w.field("label", s.label).field("kind", s.kind).field("device_name", s.device_name).field("steps", s.steps);
     w.field("step_ms", s.step_ms).field("gpu_idle_pct", s.gpu_idle_pct).field("data_wait_pct", s.data_wait_pct);
     w.array("findings", s.findings | std::views::transform(&CompareFinding::id));
+    w.key("time_account");
+    if (s.account.empty()) {
+      w.null();
+    } else {
+      w.begin_object();
+      for (const auto& [k, v] : s.account) w.field(k, v);
+      w.end_object();
+    }
     w.end_object();
   };
   auto findings = [&](const char* key, const std::vector<CompareFinding>& v) {

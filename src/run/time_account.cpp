@@ -35,8 +35,12 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   if (first <= 0) return std::nullopt;  // no step began
   // The loop's steps: the totals of the kind that counts last (a better marker takes over).
   const StepTotals* st = nullptr;
+  int level = 0;
   for (auto it = r.step_totals.lower_bound({main_pid, 0}); it != r.step_totals.end() && it->first.first == main_pid; ++it)
-    st = &it->second;
+    st = &it->second, level = it->first.second;
+  // No backward, no optimizer: the steps are inference, and its forwards are the steps, not an
+  // evaluation beside them.
+  const bool trains = level >= static_cast<int>(StepSource::Backward);
   auto sec = [&](const char* k) { return std::max(0.0, ph->get_double(k, 0) / 1e9); };
   struct Split { double pre, in, post; };
   auto split = [&](const char* name) {
@@ -45,7 +49,8 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
     const double end = std::clamp(sec(("end_" + n).c_str()), pre, tot);
     return Split{pre, end - pre, tot - end};
   };
-  const Split eval = split("eval_ns"), comp = split("compile_ns"), io = split("io_ns"), efetch = split("eval_fetch_ns");
+  const Split comp = split("compile_ns"), io = split("io_ns");
+  const Split eval = trains ? split("eval_ns") : Split{0, 0, 0}, efetch = trains ? split("eval_fetch_ns") : Split{0, 0, 0};
   const double exit_s = launch_mono_s + wall_s;
   const double pre_wall = std::clamp(first - launch_mono_s, 0.0, wall_s);
   const double loop_end = last > first ? std::min(last, exit_s) : first;
@@ -74,8 +79,8 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   a.other_s += std::max(0.0, wall_s - sum);
   a.goodput_pct = 100.0 * a.train_steps_s / wall_s;
   a.steps = st ? st->count : 0;
-  a.eval_spans = ph->get_int("eval_spans", 0);
-  a.eval_calls = ph->get_int("eval_calls", 0);
+  a.eval_spans = trains ? ph->get_int("eval_spans", 0) : 0;
+  a.eval_calls = trains ? ph->get_int("eval_calls", 0) : 0;
   a.compile_frames = ph->get_int("compile_frames", 0);
   a.checkpoints = ph->get_int("io_n", 0);
   a.steady_step_s = steady_step_ms > 0 ? steady_step_ms / 1e3 : -1;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 #include <simdjson.h>
 
@@ -160,6 +161,31 @@ TEST(Compare, RunReportsBothSchemas) {
   }
   std::string broken = write(dir / "broken" / "report.json", "{\"kind\": \"run\", ");
   EXPECT_THROW(load_side((dir / "broken").string(), false), ts::UserError);
+  fs::remove_all(dir);
+}
+
+TEST(Compare, TheWholeRunBucketByBucket) {
+  // Two runs' accounts: a compile cache that took the compilation away and left the steps as they were.
+  fs::path dir = fs::temp_directory_path() / ("ts_compare_acc_" + std::to_string(getpid()));
+  auto run = [&](const char* name, double compile) {
+    const double total = 4 + compile + 12 + 1;
+    return write(dir / name / "report.json",
+                 fmt::format(R"({{"kind": "run", "run": {{"agent": {{"steps": 100, "summary": {{"step_ms": 120.0}}}},
+                    "time_account": {{"total_s": {}, "before_first_step_s": 4, "compile_s": {}, "train_steps_s": 12,
+                    "data_wait_s": 0, "eval_s": 0, "checkpoint_s": 0, "other_s": 1, "goodput_pct": {}}}}}}})",
+                             total, compile, 100 * 12 / total));
+  };
+  CompareResult r = compare_sides(load_side(run("cold", 40), false), load_side(run("warm", 2), false));
+  ASSERT_EQ(r.a.account.size(), 9u);
+  const std::string text = compare_text(r);
+  EXPECT_NE(text.find("the whole run"), std::string::npos) << text;
+  EXPECT_NE(text.find("compile s"), std::string::npos) << text;
+  EXPECT_NE(text.find("-38.0"), std::string::npos) << text;  // 40 -> 2 s
+  simdjson::dom::parser p;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(p.parse(compare_json(r)).get(doc));
+  EXPECT_DOUBLE_EQ(double(doc["b"]["time_account"]["compile_s"]), 2.0);
+  EXPECT_TRUE(doc["a"]["time_account"]["goodput_pct"].is_double());
   fs::remove_all(dir);
 }
 

@@ -68,6 +68,19 @@ TEST(TimeAccount, NothingWithoutThePhasesRecordOrForAnotherProcess) {
   EXPECT_FALSE(time_account(records(), 8, kLaunch, 15.0, 20.0));
 }
 
+TEST(TimeAccount, AnInferenceLoopHasNoEvaluationBesideItsSteps) {
+  // Steps counted by the forward (no backward, no optimizer): its eval-mode calls are the steps.
+  Records r = records();
+  StepTotals st = r.step_totals.begin()->second;
+  r.step_totals.clear();
+  r.step_totals[{7, static_cast<int>(StepSource::Forward)}] = st;
+  auto a = time_account(r, 7, kLaunch, 15.0, 20.0);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->eval_s, 0);
+  EXPECT_EQ(a->eval_spans, 0);
+  EXPECT_NEAR(a->train_steps_s, 10.0 - 0.5 - 0.3 - 1.2, 1e-6);
+}
+
 TEST(TimeAccount, NeverMoreThanTheWallTime) {
   // The process outlived what trainscope timed (a clock edge): the buckets still add up.
   auto a = time_account(records(), 7, kLaunch, 12.0, 20.0);

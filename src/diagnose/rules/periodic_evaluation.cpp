@@ -1,7 +1,7 @@
 // periodic-evaluation: forward passes outside training (eval mode or autograd off: a periodic
 // evaluation, a framework's validation loop, sampling) take a large share of the run's wall time.
-// Evidence: the run's time account (agent phases.py): eval_s >= kEvalRunPct of the run, in spans
-// that recur less often than every step (a forward under no_grad in every step is part of the
+// Evidence: the run's time account (agent phases.py): eval_s >= kEvalRunPct of the run, in >= 2
+// spans that recur less often than every other step (a forward under no_grad in every step is part of the
 // step: a frozen teacher, an EMA model).
 // Gain, on the run's scale: the fix halves the evaluation's cost (every 2N steps instead of N, or
 // half the batches per evaluation); its cost is proportional to the batches it runs, so half of
@@ -17,7 +17,7 @@ namespace ts::diagnose::rules {
 std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   if (!ev.agent || !ev.agent->time_account) return std::nullopt;
   const TimeAccount& t = *ev.agent->time_account;
-  if (t.total_s <= 0 || t.eval_spans <= 0) return std::nullopt;
+  if (t.total_s <= 0 || t.eval_spans < 2) return std::nullopt;  // one evaluation (at the end) is not periodic
   const double pct = 100 * t.eval_s / t.total_s;
   if (pct < th::kEvalRunPct) return std::nullopt;
   if (t.steps > 0 && t.eval_spans * 2 > t.steps) return std::nullopt;  // every step: part of the step
