@@ -56,8 +56,9 @@ def start():
         S.stop_after = int(os.environ.get("TRAINSCOPE_STOP_AFTER", "0") or 0)
     except ValueError:
         S.stop_after = 0
-    from . import finish
+    from . import finish, startup
     atexit.register(finish.at_exit)
+    startup.start()  # the profile of the time before the first step (stops at it)
     if "torch" in sys.modules:
         on_torch(sys.modules["torch"])
     else:

@@ -20,9 +20,10 @@ def at_exit():
         if S.gpu is not None and not G.off:
             S.gpu.drain(1.0)
         if not G.off:
-            from . import phases, sites
+            from . import phases, sites, startup
             sites.send(ch, S.step)
             phases.send(ch, final=True)
+            startup.stop_and_send(ch)  # no step began: the whole run was start-up
     except Exception as e:
         G.errors.append("at exit: %s: %s" % (type(e).__name__, e))
     torch_found = "torch" in sys.modules

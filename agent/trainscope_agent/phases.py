@@ -148,6 +148,8 @@ def first_step_start(t):
     if not Ph.first_start:
         Ph.first_start = t
         Ph.pre = _totals()
+        from . import startup
+        startup.stop_and_send(S.channel)
 
 
 def at_step(step):

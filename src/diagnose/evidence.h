@@ -73,7 +73,9 @@ struct SamplesEvidence {
 struct CodeSite {
   // dataloader | optimizer | forward | config (construction sites); item | cpu | tolist |
   // synchronize (host syncs), h2d (host-to-device copies), io (torch.save, file writes): per call;
-  // leak (a variable that keeps tensors across steps, with the line that stores into it).
+  // leak (a variable that keeps tensors across steps, with the line that stores into it); eval
+  // (the first evaluation call); startup (a line the start-up profile sampled: host_ms is its
+  // share of the time before the first step, calls its samples).
   std::string role;
   std::string file;      // absolute path
   std::string path;      // as shown: relative to the run's working directory when inside it
@@ -104,6 +106,11 @@ struct TimeAccount {
   double goodput_pct = 0;          // train_steps_s / total_s x 100
   int64_t steps = 0, eval_spans = 0, eval_calls = 0, compile_frames = 0, checkpoints = 0;
   double steady_step_s = -1;       // the median step (for what a bucket costs in steps), -1 unknown
+  // The start-up's sampling profile (agent startup.py): its samples, and the share of them with an
+  // import in progress (the libraries loading) as seconds of before_first_step_s; -1 not profiled.
+  // Its top user lines are AgentEvidence::sites of role "startup".
+  int64_t startup_samples = 0;
+  double startup_import_s = -1;
 };
 
 struct AgentEvidence {

@@ -181,6 +181,11 @@ inline constexpr double kIoPct = 5.0;
 inline constexpr double kEvalRunPct = 10.0;
 inline constexpr double kCompileRunPct = 10.0;
 inline constexpr double kCompileTypicalGain = 0.43;
+// slow-start: the time before the first step as a share of the run (a quarter: ours), and its part
+// in the user's code (start-up less imports) at least 5 s (ours: less is the ordinary cost of
+// building a model and a loader, and not worth a cache).
+inline constexpr double kSlowStartRunPct = 25.0;
+inline constexpr double kSlowStartMinS = 5.0;
 
 // throttling: around 83 °C many NVIDIA GPUs start slowing their clocks (nvidia-smi -q shows the
 // GPU's own "GPU Slowdown Temp"); clock-event reasons (NVML nvmlDeviceGetCurrentClocksEventReasons)

@@ -4,6 +4,7 @@
 
 #include "report/idle_by_cause.h"
 #include "report/report.h"
+#include "report/time_account_view.h"
 #include "report/text_helpers.h"
 #include "util/format.h"
 
@@ -98,6 +99,13 @@ std::string render_markdown(const ReportInput& in) {
   md += "**Verdict:** " + d.verdict + "\n\n";
   md += fmt::format("**Scenario:** {}{}\n", diagnose::scenario_title(d.scenario),
                     d.scenario_reason.empty() ? "" : " — " + d.scenario_reason);
+  if (in.agent && in.agent->time_account) {
+    const auto& t = *in.agent->time_account;
+    md += fmt::format("\n## Where the run's {:.1f} s went\n\n| | s | % |\n|---|---:|---:|\n", t.total_s);
+    for (const auto& p : account_parts(t))
+      md += fmt::format("| {} | {:.1f} | {:.0f}% |\n", p.label, p.s, t.total_s > 0 ? 100 * p.s / t.total_s : 0.0);
+    md += fmt::format("\nGoodput (training steps' share of the wall time): {:.0f}%.\n", t.goodput_pct);
+  }
   md += "\n## Findings\n\n";
   if (d.findings.empty()) md += "None.\n";
   else {

@@ -394,6 +394,7 @@ AgentSummary summarise(const Records& r) {
   if (samples > 0) ev.sample_getitem_ms = ms(getitem) / static_cast<double>(samples);
   if (batches > 0) ev.collate_ms = ms(collate) / static_cast<double>(batches);
   summarise_sites(r, out.main_pid, cwd, ev);
+  out.cwd = cwd;
   return out;
 }
 

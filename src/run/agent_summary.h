@@ -15,6 +15,7 @@ struct AgentSummary {
   bool torch_imported = false;
   pid_t main_pid = 0;
   std::string executable;      // the main process's sys.executable (its hello or end record)
+  std::string cwd;             // the main process's working directory (its hello), "" unknown
   std::vector<StepRecord> steps;  // the main process's steps of the chosen kind, GPU joined
   int64_t warmup_steps = 0;       // leading steps left out of the medians
   std::string trace_path;         // the profiler window's trace, "" if none

@@ -28,6 +28,9 @@ void write_time_account(JsonWriter& w, const std::optional<diagnose::TimeAccount
   w.field("data_wait_s", t->data_wait_s).field("other_s", t->other_s).field("goodput_pct", t->goodput_pct);
   w.field("steps", t->steps).field("eval_spans", t->eval_spans).field("eval_calls", t->eval_calls);
   w.field("compile_frames", t->compile_frames).field("checkpoints", t->checkpoints);
+  w.field("startup_samples", t->startup_samples);
+  w.key("startup_import_s");
+  if (t->startup_import_s >= 0) w.value(t->startup_import_s); else w.null();
   w.end_object();
 }
 

@@ -393,6 +393,7 @@ void summarise_evidence(Session& s, const Records& records) {
   res.evidence.agent = res.agent.evidence;
   res.evidence.agent->time_account =
       time_account(records, res.agent.main_pid, res.launch_mono_s, res.wall_s, res.agent.evidence.step_ms);
+  add_startup_profile(records, res.agent.main_pid, res.agent.cwd, *res.evidence.agent);
   {
     // The host's RAM: a leak's horizon on the CPU (memory-growth says when the process would fill it).
     std::ifstream mi("/proc/meminfo");

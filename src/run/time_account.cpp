@@ -9,6 +9,10 @@
 #include "run/time_account.h"
 
 #include <algorithm>
+#include <fstream>
+#include <fmt/format.h>
+
+#include "run/code_sites.h"
 
 namespace ts::run {
 
@@ -85,6 +89,43 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   a.checkpoints = ph->get_int("io_n", 0);
   a.steady_step_s = steady_step_ms > 0 ? steady_step_ms / 1e3 : -1;
   return a;
+}
+
+void add_startup_profile(const Records& r, pid_t main_pid, const std::string& cwd, diagnose::AgentEvidence& ev) {
+  if (!ev.time_account) return;
+  const TextRecord* p = nullptr;
+  for (const auto& t : r.texts)
+    if (t.kind == "startup" && t.pid == main_pid) p = &t;
+  if (!p) return;
+  auto& a = *ev.time_account;
+  const double n = p->get_double("samples", 0);
+  if (n <= 0) return;
+  a.startup_samples = static_cast<int64_t>(n);
+  // Shares of the samples, as seconds of the start-up: the sampler sleeps a little longer than its
+  // interval under load, so its counts are proportions, not durations.
+  a.startup_import_s = p->get_double("import_samples", 0) / n * a.before_first_step_s;
+  for (int i = 0; i < 5; ++i) {
+    const std::string file = p->get(fmt::format("file{}", i));
+    if (file.empty()) break;
+    diagnose::CodeSite s;
+    s.role = "startup";
+    s.file = file;
+    s.path = shown_path(file, cwd);
+    s.line = p->get_int(fmt::format("line{}", i), 0);
+    s.function = p->get(fmt::format("func{}", i));
+    s.calls = p->get_int(fmt::format("count{}", i), 0);
+    s.host_ms = 1e3 * s.calls / n * a.before_first_step_s;
+    s.detail = fmt::format("{} of {} start-up samples", s.calls, a.startup_samples);
+    std::ifstream in(file);
+    std::string text;
+    for (int64_t l = 1; l <= s.line && std::getline(in, text); ++l) {
+    }
+    if (in) {
+      const size_t b = text.find_first_not_of(" \t"), e = text.find_last_not_of(" \t\r");
+      s.code = b == std::string::npos ? "" : text.substr(b, e - b + 1);
+    }
+    ev.sites.push_back(std::move(s));
+  }
 }
 
 }  // namespace ts::run

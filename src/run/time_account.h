@@ -4,6 +4,7 @@
 // bucket: before the first step, compilation, training steps, evaluation, checkpoints, data wait,
 // other. The agent's clock and ours are both CLOCK_MONOTONIC.
 #include <optional>
+#include <string>
 #include <sys/types.h>
 
 #include "diagnose/evidence.h"
@@ -15,5 +16,10 @@ namespace ts::run {
 // Empty when the process sent no phases record (an older agent, no torch, no step).
 std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_pid, double launch_mono_s,
                                                   double wall_s, double steady_step_ms);
+
+// The start-up profile (agent startup.py's `startup` record): the import share into the account,
+// the top user lines into ev.sites (role "startup", their share of before_first_step_s as host_ms,
+// the source line read from the file). Needs ev.time_account; nothing without the record.
+void add_startup_profile(const Records& r, pid_t main_pid, const std::string& cwd, diagnose::AgentEvidence& ev);
 
 }  // namespace ts::run

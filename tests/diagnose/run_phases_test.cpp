@@ -79,6 +79,35 @@ TEST(CompileCost, FiresWhenTheStepsCannotWinItBack) {
   EXPECT_EQ(find(diagnose(small), "compile-cost"), nullptr);
 }
 
+TEST(SlowStart, TheUsersStartUpCodeNotTheImports) {
+  // 9 s before the first step of a 14.2 s run; the profile: 2 s of imports, 6 s in one user line.
+  Evidence ev = accounted(0, 0);
+  auto& t = *ev.agent->time_account;
+  t.before_first_step_s = 9;
+  t.total_s += 8;
+  t.startup_samples = 800;
+  t.startup_import_s = 2;
+  CodeSite s;
+  s.role = "startup";
+  s.file = "/p/data.py";
+  s.path = "data.py";
+  s.line = 14;
+  s.host_ms = 6000;
+  ev.agent->sites.push_back(s);
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "slow-start");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->run_fraction, 6.0 / t.total_s, 1e-9);
+  ASSERT_FALSE(f->sites.empty());
+  EXPECT_EQ(f->sites[0].line, 14);
+  // The same start-up spent loading libraries: nothing of the user's to cache.
+  t.startup_import_s = 8;
+  EXPECT_EQ(find(diagnose(ev), "slow-start"), nullptr);
+  // Not profiled (an older agent): silent.
+  t.startup_import_s = -1;
+  EXPECT_EQ(find(diagnose(ev), "slow-start"), nullptr);
+}
+
 TEST(RunScale, StepFindingsAreScaledByTheStepsShareAndRankWithTheRunFindings) {
   Evidence ev = accounted(3.0, 5);  // evaluation 3 s of 8.2 s: the fix gives back 1.5 s (18%)
   ev.agent->io_pct = 10;            // in-loop-io: 10% of the step

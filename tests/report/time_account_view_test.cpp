@@ -61,6 +61,9 @@ TEST(TimeAccountView, ReportsShowTheAccount) {
   const std::string term = render_terminal(in, {false, 100});
   EXPECT_NE(term.find("WHERE THE RUN'S 61.0 s WENT"), std::string::npos);
   EXPECT_NE(term.find("goodput 20%"), std::string::npos);
+  const std::string md = render_markdown(in);
+  EXPECT_NE(md.find("## Where the run's 61.0 s went"), std::string::npos) << md;
+  EXPECT_NE(md.find("| compile | 40.0 | 66% |"), std::string::npos) << md;
 }
 
 }  // namespace

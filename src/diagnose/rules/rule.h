@@ -49,6 +49,7 @@ std::optional<Finding> warm_up(const Evidence&);
 std::optional<Finding> gpu_idle(const Evidence&);
 std::optional<Finding> periodic_evaluation(const Evidence&);
 std::optional<Finding> compile_cost(const Evidence&);
+std::optional<Finding> slow_start(const Evidence&);
 
 // ---- helpers (rule_helpers.cpp) ----
 

@@ -24,6 +24,7 @@ const std::vector<RuleEntry>& all_rules() {
       {"in-loop-io", in_loop_io},
       {"periodic-evaluation", periodic_evaluation},
       {"compile-cost", compile_cost},
+      {"slow-start", slow_start},
       {"unfused-optimizer", unfused_optimizer},
       {"gpu-throttling", gpu_throttling},
       {"thread-oversubscription", thread_oversubscription},
