@@ -101,9 +101,8 @@ void add_startup_profile(const Records& r, pid_t main_pid, const std::string& cw
   const double n = p->get_double("samples", 0);
   if (n <= 0) return;
   a.startup_samples = static_cast<int64_t>(n);
-  // Shares of the samples, as seconds of the start-up: the sampler sleeps a little longer than its
-  // interval under load, so its counts are proportions, not durations.
-  a.startup_import_s = p->get_double("import_samples", 0) / n * a.before_first_step_s;
+  // Time-weighted (each sample charges the time since the previous one): seconds of the start-up.
+  a.startup_import_s = std::min(a.before_first_step_s, p->get_double("import_ns", 0) / 1e9);
   for (int i = 0; i < 5; ++i) {
     const std::string file = p->get(fmt::format("file{}", i));
     if (file.empty()) break;
@@ -113,9 +112,8 @@ void add_startup_profile(const Records& r, pid_t main_pid, const std::string& cw
     s.path = shown_path(file, cwd);
     s.line = p->get_int(fmt::format("line{}", i), 0);
     s.function = p->get(fmt::format("func{}", i));
-    s.calls = p->get_int(fmt::format("count{}", i), 0);
-    s.host_ms = 1e3 * s.calls / n * a.before_first_step_s;
-    s.detail = fmt::format("{} of {} start-up samples", s.calls, a.startup_samples);
+    s.host_ms = p->get_double(fmt::format("ns{}", i), 0) / 1e6;
+    s.detail = fmt::format("{:.1f} s of the start-up's profile", s.host_ms / 1e3);
     std::ifstream in(file);
     std::string text;
     for (int64_t l = 1; l <= s.line && std::getline(in, text); ++l) {

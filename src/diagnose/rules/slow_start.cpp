@@ -46,7 +46,7 @@ std::optional<Finding> slow_start(const Evidence& ev) {
                        lines.front()->path, lines.front()->line, top_s, gain_text(f.run_fraction));
   f.explanation = fmt::format(
       "Before the first training step the process ran for {:.1f} s: {:.1f} s loading libraries (imports) and {:.1f} "
-      "s in the script's own start-up code, by a sampling profile of the main thread every 10 ms ({} samples). Every "
+      "s in the script's own start-up code, by a time-weighted sampling profile of the main thread every 10 ms ({} samples). Every "
       "run pays it again, and during it the accelerator is idle.",
       t.before_first_step_s, t.startup_import_s, user_s, t.startup_samples);
   f.fix =
@@ -57,7 +57,7 @@ std::optional<Finding> slow_start(const Evidence& ev) {
   f.fix_code =
       "# once: np.save(\"train_tokens.npy\", tokens)\n"
       "tokens = np.load(\"train_tokens.npy\", mmap_mode=\"r\")";
-  for (size_t i = 0; i < lines.size() && i < 3; ++i)
+  for (size_t i = 0; i < lines.size() && i < 3 && lines[i]->host_ms >= 0.05e3 * t.before_first_step_s; ++i)
     f.sites.push_back(site_ref(*lines[i], fmt::format("{:.1f} s of the start-up ({:.0f}%)", lines[i]->host_ms / 1e3,
                                                       100 * lines[i]->host_ms / 1e3 / t.before_first_step_s)));
   return f;
