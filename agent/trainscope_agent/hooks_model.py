@@ -19,6 +19,7 @@ import sys
 import weakref
 
 from . import flops, hooks_copy, phases, sites
+from .phases import Ph
 from .guard import G, check_break, fail, patch, resolve_compiling
 from .state import BACKWARD, FORWARD, OPTIMIZER, S, now
 
@@ -41,9 +42,11 @@ class _Model:
 
 M = _Model()
 M.chosen = _dead  # on the instance: a function stored on the class would be bound to it
+M.grad_enabled = lambda: True  # torch.is_grad_enabled once installed (phases: evaluation or training)
 
 
 def install(torch):
+    M.grad_enabled = torch.is_grad_enabled
     _install_forward_finder(torch)
     _install_backward(torch)
     _install_optimizer(torch)
@@ -233,10 +236,12 @@ def _fwd_pre(module, inputs):
         if S.source <= FORWARD and S.in_opt == 0:
             S.mark_start(FORWARD)  # may end the program (--steps): after our own bookkeeping
         S.fwd_t0 = now()
-        if phases.is_eval_call(module, S.torch):
+        if not module.training or not M.grad_enabled():  # phases.is_eval_call, inlined
             phases.eval_start(S.fwd_t0)
         else:
-            phases.train_event()
+            Ph.fetch_after_train = None  # phases.train_event, inlined
+            if Ph.open:
+                phases.close()
         if M.fwd_site is None:
             M.fwd_site = sites.add(sites.where("forward", 2)) or False  # once: a frame walk
         if S.first_fwd_in_step:

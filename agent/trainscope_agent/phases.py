@@ -44,22 +44,35 @@ class Ph:
     at_end = None        # ... at the last step's end
 
 
+_FRAME_KEYS = ("_compile.compile_inner", "_compile.<locals>.compile_inner", "_compile")
+_BACKWARD_KEY = "backward._backward_impl"  # the lazily compiled backward (outside the frame's compile)
+
+
+class _Compile:
+    n = -1    # entries in the two lists when `ns` was summed
+    ns = 0
+
+
 def compile_ns():
-    """Dynamo's compile time so far (ns): 0 before torch._dynamo is imported (torch 1.13: always)."""
+    """Dynamo's compile time so far (ns): 0 before torch._dynamo is imported (torch 1.13: always).
+    Summed again only when a list grew (each compile appends one entry): at a step end this is two
+    dict reads and two len() calls."""
     u = sys.modules.get("torch._dynamo.utils")
     m = getattr(u, "compilation_time_metrics", None) if u is not None else None
     if not m:
         return 0
-    s = 0.0
-    for k in ("_compile.compile_inner", "_compile.<locals>.compile_inner", "_compile"):
-        v = m.get(k)
-        if v:
-            s += sum(v)
+    f = None
+    for k in _FRAME_KEYS:
+        f = m.get(k)
+        if f:
             break
-    v = m.get("backward._backward_impl")  # the lazily compiled backward (outside the frame's compile)
-    if v:
-        s += sum(v)
-    return int(s * 1e9)
+    b = m.get(_BACKWARD_KEY)
+    n = (len(f) if f else 0) + (len(b) if b else 0)
+    c = _Compile
+    if n != c.n:
+        c.n = n
+        c.ns = int(((sum(f) if f else 0.0) + (sum(b) if b else 0.0)) * 1e9)
+    return c.ns
 
 
 def compile_frames():
@@ -78,7 +91,8 @@ def _totals():
 
 
 def is_eval_call(module, torch):
-    """A call of a model that does not train: eval mode, or autograd off."""
+    """A call of a model that does not train: eval mode, or autograd off (hooks_model inlines it
+    on the chosen model's path)."""
     try:
         return not module.training or not torch.is_grad_enabled()
     except Exception:
@@ -155,8 +169,9 @@ def first_step_start(t):
 def at_step(step):
     """A step hook: the totals at the latest step end (the last one's stands at exit); the record
     goes out at steps 16, 64, 256 and every 1024th (the live view's account)."""
-    Ph.last_end = now()
-    Ph.at_end = _totals()
+    p = Ph
+    p.last_end = now()
+    p.at_end = (p.eval_ns, compile_ns(), p.io_ns, p.eval_fetch_ns)
     if step == 16 or step == 64 or step == 256 or (step & 1023) == 0:
         send(S.channel)
 
