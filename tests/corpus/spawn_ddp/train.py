@@ -5,6 +5,7 @@ storage (its CPU time is a few percent of its wall time) while the ranks keep th
 # expect: absent cpu-bound-transforms
 import os
 import socket
+import sys
 import time
 
 import torch
@@ -37,7 +38,7 @@ def worker(rank, world, port):
         opt.zero_grad()
         loss.backward()
         opt.step()
-        if step == 29:
+        if step + 1 == STEPS:
             break
     dist.destroy_process_group()
 
@@ -47,6 +48,8 @@ def free_port():
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
+
+STEPS = int(sys.argv[1]) if len(sys.argv) > 1 else 30
 
 if __name__ == "__main__":
     mp.spawn(worker, args=(2, free_port()), nprocs=2)
