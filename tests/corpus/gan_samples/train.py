@@ -1,5 +1,5 @@
-"""A small GAN: generator and discriminator with an optimizer each, and a snapshot of the
-generator saved after every iteration (torch.save) - the time goes there."""
+"""A small GAN: generator and discriminator with an optimizer each, and a checkpoint (both models
+and both optimizers' states) saved after every iteration (torch.save) - the time goes there."""
 # expect: top in-loop-io
 # expect: absent memory-growth
 import os
@@ -28,5 +28,6 @@ for it in range(steps):
     opt_g.zero_grad()
     g_loss.backward()
     opt_g.step()
-    torch.save(G.state_dict(), snap)  # expect-site: in-loop-io
+    torch.save({"G": G.state_dict(), "D": D.state_dict(), "opt_g": opt_g.state_dict(),  # expect-site: in-loop-io
+                "opt_d": opt_d.state_dict()}, snap)
 print("done", d_loss.item(), g_loss.item())
