@@ -36,9 +36,19 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   bool no_gpu = agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);
 
   if (const auto* a = agent_steps(ev)) {
-    if (a->data_wait_pct < th::kDataWaitPct) return std::nullopt;
+    // DDP ranks step in lockstep: the rank whose loader is slowest paces the job, and the others
+    // wait for it inside the collective with their own batches ready (their data wait near zero).
+    // The job waits for data as much as its most-waiting rank, whichever rank reports.
+    double wait_pct = a->data_wait_pct;
+    int waiting_rank = -1;
+    if (ev.ranks && ev.ranks->source == "agent")
+      for (const auto& r : ev.ranks->ranks)
+        if (r.step_ms > 0 && 100 * r.data_wait_ms / r.step_ms > wait_pct)
+          wait_pct = 100 * r.data_wait_ms / r.step_ms, waiting_rank = r.rank;
+    if (wait_pct < th::kDataWaitPct) return std::nullopt;
     f = make("dataloader-starvation", Bottleneck::DataPipeline, "agent");
-    pct = a->data_wait_pct;
+    pct = wait_pct;
+    if (waiting_rank >= 0) add(f, "waiting_rank", waiting_rank, "count");
     // One statistic: the wait's share is of the mean step, so its ms are of the mean step too.
     const double now_ms = a->step_mean_ms > 0 ? a->step_mean_ms : a->step_ms;
     add(f, "data_wait_pct", pct, "%");

@@ -1,5 +1,8 @@
 """DDP started with torch.multiprocessing.spawn, two ranks on gloo; each rank's loader waits on
-storage (its CPU time is a few percent of its wall time) while the ranks keep the cores busy."""
+storage (its CPU time is a few percent of its wall time) while the ranks keep the cores busy. The
+wait (50 ms a sample, a batch every 200 ms with the 2 workers --set gives each rank) outlasts the
+step's compute and allreduce even on a loaded machine (at 8 ms a sample, 2 workers kept up with a
+step that load had stretched to 90 ms)."""
 # corpus: set dataloader.num_workers=2
 # expect: top dataloader-starvation
 # expect: absent cpu-bound-transforms
@@ -21,7 +24,7 @@ class Remote(Dataset):
         return 2048
 
     def __getitem__(self, i):
-        time.sleep(0.008)
+        time.sleep(0.05)  # with --set num_workers=2 still a batch every 200 ms: above the step's compute here
         return torch.randn(64), i % 4
 
 
