@@ -1,7 +1,8 @@
 """`trainscope verify --patch FILE`: the measured fixes written into the user's own files.
 
 Run as `python -m trainscope_agent.patch` with a JSON spec on stdin; prints one JSON object:
-  {"diff": unified diff (paths relative to "root", for `git apply` / `patch -p1` there),
+  {"diff": unified diff (paths relative to "root", for `git apply` / `patch -p1` there; written
+            as bytes to spec "out" when given: a file in another encoding keeps its bytes),
    "files": [relative paths changed], "edits": [{fix, file, line, what}],
    "refused": [{fix, file, line, reason}]}   (one line per site that gets no patch)
 
@@ -84,9 +85,9 @@ def _matches(kind, call):
     return False
 
 
-_WHAT = {"loader": "a DataLoader(...) call", "training_args": "a TrainingArguments(...) call",
-         "trainer": "a Trainer(...) call", "copy": "a .to(...)/.cuda(...) call",
-         "optimizer": "an optimizer's constructor call"}
+_WHAT = {"loader": "DataLoader(...) call", "training_args": "TrainingArguments(...) call",
+         "trainer": "Trainer(...) call", "copy": ".to(...)/.cuda(...) call",
+         "optimizer": "optimizer construction"}
 
 
 class Source:
@@ -486,18 +487,22 @@ def _shown(path, root):
         return path
 
 
+_LINES = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
 def _diff(rel, before, after):
-    a = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", before)
-    b = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", after)
+    """A unified diff of two byte strings (the file's own encoding and line endings)."""
     out = []
-    for ln in difflib.unified_diff(a, b, "a/" + rel, "b/" + rel, n=3):
-        if ln.startswith(("---", "+++", "@@")):
-            out.append(ln.rstrip("\r\n") + "\n")
-        elif ln.endswith(("\n", "\r")):
+    name = rel.encode("utf-8", "surrogateescape")
+    for ln in difflib.diff_bytes(difflib.unified_diff, _LINES.findall(before), _LINES.findall(after),
+                                 b"a/" + name, b"b/" + name, n=3):
+        if ln.startswith((b"---", b"+++", b"@@")):
+            out.append(ln.rstrip(b"\r\n") + b"\n")
+        elif ln.endswith((b"\n", b"\r")):
             out.append(ln)
         else:
-            out.append(ln + "\n\\ No newline at end of file\n")
-    return "".join(out)
+            out.append(ln + b"\n\\ No newline at end of file\n")
+    return b"".join(out)
 
 
 def make_patch(spec):
@@ -528,16 +533,20 @@ def make_patch(spec):
         except Refused as r:
             refused.append({"fix": e.get("fix", ""), "file": shown, "line": line,
                             "reason": "%s: %s" % (where, r)})
-    diff, files = "", []
+    diff, files = b"", []
     for path in sorted(sources, key=lambda p: _shown(p, root)):
         src = sources[path]
         after = src.patched()
         if after == src.text:
             continue
         rel = _shown(path, root)
-        diff += _diff(rel, src.text, after)
+        diff += _diff(rel, src.raw, after.encode(src.encoding))
         files.append(rel)
-    return {"diff": diff, "files": files, "edits": edits, "refused": refused}
+    if spec.get("out"):
+        # the patch as bytes: a file in another encoding than UTF-8 keeps its own bytes
+        with open(spec["out"], "wb") as fh:
+            fh.write(diff)
+    return {"diff": diff.decode("utf-8", "replace"), "files": files, "edits": edits, "refused": refused}
 
 
 def main():
