@@ -1,6 +1,7 @@
 """`trainscope verify --patch FILE`: the measured fixes written into the user's own files.
 
-Run as `python -m trainscope_agent.patch` with a JSON spec on stdin; prints one JSON object:
+Run as `python -m trainscope_agent.patch [SPEC]` with a JSON spec in the file SPEC or on stdin;
+prints one JSON object:
   {"diff": unified diff (paths relative to "root", for `git apply` / `patch -p1` there; written
             as bytes to spec "out" when given: a file in another encoding keeps its bytes),
    "files": [relative paths changed], "edits": [{fix, file, line, what}],
@@ -549,11 +550,16 @@ def make_patch(spec):
     return {"diff": diff.decode("utf-8", "replace"), "files": files, "edits": edits, "refused": refused}
 
 
-def main():
+def main(argv):
+    """`python -m trainscope_agent.patch [SPEC]`: the spec from the file SPEC, else from stdin."""
     try:
-        spec = json.load(sys.stdin)
-    except ValueError as e:
-        sys.stderr.write("trainscope patch: the spec on stdin is not JSON: %s\n" % e)
+        if len(argv) > 1:
+            with open(argv[1]) as fh:
+                spec = json.load(fh)
+        else:
+            spec = json.load(sys.stdin)
+    except (OSError, ValueError) as e:
+        sys.stderr.write("trainscope patch: %s: the spec is not readable JSON: %s\n" % (argv[1] if len(argv) > 1 else "stdin", e))
         return 2
     json.dump(make_patch(spec), sys.stdout)
     sys.stdout.write("\n")
@@ -561,4 +567,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))

@@ -5,9 +5,15 @@
 #include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "diagnose/diagnose.h"
+#include "experiment/patch_apply.h"
+#include "experiment/patch_plan.h"
+#include "run/agent_locator.h"
 #include "diagnose/thresholds.h"
 #include "run/run_session.h"
 #include "util/error.h"
@@ -34,14 +40,18 @@ void say(const VerifyOptions& opt, const std::string& line) {
 }
 
 // One `trainscope run` of the command with `settings`; its steps and diagnosis for the caller.
+// `command`/`cwd`: another command line and directory (the patched copy); `agent`: the run's
+// agent summary for the caller (the baseline's sites).
 VerifyRun one_run(const VerifyOptions& opt, const std::string& label, const std::string& dir,
                   const std::vector<run::Override>& settings, std::vector<run::StepRecord>& steps,
-                  std::optional<diagnose::Diagnosis>& diagnosis) {
+                  std::optional<diagnose::Diagnosis>& diagnosis, const std::vector<std::string>* command = nullptr,
+                  const std::string& cwd = "", run::AgentSummary* agent = nullptr) {
   VerifyRun v;
   v.label = label;
   v.settings = settings;
   run::RunOptions ro;
-  ro.command = opt.command;
+  ro.command = command ? *command : opt.command;
+  ro.cwd = cwd;
   ro.out_dir = dir;
   ro.steps = opt.steps;
   // Every run profiles the same last steps, so the measured range before them is alike in all.
@@ -65,6 +75,7 @@ VerifyRun one_run(const VerifyOptions& opt, const std::string& label, const std:
     }
   diagnosis = res.diagnosis;
   steps = res.agent.steps;
+  if (agent) *agent = std::move(res.agent);
   return v;
 }
 
@@ -141,6 +152,115 @@ void measure(VerifyRun& v, const std::vector<run::StepRecord>& steps, int64_t fi
 
 }  // namespace
 
+bool patch_reproduces(double patched_ms, double set_ms, double tolerance) {
+  return patched_ms > 0 && set_ms > 0 && std::fabs(patched_ms - set_ms) <= tolerance * set_ms;
+}
+
+namespace {
+
+void patch_and_measure(const VerifyOptions& opt, VerifyResult& r, const run::AgentSummary& agent) {
+  VerifyPatch& p = *r.patch;
+  p.file = fs::absolute(opt.patch_file).lexically_normal().string();
+  p.tolerance = kPatchTolerance;
+  const std::string cwd = fs::current_path().string();
+  // The fixes that measured a gain with every setting applied go into the patch.
+  PatchPlan plan;
+  const VerifyFix* single = nullptr;
+  const std::string script = command_script(opt.command, cwd);
+  for (const auto& f : r.fixes) {
+    if (f.measured_speedup <= 1) {
+      p.notes.push_back(f.measured_speedup > 0
+                            ? fmt::format("{}: not in the patch: its --set run measured no gain ({:.2f}x)", f.finding, f.measured_speedup)
+                            : fmt::format("{}: not in the patch: its --set run was not measured", f.finding));
+      continue;
+    }
+    std::vector<run::Override> applied;
+    for (const auto& o : f.run.outcomes)
+      if (o.applied) applied.emplace_back(o.key, o.value);
+      else p.notes.push_back(fmt::format("{}: {}={} is not in the patch: not applied at run time ({})", f.finding, o.key, o.value, o.reason));
+    size_t before = plan.edits.size();
+    plan_fix(f.finding, applied, agent.evidence, script, plan);
+    if (plan.edits.size() > before || std::any_of(plan.edits.begin(), plan.edits.end(), [&](const PatchEdit& e) { return e.fix == f.finding; })) {
+      p.fixes.push_back(f.finding);
+      single = &f;
+    }
+  }
+  for (const auto& n : plan.notes) p.notes.push_back(n);
+  if (plan.edits.empty()) {
+    p.problem = "no measured fix has a recorded line of your code to be written at";
+    return;
+  }
+  // The --set run the patched copy must reproduce: the fix's own, or "all" when it holds several.
+  const VerifyFix* target = p.fixes.size() == 1 ? single : (r.all ? &*r.all : nullptr);
+  if (target) {
+    p.compared_with = target->finding;
+    p.set_step_ms = target->run.step_ms;
+    p.set_speedup = target->measured_speedup;
+    p.predicted_speedup = target->predicted_speedup;
+  }
+
+  std::string python = !agent.executable.empty() ? agent.executable : "python3";
+  std::string spec_path = r.out_dir + "/patch-spec.json", diff_path = r.out_dir + "/fix.diff";
+  std::ofstream(spec_path) << patch_spec_json(cwd, diff_path, plan.edits);
+  PatcherOutput out = run_patcher(python, run::locate_agent_dir(), spec_path);
+  if (!out.problem.empty()) {
+    p.problem = out.problem;
+    return;
+  }
+  p.files = out.files;
+  for (auto& e : out.edits) p.edits.push_back({e.fix, e.file, e.what, e.line});
+  p.refused = out.refused;
+  {
+    std::ifstream in(diff_path, std::ios::binary);
+    p.diff.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  if (p.diff.empty()) {
+    p.problem = "no edit could be written (each site's reason is listed)";
+    return;
+  }
+  // The patched copy: the project folder without verify's own output.
+  std::string copy = r.out_dir + "/patched";
+  say(opt, fmt::format("patch: {} edit{} in {}; applying it to a copy of {} and running it", p.edits.size(),
+                       p.edits.size() == 1 ? "" : "s", fmt::join(p.files, ", "), cwd));
+  std::string why = copy_project(cwd, copy + "/project", {r.out_dir, cwd + "/trainscope-runs", cwd + "/.git"});
+  if (why.empty()) why = apply_patch(copy + "/project", diff_path);
+  if (!why.empty()) {
+    p.problem = "the patch was not measured: " + why;
+    return;
+  }
+  std::vector<std::string> cmd = command_in_copy(opt.command, cwd, copy + "/project");
+  std::vector<run::StepRecord> s;
+  std::optional<diagnose::Diagnosis> d;
+  try {
+    p.run = one_run(opt, "patched", copy + "/run", {}, s, d, &cmd, copy + "/project");
+  } catch (const std::exception& e) {
+    p.run.label = "patched";
+    p.run.problem = e.what();
+  }
+  measure(p.run, s, r.first_step, r.last_step);
+  if (p.run.step_ms > 0) p.measured_speedup = r.baseline.step_ms / p.run.step_ms;
+  p.reproduced = patch_reproduces(p.run.step_ms, p.set_step_ms, p.tolerance);
+  say(opt, p.run.step_ms > 0 ? fmt::format("patched copy: {:.2f} ms per step, {:.2f}x (--set: {:.2f}x)", p.run.step_ms,
+                                           p.measured_speedup, p.set_speedup)
+                             : "patched copy: not measured: " + p.run.problem);
+  if (p.run.step_ms <= 0) {
+    p.problem = "the patched copy was not measured: " + p.run.problem;
+  } else if (!target) {
+    p.problem = "no --set run holds exactly the patch's fixes to compare the patched copy with";
+  } else if (!p.reproduced) {
+    p.problem = fmt::format("the patched copy measured {:.2f} ms per step, the --set run {:.2f} ms: more than {:.0f}% apart, "
+                            "so the patch does not reproduce the measured gain",
+                            p.run.step_ms, p.set_step_ms, 100 * p.tolerance);
+  } else {
+    std::error_code ec;
+    fs::copy_file(diff_path, p.file, fs::copy_options::overwrite_existing, ec);
+    if (ec) p.problem = fmt::format("{}: cannot write the patch: {}", p.file, ec.message());
+    else p.written = true;
+  }
+}
+
+}  // namespace
+
 VerifyResult run_verify(const VerifyOptions& opt) {
   if (opt.command.empty()) throw UserError("verify: no command given (usage: trainscope verify [options] -- COMMAND ...)");
   VerifyResult r;
@@ -158,7 +278,8 @@ VerifyResult run_verify(const VerifyOptions& opt) {
   say(opt, fmt::format("baseline run ({} steps)", opt.steps));
   std::vector<run::StepRecord> steps;
   std::optional<diagnose::Diagnosis> diag;
-  r.baseline = one_run(opt, "baseline", r.out_dir + "/baseline", {}, steps, diag);
+  run::AgentSummary base_agent;
+  r.baseline = one_run(opt, "baseline", r.out_dir + "/baseline", {}, steps, diag, nullptr, "", &base_agent);
   if (r.baseline.steps == 0)
     throw UserError(fmt::format("verify: the baseline run made no training steps (exit status {}); see {}",
                                 r.baseline.exit_code, r.baseline.out_dir));
@@ -254,6 +375,12 @@ VerifyResult run_verify(const VerifyOptions& opt) {
                    });
     all.still_charged_ms = still_charged_ms(all.run, ids);
     r.all = std::move(all);
+  }
+
+  // 4. --patch: the measured fixes written into the user's code, applied to a copy, measured again.
+  if (!opt.patch_file.empty()) {
+    r.patch = VerifyPatch{};
+    patch_and_measure(opt, r, base_agent);
   }
 
   // The verdict: the first fix's outcome, or why nothing was tried.

@@ -22,6 +22,7 @@ struct VerifyOptions {
   std::string out_dir;   // "" = trainscope-runs/verify-<UTC time>/
   bool progress = true;  // lines on stderr
   bool sample = true;    // hardware sampling in each run (the CPU budget sizes DataLoader workers)
+  std::string patch_file;  // --patch FILE: the measured fixes as a diff of the user's files ("" none)
 };
 
 struct VerifyRun {
@@ -54,6 +55,30 @@ struct VerifyFix {
   VerifyRun run;
 };
 
+// verify --patch: the measured fixes written at the recorded lines of the user's code, applied to
+// a copy of the project and measured again (docs/AGENT.md "How sites become edits").
+struct VerifyPatch {
+  std::string file;                   // --patch FILE, absolute
+  bool written = false;               // FILE holds the patch (it applied and its re-run reproduced the gain)
+  std::string diff;                   // the unified diff (paths relative to the command's directory)
+  std::vector<std::string> files;     // the files it changes
+  struct Edit {
+    std::string fix, file, what;
+    int64_t line = 0;
+  };
+  std::vector<Edit> edits;
+  std::vector<std::string> refused;   // one line per site that gets no patch, and why
+  std::vector<std::string> notes;     // settings with no line to write them at, or not applied at run time
+  std::vector<std::string> fixes;     // the findings whose fixes are in it
+  std::string compared_with;          // the --set run it must reproduce: a finding id or "all"
+  double set_step_ms = -1, set_speedup = -1, predicted_speedup = -1;
+  double measured_speedup = -1;       // the patched copy's, -1 not measured
+  double tolerance = 0;               // how far the patched copy's step may be from the --set run's (fraction)
+  bool reproduced = false;
+  VerifyRun run;                      // the patched copy's run
+  std::string problem;                // why FILE was not written ("" when it was)
+};
+
 struct VerifyResult {
   std::vector<std::string> command;
   std::string out_dir, verdict;
@@ -63,6 +88,7 @@ struct VerifyResult {
   std::vector<VerifyFix> fixes;                      // one per applicable fix of the top findings
   std::optional<VerifyFix> all;                      // every fix at once (when there are two or more)
   std::vector<std::string> notes;                    // findings without a run-time fix, ...
+  std::optional<VerifyPatch> patch;                  // with --patch
 };
 
 // Pure parts (tested directly).
@@ -81,6 +107,12 @@ bool still_costs(const VerifyRun& fix, const std::string& id, double baseline_ms
 double still_charged_ms(const VerifyRun& fix, const std::vector<std::string>& ids);
 // "a=1 b=2"
 std::string settings_text(const std::vector<run::Override>& s);
+
+// How far a patched copy's step may be from the --set run's and still count as the same measurement:
+// the run-to-run spread of verify's re-runs on a loaded 2-core machine (docs/BENCHMARKS.md).
+inline constexpr double kPatchTolerance = 0.30;
+// Whether a patched copy's step reproduces the --set run's: within `tolerance` of it (a fraction).
+bool patch_reproduces(double patched_ms, double set_ms, double tolerance);
 
 VerifyResult run_verify(const VerifyOptions& opt);
 std::string verify_text(const VerifyResult& r);
