@@ -33,6 +33,7 @@ struct VerifyRun {
   int exit_code = 0;
   int64_t steps = 0;         // steps the run made
   double step_ms = -1;       // mean step over the measured range, -1 when it did not reach it
+  double spread = -1;        // how much the run varies by itself: (max - min) / mean of its quarters' mean steps
   std::vector<std::string> findings;  // finding ids of this run's diagnosis
   // ...and what each still charges: its share of this run's step, and whether it is critical.
   struct Charge {
@@ -73,7 +74,8 @@ struct VerifyPatch {
   std::string compared_with;          // the --set run it must reproduce: a finding id or "all"
   double set_step_ms = -1, set_speedup = -1, predicted_speedup = -1;
   double measured_speedup = -1;       // the patched copy's, -1 not measured
-  double tolerance = 0;               // how far the patched copy's step may be from the --set run's (fraction)
+  double tolerance = 0;               // how far the patched copy's step may be from the --set run's (fraction):
+                                      // kPatchTolerance, or either run's own spread when larger
   bool reproduced = false;
   VerifyRun run;                      // the patched copy's run
   std::string problem;                // why FILE was not written ("" when it was)
@@ -96,6 +98,8 @@ struct VerifyResult {
 // (t_end[last] - t_end[first - 1]) / (last - first + 1), the nearest recorded steps when some are
 // missing; -1 when the range is not covered. A mean, not a median: workers deliver in bursts.
 double mean_step_ms(const std::vector<run::StepRecord>& steps, int64_t first, int64_t last);
+// (max - min) / mean of the mean steps of the four quarters of first..last; -1 when not covered.
+double block_spread(const std::vector<run::StepRecord>& steps, int64_t first, int64_t last);
 // The measured range for runs of `steps` steps whose profiler window is the last five steps.
 std::pair<int64_t, int64_t> measured_range(int64_t steps);
 // Whether a fix's re-run still charges finding `id` what counts: it is critical, or its share of the

@@ -32,6 +32,8 @@ void write_run(JsonWriter& w, const VerifyRun& v) {
   w.field("label", v.label).field("out_dir", v.out_dir).field("exit_status", v.exit_code).field("steps", v.steps);
   w.key("step_ms");
   if (v.step_ms > 0) w.value(v.step_ms); else w.null();
+  w.key("spread");
+  if (v.spread >= 0) w.value(v.spread); else w.null();
   w.array("findings", v.findings);
   w.key("overrides").begin_array();
   for (const auto& o : v.outcomes)
@@ -91,6 +93,10 @@ void write_patch(JsonWriter& w, const VerifyPatch& p) {
   w.end_object();
 }
 
+std::string spread_note(const VerifyPatch& p) {
+  return p.tolerance > kPatchTolerance ? " (the runs' own spread)" : "";
+}
+
 std::string patch_text(const VerifyPatch& p) {
   std::string o = fmt::format("\nPatch ({}): ", p.file);
   if (p.edits.empty()) o += "no edit written.\n";
@@ -111,8 +117,8 @@ std::string patch_text(const VerifyPatch& p) {
     o += fmt::format("  the patched copy: {:.2f} ms per step, {}; the --set run ({}): {:.2f} ms, {}; predicted {}: {}\n",
                      p.run.step_ms, x_or_dash(p.measured_speedup), p.compared_with, p.set_step_ms, x_or_dash(p.set_speedup),
                      x_or_dash(p.predicted_speedup),
-                     p.reproduced ? fmt::format("reproduced within {:.0f}%", 100 * p.tolerance)
-                                  : fmt::format("not reproduced within {:.0f}%", 100 * p.tolerance));
+                     p.reproduced ? fmt::format("reproduced within {:.0f}%{}", 100 * p.tolerance, spread_note(p))
+                                  : fmt::format("not reproduced within {:.0f}%{}", 100 * p.tolerance, spread_note(p)));
   if (p.written) o += fmt::format("  written: {} (apply it here with `git apply {}` or `patch -p1 < {}`)\n", p.file, p.file, p.file);
   else o += "  not written: " + p.problem + "\n";
   if (!p.diff.empty()) o += "\n" + p.diff;
