@@ -320,3 +320,22 @@ for step, (x, y) in enumerate(loader):
   auto after = snapshot(proj());
   for (const auto& [f, text] : before) EXPECT_EQ(after[f], text) << f << " changed";
 }
+
+// `trainscope run` says where the patch would go: the starvation finding's fix is patchable at the
+// helper module's DataLoader line (issue 39, item 6).
+TEST_F(VerifyPatch, RunPointsAtThePatch) {
+  ASSERT_TRUE(imports(kDebianPython, "torch"));
+  copy_case(kCorpus / "helper_loader", {"train.py", "data.py"});
+  int line = marked_line(ts::test::read_file((proj() / "data.py").string()), "expect-site: dataloader-starvation");
+  Result r = ts::test::run_capture(fmt::format("cd {} && TRAINSCOPE_HOME={} COLUMNS=400 timeout 300 {} run --no-store --steps 40 "
+                                               "-- {} train.py 100 < /dev/null",
+                                               proj().string(), home_.string(), TS_CLI, kDebianPython),
+                                   (home_ / "stderr.txt").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  // the paragraph is wrapped to the terminal's width: read it as one line
+  std::string all = std::regex_replace(r.out + r.err, std::regex("\\n +"), " ");
+  EXPECT_NE(all.find(fmt::format("trainscope verify --patch fix.diff -- ... measures it and writes it into your code (data.py:{})",
+                                 line)),
+            std::string::npos)
+      << all;
+}
