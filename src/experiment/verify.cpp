@@ -112,15 +112,20 @@ double mean_step_ms(const std::vector<run::StepRecord>& steps, int64_t first, in
 }
 
 double block_spread(const std::vector<run::StepRecord>& steps, int64_t first, int64_t last) {
+  // Eighths of the range; the fastest and the slowest are left out (a burst of workers starting
+  // late, one stall), the rest's range over their median is how much the run varies by itself.
+  constexpr int kBlocks = 8;
   const int64_t n = last - first + 1;
-  if (n < 8) return -1;
-  double lo = 1e300, hi = 0, sum = 0;
-  for (int b = 0; b < 4; ++b) {
-    double ms = mean_step_ms(steps, first + n * b / 4, first + n * (b + 1) / 4 - 1);
-    if (ms <= 0) return -1;
-    lo = std::min(lo, ms), hi = std::max(hi, ms), sum += ms;
+  if (n < 2 * kBlocks) return -1;
+  std::vector<double> ms;
+  for (int b = 0; b < kBlocks; ++b) {
+    double m = mean_step_ms(steps, first + n * b / kBlocks, first + n * (b + 1) / kBlocks - 1);
+    if (m <= 0) return -1;
+    ms.push_back(m);
   }
-  return (hi - lo) / (sum / 4);
+  std::sort(ms.begin(), ms.end());
+  double median = (ms[kBlocks / 2 - 1] + ms[kBlocks / 2]) / 2;
+  return (ms[kBlocks - 2] - ms[1]) / median;
 }
 
 std::pair<int64_t, int64_t> measured_range(int64_t steps) {
@@ -166,7 +171,8 @@ void measure(VerifyRun& v, const std::vector<run::StepRecord>& steps, int64_t fi
 }  // namespace
 
 bool patch_reproduces(double patched_ms, double set_ms, double tolerance) {
-  return patched_ms > 0 && set_ms > 0 && std::fabs(patched_ms - set_ms) <= tolerance * set_ms;
+  // One-sided: a patched copy faster than the --set run has its gain (load only slows a run).
+  return patched_ms > 0 && set_ms > 0 && patched_ms <= (1 + tolerance) * set_ms;
 }
 
 namespace {
@@ -242,20 +248,37 @@ void patch_and_measure(const VerifyOptions& opt, VerifyResult& r, const run::Age
     return;
   }
   std::vector<std::string> cmd = command_in_copy(opt.command, cwd, copy + "/project");
-  std::vector<run::StepRecord> s;
-  std::optional<diagnose::Diagnosis> d;
-  try {
-    p.run = one_run(opt, "patched", copy + "/run", {}, s, d, &cmd, copy + "/project");
-  } catch (const std::exception& e) {
-    p.run.label = "patched";
-    p.run.problem = e.what();
+  auto patched_run = [&](const std::string& dir) {
+    std::vector<run::StepRecord> s;
+    std::optional<diagnose::Diagnosis> d;
+    VerifyRun v;
+    try {
+      v = one_run(opt, "patched", dir, {}, s, d, &cmd, copy + "/project");
+    } catch (const std::exception& e) {
+      v.label = "patched";
+      v.problem = e.what();
+    }
+    measure(v, s, r.first_step, r.last_step);
+    return v;
+  };
+  auto judge = [&] {
+    p.measured_speedup = p.run.step_ms > 0 ? r.baseline.step_ms / p.run.step_ms : -1;
+    // Two timed runs agree within what either run varies by itself, and never closer than
+    // kPatchTolerance: the spread verify reports beside them.
+    if (target) p.tolerance = std::max({kPatchTolerance, target->run.spread, p.run.spread});
+    p.reproduced = patch_reproduces(p.run.step_ms, p.set_step_ms, p.tolerance);
+  };
+  p.run = patched_run(copy + "/run");
+  judge();
+  if (!p.reproduced && p.run.step_ms > 0 && target) {
+    // Other work on the machine slows one run now and then: a patch is refused only when a second
+    // run of the copy misses too (the faster of the two counts).
+    say(opt, fmt::format("patched copy: {:.2f} ms per step against the --set run's {:.2f} ms: running it once more",
+                         p.run.step_ms, p.set_step_ms));
+    VerifyRun again = patched_run(copy + "/run-2");
+    if (again.step_ms > 0 && again.step_ms < p.run.step_ms) p.run = std::move(again);
+    judge();
   }
-  measure(p.run, s, r.first_step, r.last_step);
-  if (p.run.step_ms > 0) p.measured_speedup = r.baseline.step_ms / p.run.step_ms;
-  // Two timed runs agree within what either run varies by itself (its quarters' means), and never
-  // closer than kPatchTolerance: the spread verify reports beside them.
-  if (target) p.tolerance = std::max({kPatchTolerance, target->run.spread, p.run.spread});
-  p.reproduced = patch_reproduces(p.run.step_ms, p.set_step_ms, p.tolerance);
   say(opt, p.run.step_ms > 0 ? fmt::format("patched copy: {:.2f} ms per step, {:.2f}x (--set: {:.2f}x)", p.run.step_ms,
                                            p.measured_speedup, p.set_speedup)
                              : "patched copy: not measured: " + p.run.problem);
@@ -264,7 +287,7 @@ void patch_and_measure(const VerifyOptions& opt, VerifyResult& r, const run::Age
   } else if (!target) {
     p.problem = "no --set run holds exactly the patch's fixes to compare the patched copy with";
   } else if (!p.reproduced) {
-    p.problem = fmt::format("the patched copy measured {:.2f} ms per step, the --set run {:.2f} ms: more than {:.0f}% apart ("
+    p.problem = fmt::format("the patched copy measured {:.2f} ms per step, the --set run {:.2f} ms: more than {:.0f}% slower ("
                             "the spread of the runs), so the patch does not reproduce the measured gain",
                             p.run.step_ms, p.set_step_ms, 100 * p.tolerance);
   } else {

@@ -33,7 +33,7 @@ struct VerifyRun {
   int exit_code = 0;
   int64_t steps = 0;         // steps the run made
   double step_ms = -1;       // mean step over the measured range, -1 when it did not reach it
-  double spread = -1;        // how much the run varies by itself: (max - min) / mean of its quarters' mean steps
+  double spread = -1;        // how much the run varies by itself (block_spread), -1 unknown
   std::vector<std::string> findings;  // finding ids of this run's diagnosis
   // ...and what each still charges: its share of this run's step, and whether it is critical.
   struct Charge {
@@ -98,7 +98,8 @@ struct VerifyResult {
 // (t_end[last] - t_end[first - 1]) / (last - first + 1), the nearest recorded steps when some are
 // missing; -1 when the range is not covered. A mean, not a median: workers deliver in bursts.
 double mean_step_ms(const std::vector<run::StepRecord>& steps, int64_t first, int64_t last);
-// (max - min) / mean of the mean steps of the four quarters of first..last; -1 when not covered.
+// How much a run varies by itself: the mean steps of the eighths of first..last, the fastest and
+// the slowest left out, their range over the median of all eight; -1 when not covered (< 16 steps).
 double block_spread(const std::vector<run::StepRecord>& steps, int64_t first, int64_t last);
 // The measured range for runs of `steps` steps whose profiler window is the last five steps.
 std::pair<int64_t, int64_t> measured_range(int64_t steps);
@@ -115,7 +116,8 @@ std::string settings_text(const std::vector<run::Override>& s);
 // How far a patched copy's step may be from the --set run's and still count as the same measurement:
 // the run-to-run spread of verify's re-runs on a loaded 2-core machine (docs/BENCHMARKS.md).
 inline constexpr double kPatchTolerance = 0.30;
-// Whether a patched copy's step reproduces the --set run's: within `tolerance` of it (a fraction).
+// Whether a patched copy's step reproduces the --set run's: no more than `tolerance` (a fraction)
+// slower than it; faster counts (load only slows a run).
 bool patch_reproduces(double patched_ms, double set_ms, double tolerance);
 
 VerifyResult run_verify(const VerifyOptions& opt);
