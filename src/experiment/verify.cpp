@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <unistd.h>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -311,6 +312,13 @@ VerifyResult run_verify(const VerifyOptions& opt) {
   if (ec || !fs::is_directory(r.out_dir))
     throw UserError(r.out_dir + ": cannot create the output directory: " + ec.message());
   r.out_dir = fs::absolute(r.out_dir).lexically_normal().string();
+  if (!opt.patch_file.empty()) {
+    // Said before the runs, not after them: where FILE goes must be a writable folder.
+    fs::path dir = fs::absolute(opt.patch_file).parent_path();
+    if (!fs::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0)
+      throw UserError(opt.patch_file + ": --patch: the folder " + dir.string() + " does not exist or is not writable");
+    if (fs::is_directory(opt.patch_file, ec)) throw UserError(opt.patch_file + ": --patch: is a folder, not a file");
+  }
   std::tie(r.first_step, r.last_step) = measured_range(opt.steps);
 
   // 1. Baseline and its diagnosis.
@@ -348,8 +356,16 @@ VerifyResult run_verify(const VerifyOptions& opt) {
       r.baseline_titles.push_back(fmt::format("{} ({})", f.title, f.id));
       if (rank++ >= opt.top) continue;
       if (f.fix_settings.empty()) {
-        if (f.id != "compute-bound")
-          r.notes.push_back(fmt::format("{}: its fix is a code change trainscope cannot apply at run time", f.id));
+        if (f.id != "compute-bound") {
+          // No setting fixes it, so no patch either: the line to change, as the finding names it.
+          std::string at;
+          for (const auto& site : f.sites)
+            if (!site.path.empty() && site.line > 0) {
+              at = fmt::format(": change {}:{}{}", site.path, site.line, site.note.empty() ? "" : " (" + site.note + ")");
+              break;
+            }
+          r.notes.push_back(fmt::format("{}: its fix is a code change trainscope cannot apply at run time{}", f.id, at));
+        }
         continue;
       }
       std::string key = settings_text(f.fix_settings);

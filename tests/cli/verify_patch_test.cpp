@@ -124,9 +124,11 @@ class VerifyPatch : public ::testing::Test {
     }
   }
   Result verify(const std::string& opts, const std::string& command) {
-    return ts::test::run_capture(fmt::format("cd {} && TRAINSCOPE_HOME={} timeout 500 {} verify --json --no-store "
-                                             "--patch fix.diff {} -- {} < /dev/null",
-                                             proj().string(), home_.string(), TS_CLI, opts, command),
+    // TMPDIR: what the scripts leave in temporary folders (checkpoints) goes with the test's folder
+    fs::create_directories(home_ / "tmp");
+    return ts::test::run_capture(fmt::format("cd {} && TRAINSCOPE_HOME={} TMPDIR={}/tmp timeout 500 {} verify --json "
+                                             "--no-store --patch fix.diff {} -- {} < /dev/null",
+                                             proj().string(), home_.string(), home_.string(), TS_CLI, opts, command),
                                  (home_ / "stderr.txt").string());
   }
 
@@ -339,4 +341,40 @@ TEST_F(VerifyPatch, RunPointsAtThePatch) {
                                  line)),
             std::string::npos)
       << all;
+}
+
+// What no setting fixes gets no patch, and is named at its line: a torch.save every step in a
+// helper module (the corpus case), the line the finding points at.
+TEST_F(VerifyPatch, CodeChangeIsNamedAtItsLine) {
+  ASSERT_TRUE(imports(kDebianPython, "torch"));
+  copy_case(kCorpus / "helper_checkpoint", {"train.py", "checkpointing.py", "optim_setup.py"});
+  int line = marked_line(ts::test::read_file((proj() / "checkpointing.py").string()), "expect-site: in-loop-io");
+  auto before = snapshot(proj());
+  Result r = verify("--steps 60 --top 1", kDebianPython + " train.py");
+  EXPECT_EQ(r.code, 1) << r.err;  // nothing to patch
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser_.parse(r.out).get(doc)) << r.out << r.err;
+  bool named = false;
+  simdjson::dom::array notes = doc["notes"].get_array().value();
+  for (auto n : notes)
+    named |= std::string_view(n.get_string().value())
+                 .find(fmt::format("in-loop-io: its fix is a code change trainscope cannot apply at run time: change "
+                                   "checkpointing.py:{}",
+                                   line)) == 0;
+  EXPECT_TRUE(named) << r.out;
+  EXPECT_TRUE(std::string_view(doc["patch"]["diff"].get_string().value()).empty());
+  auto after = snapshot(proj());
+  for (const auto& [f, text] : before) EXPECT_EQ(after[f], text) << f << " changed";
+}
+
+// Where FILE goes is checked before any run: one line, exit 1.
+TEST_F(VerifyPatch, BadPatchFileIsOneLine) {
+  Result r = ts::test::run_capture(fmt::format("cd {} && {} verify --patch /nonexistent-dir/fix.diff -- true", proj().string(), TS_CLI),
+                            (home_ / "stderr.txt").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "trainscope: /nonexistent-dir/fix.diff: --patch: the folder /nonexistent-dir does not exist or is not writable\n");
+  r = ts::test::run_capture(fmt::format("cd {} && {} verify --patch {} -- true", proj().string(), TS_CLI, home_.string()),
+                            (home_ / "stderr.txt").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, fmt::format("trainscope: {}: --patch: is a folder, not a file\n", home_.string()));
 }
