@@ -237,6 +237,15 @@ case("threads-and-latin1",
       + "loader = DataLoader(ds, batch_size=4, num_workers=4, persistent_workers=True)  # caf\u00e9 \u00e0 l'ombre\n"
       .encode("latin-1")})
 
+# 8b. A UTF-8 BOM stays; a tab-indented loop gets a tab more under the `with`.
+case("bom-and-tabs",
+     {"b.py": b"\xef\xbb\xbfloader = DataLoader(ds)\n",
+      "t.py": "import torch\nfor x in data:\n\tloss = model(x)\n\tloss.backward()\n"},
+     lambda p: [p.edit("b.py", "keywords", 1, call="loader", keywords=KW),
+                p.edit("t.py", "wrap", 3, **{"with": "torch.autocast('cpu')"})],
+     {"b.py": b"\xef\xbb\xbfloader = DataLoader(ds, num_workers=4, persistent_workers=True)\n",
+      "t.py": "import torch\nfor x in data:\n\twith torch.autocast('cpu'):\n\t\tloss = model(x)\n\tloss.backward()\n"})
+
 # 9. Bad input (issue 39, item 5): one line per site, the other sites still patched.
 good = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8)\n"
 good_after = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, persistent_workers=True)\n"
