@@ -207,7 +207,9 @@ void patch_and_measure(const VerifyOptions& opt, VerifyResult& r, const run::Age
   }
   for (const auto& n : plan.notes) p.notes.push_back(n);
   if (plan.edits.empty()) {
-    p.problem = "no measured fix has a recorded line of your code to be written at";
+    bool gained = std::any_of(r.fixes.begin(), r.fixes.end(), [](const VerifyFix& f) { return f.measured_speedup > 1; });
+    p.problem = gained ? "no measured fix has a recorded line of your code to be written at (see the notes)"
+                       : "no fix measured a gain with --set, so none is written (see the notes)";
     return;
   }
   // The --set run the patched copy must reproduce: the fix's own, or "all" when it holds several.

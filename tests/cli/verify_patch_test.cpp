@@ -126,7 +126,11 @@ class VerifyPatch : public ::testing::Test {
   Result verify(const std::string& opts, const std::string& command) {
     // TMPDIR: what the scripts leave in temporary folders (checkpoints) goes with the test's folder
     fs::create_directories(home_ / "tmp");
-    return ts::test::run_capture(fmt::format("cd {} && TRAINSCOPE_HOME={} TMPDIR={}/tmp timeout 500 {} verify --json "
+    // OMP_NUM_THREADS=1: with two intra-op threads, a step's operators wait on each other whenever
+    // other work on this 2-core machine takes one core (measured: forward and backward 30-100x
+    // slower in such runs), which can hide the workers' gain in one of the timed runs; the tests
+    // are about the patch, not the thread pool.
+    return ts::test::run_capture(fmt::format("cd {} && TRAINSCOPE_HOME={} TMPDIR={}/tmp OMP_NUM_THREADS=1 timeout 500 {} verify --json "
                                              "--no-store --patch fix.diff {} -- {} < /dev/null",
                                              proj().string(), home_.string(), home_.string(), TS_CLI, opts, command),
                                  (home_ / "stderr.txt").string());
