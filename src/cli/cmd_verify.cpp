@@ -34,9 +34,9 @@ void register_verify(CLI::App& app) {
       "Patch: --patch fix.diff writes each measured fix at the line of your code the run recorded (the DataLoader,\n"
       "optimizer, forward call, copies, TrainingArguments / Lightning Trainer), edited from Python's syntax tree, the\n"
       "rest of each file unchanged. The patch is applied to a copy of this directory (never your files) and the copy\n"
-      "is run again: FILE is written only when that run reproduces the --set run's step within 30%. A site that cannot\n"
-      "be patched (file changed since the run, notebook cell, exec, zip, site-packages, read-only, **kwargs) gets one\n"
-      "line and no edit; exit status 1 when no patch is written.");
+      "is run again: FILE is written only when that run is at most 30% (or the runs' own spread) slower than the --set\n"
+      "run. A site that cannot be patched (file changed since the run, notebook cell, exec, zip, site-packages,\n"
+      "read-only, **kwargs) gets one line and no edit; exit status 1 when no patch is written.");
   cmd->add_option("--steps", o->v.steps, "Steps per run (the script must run at least this long, or it is measured "
                                          "over the steps it makes)")
       ->capture_default_str()
