@@ -3,11 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <unistd.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "diagnose/diagnose.h"
+#include "experiment/patch_apply.h"
+#include "experiment/patch_plan.h"
+#include "run/agent_locator.h"
 #include "diagnose/thresholds.h"
 #include "run/run_session.h"
 #include "util/error.h"
@@ -34,14 +41,18 @@ void say(const VerifyOptions& opt, const std::string& line) {
 }
 
 // One `trainscope run` of the command with `settings`; its steps and diagnosis for the caller.
+// `command`/`cwd`: another command line and directory (the patched copy); `agent`: the run's
+// agent summary for the caller (the baseline's sites).
 VerifyRun one_run(const VerifyOptions& opt, const std::string& label, const std::string& dir,
                   const std::vector<run::Override>& settings, std::vector<run::StepRecord>& steps,
-                  std::optional<diagnose::Diagnosis>& diagnosis) {
+                  std::optional<diagnose::Diagnosis>& diagnosis, const std::vector<std::string>* command = nullptr,
+                  const std::string& cwd = "", run::AgentSummary* agent = nullptr) {
   VerifyRun v;
   v.label = label;
   v.settings = settings;
   run::RunOptions ro;
-  ro.command = opt.command;
+  ro.command = command ? *command : opt.command;
+  ro.cwd = cwd;
   ro.out_dir = dir;
   ro.steps = opt.steps;
   // Every run profiles the same last steps, so the measured range before them is alike in all.
@@ -65,6 +76,7 @@ VerifyRun one_run(const VerifyOptions& opt, const std::string& label, const std:
     }
   diagnosis = res.diagnosis;
   steps = res.agent.steps;
+  if (agent) *agent = std::move(res.agent);
   return v;
 }
 
@@ -98,6 +110,23 @@ double mean_step_ms(const std::vector<run::StepRecord>& steps, int64_t first, in
   --a, --b;
   if (b->first <= a->first) return -1;
   return (b->second - a->second) / 1e6 / static_cast<double>(b->first - a->first);
+}
+
+double block_spread(const std::vector<run::StepRecord>& steps, int64_t first, int64_t last) {
+  // Eighths of the range; the fastest and the slowest are left out (a burst of workers starting
+  // late, one stall), the rest's range over their median is how much the run varies by itself.
+  constexpr int kBlocks = 8;
+  const int64_t n = last - first + 1;
+  if (n < 2 * kBlocks) return -1;
+  std::vector<double> ms;
+  for (int b = 0; b < kBlocks; ++b) {
+    double m = mean_step_ms(steps, first + n * b / kBlocks, first + n * (b + 1) / kBlocks - 1);
+    if (m <= 0) return -1;
+    ms.push_back(m);
+  }
+  std::sort(ms.begin(), ms.end());
+  double median = (ms[kBlocks / 2 - 1] + ms[kBlocks / 2]) / 2;
+  return (ms[kBlocks - 2] - ms[1]) / median;
 }
 
 std::pair<int64_t, int64_t> measured_range(int64_t steps) {
@@ -134,9 +163,142 @@ std::string not_applied_text(const std::vector<run::OverrideOutcome>& outcomes) 
 
 void measure(VerifyRun& v, const std::vector<run::StepRecord>& steps, int64_t first, int64_t last) {
   v.step_ms = mean_step_ms(steps, first, last);
+  v.spread = block_spread(steps, first, last);
   if (v.step_ms < 0)
     v.problem = v.exit_code != 0 ? fmt::format("the run failed (exit status {}) after {} steps", v.exit_code, v.steps)
                                  : fmt::format("the run ended after {} steps, before step {}", v.steps, last);
+}
+
+}  // namespace
+
+bool patch_reproduces(double patched_ms, double set_ms, double tolerance) {
+  // One-sided: a patched copy faster than the --set run has its gain (load only slows a run).
+  return patched_ms > 0 && set_ms > 0 && patched_ms <= (1 + tolerance) * set_ms;
+}
+
+namespace {
+
+void patch_and_measure(const VerifyOptions& opt, VerifyResult& r, const run::AgentSummary& agent) {
+  VerifyPatch& p = *r.patch;
+  p.file = fs::absolute(opt.patch_file).lexically_normal().string();
+  p.tolerance = kPatchTolerance;
+  const std::string cwd = fs::current_path().string();
+  // The fixes that measured a gain with every setting applied go into the patch.
+  PatchPlan plan;
+  const VerifyFix* single = nullptr;
+  const std::string script = command_script(opt.command, cwd);
+  for (const auto& f : r.fixes) {
+    if (f.measured_speedup <= 1) {
+      p.notes.push_back(f.measured_speedup > 0
+                            ? fmt::format("{}: not in the patch: its --set run measured no gain ({:.2f}x)", f.finding, f.measured_speedup)
+                            : fmt::format("{}: not in the patch: its --set run was not measured", f.finding));
+      continue;
+    }
+    std::vector<run::Override> applied;
+    for (const auto& o : f.run.outcomes)
+      if (o.applied) applied.emplace_back(o.key, o.value);
+      else p.notes.push_back(fmt::format("{}: {}={} is not in the patch: not applied at run time ({})", f.finding, o.key, o.value, o.reason));
+    size_t before = plan.edits.size();
+    plan_fix(f.finding, applied, agent.evidence, script, plan);
+    if (plan.edits.size() > before || std::any_of(plan.edits.begin(), plan.edits.end(), [&](const PatchEdit& e) { return e.fix == f.finding; })) {
+      p.fixes.push_back(f.finding);
+      single = &f;
+    }
+  }
+  for (const auto& n : plan.notes) p.notes.push_back(n);
+  if (plan.edits.empty()) {
+    bool gained = std::any_of(r.fixes.begin(), r.fixes.end(), [](const VerifyFix& f) { return f.measured_speedup > 1; });
+    p.problem = gained ? "no measured fix has a recorded line of your code to be written at (see the notes)"
+                       : "no fix measured a gain with --set, so none is written (see the notes)";
+    return;
+  }
+  // The --set run the patched copy must reproduce: the fix's own, or "all" when it holds several.
+  const VerifyFix* target = p.fixes.size() == 1 ? single : (r.all ? &*r.all : nullptr);
+  if (target) {
+    p.compared_with = target->finding;
+    p.set_step_ms = target->run.step_ms;
+    p.set_speedup = target->measured_speedup;
+    p.predicted_speedup = target->predicted_speedup;
+  }
+
+  std::string python = !agent.executable.empty() ? agent.executable : "python3";
+  std::string spec_path = r.out_dir + "/patch-spec.json", diff_path = r.out_dir + "/fix.diff";
+  std::ofstream(spec_path) << patch_spec_json(cwd, diff_path, plan.edits);
+  PatcherOutput out = run_patcher(python, run::locate_agent_dir(), spec_path);
+  if (!out.problem.empty()) {
+    p.problem = out.problem;
+    return;
+  }
+  p.files = out.files;
+  for (auto& e : out.edits) p.edits.push_back({e.fix, e.file, e.what, e.line});
+  p.refused = out.refused;
+  {
+    std::ifstream in(diff_path, std::ios::binary);
+    p.diff.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  if (p.diff.empty()) {
+    p.problem = "no edit could be written (each site's reason is listed)";
+    return;
+  }
+  // The patched copy: the project folder without verify's own output.
+  std::string copy = r.out_dir + "/patched";
+  say(opt, fmt::format("patch: {} edit{} in {}; applying it to a copy of {} and running it", p.edits.size(),
+                       p.edits.size() == 1 ? "" : "s", fmt::join(p.files, ", "), cwd));
+  std::string why = copy_project(cwd, copy + "/project", {r.out_dir, cwd + "/trainscope-runs", cwd + "/.git"});
+  if (why.empty()) why = apply_patch(copy + "/project", diff_path);
+  if (!why.empty()) {
+    p.problem = "the patch was not measured: " + why;
+    return;
+  }
+  std::vector<std::string> cmd = command_in_copy(opt.command, cwd, copy + "/project");
+  auto patched_run = [&](const std::string& dir) {
+    std::vector<run::StepRecord> s;
+    std::optional<diagnose::Diagnosis> d;
+    VerifyRun v;
+    try {
+      v = one_run(opt, "patched", dir, {}, s, d, &cmd, copy + "/project");
+    } catch (const std::exception& e) {
+      v.label = "patched";
+      v.problem = e.what();
+    }
+    measure(v, s, r.first_step, r.last_step);
+    return v;
+  };
+  auto judge = [&] {
+    p.measured_speedup = p.run.step_ms > 0 ? r.baseline.step_ms / p.run.step_ms : -1;
+    // Two timed runs agree within what either run varies by itself, and never closer than
+    // kPatchTolerance: the spread verify reports beside them.
+    if (target) p.tolerance = std::max({kPatchTolerance, target->run.spread, p.run.spread});
+    p.reproduced = patch_reproduces(p.run.step_ms, p.set_step_ms, p.tolerance);
+  };
+  p.run = patched_run(copy + "/run");
+  judge();
+  if (!p.reproduced && p.run.step_ms > 0 && target) {
+    // Other work on the machine slows one run now and then: a patch is refused only when a second
+    // run of the copy misses too (the faster of the two counts).
+    say(opt, fmt::format("patched copy: {:.2f} ms per step against the --set run's {:.2f} ms: running it once more",
+                         p.run.step_ms, p.set_step_ms));
+    VerifyRun again = patched_run(copy + "/run-2");
+    if (again.step_ms > 0 && again.step_ms < p.run.step_ms) p.run = std::move(again);
+    judge();
+  }
+  say(opt, p.run.step_ms > 0 ? fmt::format("patched copy: {:.2f} ms per step, {:.2f}x (--set: {:.2f}x)", p.run.step_ms,
+                                           p.measured_speedup, p.set_speedup)
+                             : "patched copy: not measured: " + p.run.problem);
+  if (p.run.step_ms <= 0) {
+    p.problem = "the patched copy was not measured: " + p.run.problem;
+  } else if (!target) {
+    p.problem = "no --set run holds exactly the patch's fixes to compare the patched copy with";
+  } else if (!p.reproduced) {
+    p.problem = fmt::format("the patched copy measured {:.2f} ms per step, the --set run {:.2f} ms: more than {:.0f}% slower ("
+                            "the spread of the runs), so the patch does not reproduce the measured gain",
+                            p.run.step_ms, p.set_step_ms, 100 * p.tolerance);
+  } else {
+    std::error_code ec;
+    fs::copy_file(diff_path, p.file, fs::copy_options::overwrite_existing, ec);
+    if (ec) p.problem = fmt::format("{}: cannot write the patch: {}", p.file, ec.message());
+    else p.written = true;
+  }
 }
 
 }  // namespace
@@ -152,13 +314,21 @@ VerifyResult run_verify(const VerifyOptions& opt) {
   if (ec || !fs::is_directory(r.out_dir))
     throw UserError(r.out_dir + ": cannot create the output directory: " + ec.message());
   r.out_dir = fs::absolute(r.out_dir).lexically_normal().string();
+  if (!opt.patch_file.empty()) {
+    // Said before the runs, not after them: where FILE goes must be a writable folder.
+    fs::path dir = fs::absolute(opt.patch_file).parent_path();
+    if (!fs::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0)
+      throw UserError(opt.patch_file + ": --patch: the folder " + dir.string() + " does not exist or is not writable");
+    if (fs::is_directory(opt.patch_file, ec)) throw UserError(opt.patch_file + ": --patch: is a folder, not a file");
+  }
   std::tie(r.first_step, r.last_step) = measured_range(opt.steps);
 
   // 1. Baseline and its diagnosis.
   say(opt, fmt::format("baseline run ({} steps)", opt.steps));
   std::vector<run::StepRecord> steps;
   std::optional<diagnose::Diagnosis> diag;
-  r.baseline = one_run(opt, "baseline", r.out_dir + "/baseline", {}, steps, diag);
+  run::AgentSummary base_agent;
+  r.baseline = one_run(opt, "baseline", r.out_dir + "/baseline", {}, steps, diag, nullptr, "", &base_agent);
   if (r.baseline.steps == 0)
     throw UserError(fmt::format("verify: the baseline run made no training steps (exit status {}); see {}",
                                 r.baseline.exit_code, r.baseline.out_dir));
@@ -188,8 +358,16 @@ VerifyResult run_verify(const VerifyOptions& opt) {
       r.baseline_titles.push_back(fmt::format("{} ({})", f.title, f.id));
       if (rank++ >= opt.top) continue;
       if (f.fix_settings.empty()) {
-        if (f.id != "compute-bound")
-          r.notes.push_back(fmt::format("{}: its fix is a code change trainscope cannot apply at run time", f.id));
+        if (f.id != "compute-bound") {
+          // No setting fixes it, so no patch either: the line to change, as the finding names it.
+          std::string at;
+          for (const auto& site : f.sites)
+            if (!site.path.empty() && site.line > 0) {
+              at = fmt::format(": change {}:{}{}", site.path, site.line, site.note.empty() ? "" : " (" + site.note + ")");
+              break;
+            }
+          r.notes.push_back(fmt::format("{}: its fix is a code change trainscope cannot apply at run time{}", f.id, at));
+        }
         continue;
       }
       std::string key = settings_text(f.fix_settings);
@@ -254,6 +432,12 @@ VerifyResult run_verify(const VerifyOptions& opt) {
                    });
     all.still_charged_ms = still_charged_ms(all.run, ids);
     r.all = std::move(all);
+  }
+
+  // 4. --patch: the measured fixes written into the user's code, applied to a copy, measured again.
+  if (!opt.patch_file.empty()) {
+    r.patch = VerifyPatch{};
+    patch_and_measure(opt, r, base_agent);
   }
 
   // The verdict: the first fix's outcome, or why nothing was tried.

@@ -22,6 +22,7 @@ struct VerifyOptions {
   std::string out_dir;   // "" = trainscope-runs/verify-<UTC time>/
   bool progress = true;  // lines on stderr
   bool sample = true;    // hardware sampling in each run (the CPU budget sizes DataLoader workers)
+  std::string patch_file;  // --patch FILE: the measured fixes as a diff of the user's files ("" none)
 };
 
 struct VerifyRun {
@@ -32,6 +33,7 @@ struct VerifyRun {
   int exit_code = 0;
   int64_t steps = 0;         // steps the run made
   double step_ms = -1;       // mean step over the measured range, -1 when it did not reach it
+  double spread = -1;        // how much the run varies by itself (block_spread), -1 unknown
   std::vector<std::string> findings;  // finding ids of this run's diagnosis
   // ...and what each still charges: its share of this run's step, and whether it is critical.
   struct Charge {
@@ -54,6 +56,31 @@ struct VerifyFix {
   VerifyRun run;
 };
 
+// verify --patch: the measured fixes written at the recorded lines of the user's code, applied to
+// a copy of the project and measured again (docs/AGENT.md "How sites become edits").
+struct VerifyPatch {
+  std::string file;                   // --patch FILE, absolute
+  bool written = false;               // FILE holds the patch (it applied and its re-run reproduced the gain)
+  std::string diff;                   // the unified diff (paths relative to the command's directory)
+  std::vector<std::string> files;     // the files it changes
+  struct Edit {
+    std::string fix, file, what;
+    int64_t line = 0;
+  };
+  std::vector<Edit> edits;
+  std::vector<std::string> refused;   // one line per site that gets no patch, and why
+  std::vector<std::string> notes;     // settings with no line to write them at, or not applied at run time
+  std::vector<std::string> fixes;     // the findings whose fixes are in it
+  std::string compared_with;          // the --set run it must reproduce: a finding id or "all"
+  double set_step_ms = -1, set_speedup = -1, predicted_speedup = -1;
+  double measured_speedup = -1;       // the patched copy's, -1 not measured
+  double tolerance = 0;               // how far the patched copy's step may be from the --set run's (fraction):
+                                      // kPatchTolerance, or either run's own spread when larger
+  bool reproduced = false;
+  VerifyRun run;                      // the patched copy's run
+  std::string problem;                // why FILE was not written ("" when it was)
+};
+
 struct VerifyResult {
   std::vector<std::string> command;
   std::string out_dir, verdict;
@@ -63,6 +90,7 @@ struct VerifyResult {
   std::vector<VerifyFix> fixes;                      // one per applicable fix of the top findings
   std::optional<VerifyFix> all;                      // every fix at once (when there are two or more)
   std::vector<std::string> notes;                    // findings without a run-time fix, ...
+  std::optional<VerifyPatch> patch;                  // with --patch
 };
 
 // Pure parts (tested directly).
@@ -70,6 +98,9 @@ struct VerifyResult {
 // (t_end[last] - t_end[first - 1]) / (last - first + 1), the nearest recorded steps when some are
 // missing; -1 when the range is not covered. A mean, not a median: workers deliver in bursts.
 double mean_step_ms(const std::vector<run::StepRecord>& steps, int64_t first, int64_t last);
+// How much a run varies by itself: the mean steps of the eighths of first..last, the fastest and
+// the slowest left out, their range over the median of all eight; -1 when not covered (< 16 steps).
+double block_spread(const std::vector<run::StepRecord>& steps, int64_t first, int64_t last);
 // The measured range for runs of `steps` steps whose profiler window is the last five steps.
 std::pair<int64_t, int64_t> measured_range(int64_t steps);
 // Whether a fix's re-run still charges finding `id` what counts: it is critical, or its share of the
@@ -81,6 +112,13 @@ bool still_costs(const VerifyRun& fix, const std::string& id, double baseline_ms
 double still_charged_ms(const VerifyRun& fix, const std::vector<std::string>& ids);
 // "a=1 b=2"
 std::string settings_text(const std::vector<run::Override>& s);
+
+// How far a patched copy's step may be from the --set run's and still count as the same measurement:
+// the run-to-run spread of verify's re-runs on a loaded 2-core machine (docs/BENCHMARKS.md).
+inline constexpr double kPatchTolerance = 0.30;
+// Whether a patched copy's step reproduces the --set run's: no more than `tolerance` (a fraction)
+// slower than it; faster counts (load only slows a run).
+bool patch_reproduces(double patched_ms, double set_ms, double tolerance);
 
 VerifyResult run_verify(const VerifyOptions& opt);
 std::string verify_text(const VerifyResult& r);

@@ -32,6 +32,8 @@ void write_run(JsonWriter& w, const VerifyRun& v) {
   w.field("label", v.label).field("out_dir", v.out_dir).field("exit_status", v.exit_code).field("steps", v.steps);
   w.key("step_ms");
   if (v.step_ms > 0) w.value(v.step_ms); else w.null();
+  w.key("spread");
+  if (v.spread >= 0) w.value(v.spread); else w.null();
   w.array("findings", v.findings);
   w.key("overrides").begin_array();
   for (const auto& o : v.outcomes)
@@ -62,6 +64,67 @@ void write_fix(JsonWriter& w, const VerifyFix& f) {
   w.end_object();
 }
 
+void write_patch(JsonWriter& w, const VerifyPatch& p) {
+  w.begin_object();
+  w.field("file", p.file).field("written", p.written).field("diff", p.diff);
+  w.array("files", p.files);
+  w.array("fixes", p.fixes);
+  w.key("edits").begin_array();
+  for (const auto& e : p.edits)
+    w.begin_object().field("fix", e.fix).field("file", e.file).field("line", e.line).field("what", e.what).end_object();
+  w.end_array();
+  w.array("refused", p.refused);
+  w.array("notes", p.notes);
+  w.field("compared_with", p.compared_with);
+  auto num = [&](const char* k, double v) {
+    w.key(k);
+    if (v > 0) w.value(v); else w.null();
+  };
+  num("predicted_speedup", p.predicted_speedup);
+  num("set_speedup", p.set_speedup);
+  num("set_step_ms", p.set_step_ms);
+  num("measured_speedup", p.measured_speedup);
+  num("step_ms", p.run.step_ms);
+  w.field("tolerance", p.tolerance).field("reproduced", p.reproduced);
+  w.key("problem");
+  if (p.problem.empty()) w.null(); else w.value(p.problem);
+  w.key("run");
+  write_run(w, p.run);
+  w.end_object();
+}
+
+std::string spread_note(const VerifyPatch& p) {
+  return p.tolerance > kPatchTolerance ? " (the runs' own spread)" : "";
+}
+
+std::string patch_text(const VerifyPatch& p) {
+  std::string o = fmt::format("\nPatch ({}): ", p.file);
+  if (p.edits.empty()) o += "no edit written.\n";
+  else {
+    o += fmt::format("{} edit{} of your code", p.edits.size(), p.edits.size() == 1 ? "" : "s");
+    if (!p.files.empty()) {
+      o += " in ";
+      for (size_t i = 0; i < p.files.size(); ++i) o += (i ? ", " : "") + p.files[i];
+    }
+    o += ":\n";
+    for (const auto& e : p.edits)
+      o += e.line > 0 ? fmt::format("  {}:{}  {}: {}\n", e.file, e.line, e.fix, e.what)
+                      : fmt::format("  {}  {}: {}\n", e.file, e.fix, e.what);
+  }
+  for (const auto& r : p.refused) o += "  not patched: " + r + "\n";
+  for (const auto& n : p.notes) o += "  note: " + n + "\n";
+  if (p.run.step_ms > 0)
+    o += fmt::format("  the patched copy: {:.2f} ms per step, {}; the --set run ({}): {:.2f} ms, {}; predicted {}: {}\n",
+                     p.run.step_ms, x_or_dash(p.measured_speedup), p.compared_with, p.set_step_ms, x_or_dash(p.set_speedup),
+                     x_or_dash(p.predicted_speedup),
+                     p.reproduced ? fmt::format("reproduced within {:.0f}%{}", 100 * p.tolerance, spread_note(p))
+                                  : fmt::format("not reproduced within {:.0f}%{}", 100 * p.tolerance, spread_note(p)));
+  if (p.written) o += fmt::format("  written: {} (apply it here with `git apply {}` or `patch -p1 < {}`)\n", p.file, p.file, p.file);
+  else o += "  not written: " + p.problem + "\n";
+  if (!p.diff.empty()) o += "\n" + p.diff;
+  return o;
+}
+
 }  // namespace
 
 std::string verify_text(const VerifyResult& r) {
@@ -85,6 +148,11 @@ std::string verify_text(const VerifyResult& r) {
       o += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>9}  {}\n", f->finding, fw, settings_text(f->settings), sw,
                        x_or_dash(f->predicted_speedup), x_or_dash(f->measured_speedup),
                        f->measured_speedup <= 0 ? "-" : f->resolved ? "yes" : "no");
+    // The patch's own re-run, beside the --set measurement it must reproduce.
+    if (r.patch && !r.patch->edits.empty())
+      o += fmt::format("{:<{}}  {:<{}}  {:>9}  {:>9}  {}\n", "patch", fw, "(the patched copy, no --set)", sw,
+                       x_or_dash(r.patch->predicted_speedup), x_or_dash(r.patch->measured_speedup),
+                       r.patch->run.step_ms <= 0 ? "-" : r.patch->reproduced ? "reproduced" : "not reproduced");
     for (const auto* f : rows) {
       if (f->measured_speedup > 0)
         o += fmt::format("  {}: {:.2f} ms per step{}\n", f->finding, f->run.step_ms,
@@ -101,6 +169,7 @@ std::string verify_text(const VerifyResult& r) {
       if (!f.code.empty()) o += fmt::format("  {}:\n{}", f.finding, indent(f.code, "    "));
   }
   for (const auto& n : r.notes) o += "  note: " + n + "\n";
+  if (r.patch) o += patch_text(*r.patch);
   o += fmt::format("\nVerdict: {}\nOutput: {}/ (baseline/ and one folder per re-run, each with report.json)\n", r.verdict,
                    r.out_dir);
   return o;
@@ -123,6 +192,8 @@ std::string verify_json(const VerifyResult& r, const std::string& gate) {
   w.key("all");
   if (r.all) write_fix(w, *r.all); else w.null();
   w.array("notes", r.notes);
+  w.key("patch");
+  if (r.patch) write_patch(w, *r.patch); else w.null();
   if (!gate.empty()) w.key("gate").raw(gate);
   w.end_object();
   return w.take() + "\n";

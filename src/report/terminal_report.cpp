@@ -116,8 +116,18 @@ void findings(Out& o, const ReportInput& in) {
     if (!f.fix_settings.empty()) {
       std::string set;
       for (const auto& [k, v] : f.fix_settings) set += " --set " + k + "=" + v;
-      o.para("trainscope run" + set + " -- ... applies it without editing the script; trainscope verify -- ... "
-             "measures it",
+      // Patchable: a line of the user's code the fix is written at (verify --patch, patch_plan.h).
+      const diagnose::SiteRef* at = nullptr;
+      for (const auto& s : f.sites)
+        if (s.role == "dataloader" || s.role == "optimizer" || s.role == "forward" || s.role == "config" || s.role == "h2d") {
+          at = &s;
+          break;
+        }
+      o.para("trainscope run" + set + " -- ... applies it without editing the script; " +
+                 (at ? fmt::format("trainscope verify --patch fix.diff -- ... measures it and writes it into your code "
+                                   "({}:{}) as a patch",
+                                   at->path, at->line)
+                     : std::string("trainscope verify -- ... measures it")),
              5, "try: ");
     }
   }

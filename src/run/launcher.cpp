@@ -95,6 +95,11 @@ pid_t Launcher::start() {
     sigprocmask(SIG_SETMASK, &old, nullptr);
     if (stderr_fd_ >= 0 && stderr_fd_ != STDERR_FILENO) dup2(stderr_fd_, STDERR_FILENO);
     if (stdout_to_stderr_) dup2(STDERR_FILENO, STDOUT_FILENO);
+    if (!cwd_.empty() && chdir(cwd_.c_str()) != 0) {
+      int e = errno;
+      (void)!write(errpipe[1], &e, sizeof e);
+      _exit(127);
+    }
     execvpe(args[0], args.data(), envp.data());
     int e = errno;
     (void)!write(errpipe[1], &e, sizeof e);

@@ -31,6 +31,8 @@ class Launcher {
   void set_stderr(int fd) { stderr_fd_ = fd; }
   // The child's stdout goes to our stderr (trainscope verify --json keeps stdout for its JSON).
   void stdout_to_stderr(bool on) { stdout_to_stderr_ = on; }
+  // The child starts in `dir` ("" = ours): verify --patch runs the patched copy of the project there.
+  void set_cwd(std::string dir) { cwd_ = std::move(dir); }
   // Starts the child; throws UserError when the command cannot be started (not found, ...).
   pid_t start();
   pid_t pid() const { return pid_; }
@@ -47,6 +49,7 @@ class Launcher {
   pid_t pid_ = -1;
   int stderr_fd_ = -1;
   bool stdout_to_stderr_ = false;
+  std::string cwd_;
 };
 
 }  // namespace ts::run

@@ -532,6 +532,7 @@ RunResult run_session(const RunOptions& opt) {
   Launcher launcher(opt.command, open_agent_channel(s));
   open_live_panel(s);
   if (opt.child_stdout_to_stderr) launcher.stdout_to_stderr(true);
+  if (!opt.cwd.empty()) launcher.set_cwd(opt.cwd);
   attach_stderr_tee(s, launcher);
   const double t0 = steady_s();
   res.launch_mono_s = t0;

@@ -35,6 +35,7 @@ struct RunOptions {
   std::string live_dir;            // "" = sample::live_dir() (XDG_RUNTIME_DIR or /tmp/trainscope-<uid>)
   std::vector<Override> overrides;  // --set KEY=VALUE, applied by the agent (overrides.h)
   bool child_stdout_to_stderr = false;  // verify --json: the command's prints must not reach stdout
+  std::string cwd;                 // where the command starts ("" = here): verify --patch's patched copy
   // --job-dir DIR (or TRAINSCOPE_JOB_DIR): one node of a multi-node job. The output goes to
   // DIR/<host>-node<N>/ with its node.json (run/job_node.h) instead of out_dir.
   std::string job_dir;

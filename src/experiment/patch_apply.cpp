@@ -1,0 +1,141 @@
+#include "experiment/patch_apply.h"
+
+#include <cstdlib>
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "experiment/subprocess.h"
+
+namespace ts::experiment {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string str(simdjson::dom::element e, const char* key) {
+  std::string_view v;
+  return e[key].get_string().get(v) ? std::string() : std::string(v);
+}
+
+std::string last_line(const ChildResult& c) {
+  for (auto it = c.err_tail.rbegin(); it != c.err_tail.rend(); ++it)
+    if (!it->empty()) return *it;
+  return fmt::format("exit status {}", c.exit_code);
+}
+
+}  // namespace
+
+PatcherOutput run_patcher(const std::string& python, const std::string& agent_dir, const std::string& spec_path) {
+  PatcherOutput out;
+  ChildOptions opt;
+  opt.argv = {python, "-m", "trainscope_agent.patch", spec_path};
+  std::string pp = agent_dir;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) pp += std::string(":") + old;
+  opt.env = {{"PYTHONPATH", pp}, {"PYTHONDONTWRITEBYTECODE", "1"}};
+  opt.timeout_s = 120;
+  ChildResult c = run_child(opt);
+  if (c.spawn_failed) {
+    out.problem = python + ": cannot start";
+    return out;
+  }
+  if (c.timed_out || c.exit_code != 0) {
+    out.problem = "the patcher failed: " + (c.timed_out ? std::string("timed out") : last_line(c));
+    return out;
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(c.out).get(doc) || !doc.is_object()) {
+    out.problem = "the patcher's answer is not JSON";
+    return out;
+  }
+  simdjson::dom::array arr;
+  if (!doc["files"].get_array().get(arr))
+    for (auto f : arr) {
+      std::string_view v;
+      if (!f.get_string().get(v)) out.files.emplace_back(v);
+    }
+  if (!doc["edits"].get_array().get(arr))
+    for (auto e : arr) {
+      PatcherEdit pe{str(e, "fix"), str(e, "file"), str(e, "what"), 0};
+      int64_t line = 0;
+      if (!e["line"].get_int64().get(line)) pe.line = line;
+      out.edits.push_back(std::move(pe));
+    }
+  if (!doc["refused"].get_array().get(arr))
+    for (auto r : arr) out.refused.push_back(str(r, "reason"));
+  return out;
+}
+
+std::string copy_project(const fs::path& from, const fs::path& to, const std::vector<fs::path>& skip) {
+  std::error_code ec;
+  auto skipped = [&](const fs::path& p) {
+    std::error_code e2;
+    for (const auto& s : skip)
+      if (fs::equivalent(p, s, e2)) return true;
+    return false;
+  };
+  // Size first: nothing is copied when the folder is too large to copy for a measurement.
+  uintmax_t bytes = 0;
+  for (auto it = fs::recursive_directory_iterator(from, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_directory(ec) && !it->is_symlink(ec) && skipped(it->path())) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) bytes += it->file_size(ec);
+    if (bytes > kMaxCopyBytes)
+      return fmt::format("{} holds more than {} GiB: the patch is not measured on a copy of it", from.string(),
+                         kMaxCopyBytes >> 30);
+  }
+  if (ec) return fmt::format("{}: cannot be read: {}", from.string(), ec.message());
+  fs::create_directories(to, ec);
+  if (ec) return fmt::format("{}: cannot create: {}", to.string(), ec.message());
+  for (auto it = fs::recursive_directory_iterator(from, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    fs::path rel = fs::relative(it->path(), from, ec);
+    fs::path dst = to / rel;
+    if (it->is_symlink(ec)) {
+      fs::copy_symlink(it->path(), dst, ec);
+    } else if (it->is_directory(ec)) {
+      if (skipped(it->path())) {
+        it.disable_recursion_pending();
+        continue;
+      }
+      fs::create_directories(dst, ec);
+    } else if (it->is_regular_file(ec)) {
+      fs::copy_file(it->path(), dst, fs::copy_options::overwrite_existing, ec);
+      // the copy is verify's to patch even where the user's file is read-only
+      if (!ec) fs::permissions(dst, fs::perms::owner_write, fs::perm_options::add, ec);
+    }
+    if (ec) return fmt::format("{}: cannot copy: {}", it->path().string(), ec.message());
+  }
+  return ec ? fmt::format("{}: cannot copy: {}", from.string(), ec.message()) : "";
+}
+
+std::string apply_patch(const std::string& dir, const std::string& diff) {
+  ChildOptions opt;
+  opt.argv = {"patch", "-d", dir, "-p1", "-s", "-N", "--no-backup-if-mismatch", "-i", diff};
+  opt.timeout_s = 60;
+  ChildResult c = run_child(opt);
+  if (c.spawn_failed) {
+    opt.argv = {"git", "-C", dir, "apply", "-p1", diff};
+    c = run_child(opt);
+    if (c.spawn_failed) return "neither patch nor git is installed to apply it";
+  }
+  if (c.exit_code == 0) return "";
+  std::string why = c.out.empty() ? last_line(c) : c.out.substr(0, c.out.find('\n'));
+  return "it does not apply: " + why;
+}
+
+std::vector<std::string> command_in_copy(const std::vector<std::string>& command, const std::string& from,
+                                         const std::string& to) {
+  std::vector<std::string> out;
+  std::string root = from.back() == '/' ? from : from + "/";
+  for (const auto& a : command) {
+    if (a.rfind(root, 0) == 0) out.push_back(to + "/" + a.substr(root.size()));
+    else if (a == from) out.push_back(to);
+    else out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace ts::experiment

@@ -1,0 +1,43 @@
+#pragma once
+// verify --patch's mechanics: the agent's patcher run on a spec (patch_plan.h), the project copied
+// to a folder of verify's own (never the user's files), and the diff applied there with
+// `patch -p1` (or `git apply` where patch is missing), as the user would.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ts::experiment {
+
+struct PatcherEdit {
+  std::string fix, file, what;
+  int64_t line = 0;
+};
+
+struct PatcherOutput {
+  std::vector<std::string> files;    // relative paths the diff changes
+  std::vector<PatcherEdit> edits;
+  std::vector<std::string> refused;  // one line per site: "data.py:22: read-only: ..."
+  std::string problem;               // the patcher did not run or answer ("" when it did)
+};
+
+// Runs `python -m trainscope_agent.patch SPEC` (PYTHONPATH = the agent folder); the diff goes to
+// the spec's "out" file as bytes.
+PatcherOutput run_patcher(const std::string& python, const std::string& agent_dir, const std::string& spec_path);
+
+// Copies the project folder `from` to `to` (created), leaving out the paths in `skip` (verify's
+// own output, trainscope-runs/, .git/): symlinks stay links. "" when copied, else why not (a
+// folder of more than kMaxCopyBytes is not copied: the patch is written, not measured).
+std::string copy_project(const std::filesystem::path& from, const std::filesystem::path& to,
+                         const std::vector<std::filesystem::path>& skip);
+inline constexpr uintmax_t kMaxCopyBytes = uintmax_t{1} << 30;
+
+// Applies `diff` (a file) in `dir` with -p1; "" when it applied, else the tool's complaint.
+std::string apply_patch(const std::string& dir, const std::string& diff);
+
+// The command for a run in the copy: arguments naming paths under `from` name the same paths
+// under `to` (relative ones stay: the copy is the working directory).
+std::vector<std::string> command_in_copy(const std::vector<std::string>& command, const std::string& from,
+                                         const std::string& to);
+
+}  // namespace ts::experiment

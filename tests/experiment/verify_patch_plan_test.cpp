@@ -1,0 +1,174 @@
+// verify --patch's pure parts: which edit each --set setting becomes at which recorded site
+// (plain loop, Hugging Face TrainingArguments, Lightning Trainer), the spec the patcher reads, the
+// command's script, the command in the copy, the runs' own spread and the reproduce rule.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "experiment/patch_apply.h"
+#include "experiment/patch_plan.h"
+#include "experiment/verify.h"
+
+namespace ts::experiment {
+namespace {
+
+diagnose::CodeSite site(const std::string& role, const std::string& file, int64_t line, const std::string& detail = "") {
+  diagnose::CodeSite s;
+  s.role = role;
+  s.file = file;
+  s.line = line;
+  s.detail = detail;
+  s.sha1 = "sha-" + file;
+  s.calls = 1;
+  return s;
+}
+
+const PatchEdit* find(const PatchPlan& p, const std::string& op, const std::string& file) {
+  for (const auto& e : p.edits)
+    if (e.op == op && e.file == file) return &e;
+  return nullptr;
+}
+
+TEST(PatchPlan, PlainLoopSettingsGoToTheirSites) {
+  diagnose::AgentEvidence ev;
+  ev.param_device = "cuda:0";
+  ev.sites = {site("dataloader", "/p/data.py", 22), site("optimizer", "/p/train.py", 14),
+              site("forward", "/p/train.py", 17), site("h2d", "/p/train.py", 16)};
+  PatchPlan plan;
+  plan_fix("dataloader-starvation",
+           {{"dataloader.num_workers", "6"}, {"dataloader.persistent_workers", "true"}, {"dataloader.pin_memory", "true"},
+            {"copy.non_blocking", "true"}},
+           ev, "/p/train.py", plan);
+  plan_fix("fp32-gemm", {{"autocast", "bf16"}}, ev, "/p/train.py", plan);
+  plan_fix("unfused-optimizer", {{"optimizer.fused", "true"}}, ev, "/p/train.py", plan);
+  plan_fix("thread-oversubscription", {{"threads", "2"}}, ev, "/p/train.py", plan);
+  plan_fix("launch-bound", {{"compile", "reduce-overhead"}}, ev, "/p/train.py", plan);
+  EXPECT_TRUE(plan.notes.empty());
+  // the three DataLoader keywords are one edit of the one call
+  const PatchEdit* dl = find(plan, "keywords", "/p/data.py");
+  ASSERT_TRUE(dl);
+  EXPECT_EQ(dl->call, "loader");
+  EXPECT_EQ(dl->line, 22);
+  EXPECT_EQ(dl->sha1, "sha-/p/data.py");
+  std::vector<std::pair<std::string, std::string>> kw = {{"num_workers", "6"}, {"persistent_workers", "True"}, {"pin_memory", "True"}};
+  EXPECT_EQ(dl->keywords, kw);
+  int copies = 0, wraps = 0, compiles = 0, threads = 0, optim = 0;
+  for (const auto& e : plan.edits) {
+    if (e.call == "copy") {
+      ++copies;
+      EXPECT_EQ(e.line, 16);
+    }
+    if (e.op == "wrap") {
+      ++wraps;
+      EXPECT_EQ(e.with, "torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16)");
+    }
+    if (e.op == "compile") {
+      ++compiles;
+      EXPECT_EQ(e.value, "reduce-overhead");
+    }
+    if (e.op == "threads") {
+      ++threads;
+      EXPECT_EQ(e.value, "2");
+      EXPECT_EQ(e.sha1, "sha-/p/train.py");
+    }
+    if (e.call == "optimizer") {
+      ++optim;
+      EXPECT_EQ(e.keywords.at(0), (std::pair<std::string, std::string>{"fused", "True"}));
+    }
+  }
+  EXPECT_EQ(copies + wraps + compiles + threads + optim, 5);
+  EXPECT_EQ(copies * wraps * compiles * threads * optim, 1);
+}
+
+TEST(PatchPlan, FrameworksTakeTheirKnobs) {
+  diagnose::AgentEvidence hf;
+  hf.sites = {site("config", "/p/train.py", 33, "transformers.TrainingArguments"), site("dataloader", "/p/train.py", 37)};
+  PatchPlan plan;
+  plan_fix("dataloader-starvation", {{"dataloader.num_workers", "4"}, {"dataloader.persistent_workers", "true"}}, hf, "", plan);
+  plan_fix("fp32-gemm", {{"autocast", "bf16"}}, hf, "", plan);
+  plan_fix("unfused-optimizer", {{"optimizer.fused", "true"}, {"optimizer.foreach", "true"}}, hf, "", plan);
+  plan_fix("launch-bound", {{"compile", "true"}}, hf, "", plan);
+  ASSERT_EQ(plan.edits.size(), 1u);  // all on the TrainingArguments(...) call
+  const auto& e = plan.edits[0];
+  EXPECT_EQ(e.call, "training_args");
+  EXPECT_EQ(e.line, 33);
+  std::vector<std::pair<std::string, std::string>> kw = {{"dataloader_num_workers", "4"},
+                                                         {"dataloader_persistent_workers", "True"},
+                                                         {"bf16", "True"},
+                                                         {"optim", "\"adamw_torch_fused\""},
+                                                         {"torch_compile", "True"}};
+  EXPECT_EQ(e.keywords, kw);
+  ASSERT_EQ(plan.notes.size(), 1u);
+  EXPECT_EQ(plan.notes[0].rfind("optimizer.foreach: ", 0), 0u) << plan.notes[0];
+
+  diagnose::AgentEvidence pl;
+  pl.sites = {site("config", "/p/train.py", 40, "lightning.Trainer"), site("dataloader", "/p/train.py", 24)};
+  PatchPlan p2;
+  plan_fix("dataloader-starvation", {{"dataloader.num_workers", "4"}}, pl, "", p2);
+  plan_fix("fp32-gemm", {{"autocast", "bf16"}}, pl, "", p2);
+  plan_fix("launch-bound", {{"compile", "true"}}, pl, "", p2);
+  ASSERT_EQ(p2.edits.size(), 2u);
+  EXPECT_EQ(p2.edits[0].call, "loader");  // the DataModule's DataLoader line
+  EXPECT_EQ(p2.edits[0].line, 24);
+  EXPECT_EQ(p2.edits[1].call, "trainer");
+  EXPECT_EQ(p2.edits[1].keywords.at(0), (std::pair<std::string, std::string>{"precision", "\"bf16-mixed\""}));
+  ASSERT_EQ(p2.notes.size(), 1u);
+  EXPECT_EQ(p2.notes[0].rfind("compile: ", 0), 0u);
+}
+
+TEST(PatchPlan, NoSiteIsANoteNotAnEdit) {
+  diagnose::AgentEvidence ev;
+  PatchPlan plan;
+  plan_fix("x", {{"dataloader.num_workers", "4"}, {"copy.non_blocking", "true"}, {"threads", "2"}}, ev, "", plan);
+  EXPECT_TRUE(plan.edits.empty());
+  EXPECT_EQ(plan.notes.size(), 3u);
+}
+
+TEST(PatchPlan, SpecIsTheJsonThePatcherReads) {
+  PatchEdit e;
+  e.fix = "f";
+  e.op = "keywords";
+  e.file = "/p/a \"b\".py";
+  e.line = 3;
+  e.sha1 = "abc";
+  e.call = "loader";
+  e.keywords = {{"num_workers", "4"}};
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(patch_spec_json("/p", "/o/fix.diff", {e})).value();
+  EXPECT_EQ(std::string_view(doc["root"].get_string().value()), "/p");
+  EXPECT_EQ(std::string_view(doc["out"].get_string().value()), "/o/fix.diff");
+  simdjson::dom::element x = doc["edits"].at(0).value();
+  EXPECT_EQ(std::string_view(x["file"].get_string().value()), "/p/a \"b\".py");
+  EXPECT_EQ(x["line"].get_int64().value(), 3);
+  EXPECT_EQ(std::string_view(x["keywords"].at(0).at(1).get_string().value()), "4");
+}
+
+TEST(PatchPlan, CommandScriptAndCopy) {
+  EXPECT_EQ(command_script({"python", "train.py", "--lr", "1"}, "/p"), "/p/train.py");
+  EXPECT_EQ(command_script({"torchrun", "--nproc-per-node", "2", "src/../train.py"}, "/p"), "/p/train.py");
+  EXPECT_EQ(command_script({"python", "-m", "pkg.train"}, "/p"), "");
+  EXPECT_EQ(command_in_copy({"/usr/bin/python3", "/p/train.py", "train.py", "/p"}, "/p", "/c"),
+            (std::vector<std::string>{"/usr/bin/python3", "/c/train.py", "train.py", "/c"}));
+}
+
+TEST(PatchPlan, SpreadAndReproduce) {
+  // 64 steps of 10 ms, but for one slow eighth (20 ms) and one fast eighth (5 ms): both left out.
+  std::vector<run::StepRecord> steps;
+  int64_t t = 0;
+  for (int64_t s = 0; s <= 64; ++s) {
+    int64_t ms = s >= 1 && s <= 8 ? 20 : s >= 57 ? 5 : 10;
+    if (s > 0) t += ms;
+    run::StepRecord r;
+    r.step = s;
+    r.t_end_ns = t * 1'000'000;
+    steps.push_back(r);
+  }
+  EXPECT_NEAR(block_spread(steps, 1, 64), 0.0, 1e-9);
+  EXPECT_EQ(block_spread(steps, 1, 10), -1);  // too few steps to cut into eighths
+  EXPECT_TRUE(patch_reproduces(12.9, 10, 0.3));
+  EXPECT_FALSE(patch_reproduces(13.1, 10, 0.3));
+  EXPECT_TRUE(patch_reproduces(4, 10, 0.3));  // faster: the gain is there
+  EXPECT_FALSE(patch_reproduces(-1, 10, 0.3));
+}
+
+}  // namespace
+}  // namespace ts::experiment
