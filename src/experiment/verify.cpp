@@ -67,6 +67,10 @@ VerifyRun one_run(const VerifyOptions& opt, const std::string& label, const std:
   run::RunResult res = run::run_session(ro);
   v.out_dir = res.out_dir;
   v.exit_code = res.exit.shell_code();
+  if (res.evidence.agent && res.evidence.agent->time_account) {
+    v.run_s = res.evidence.agent->time_account->total_s;
+    v.compile_s = res.evidence.agent->time_account->compile_s;
+  }
   v.steps = res.agent.evidence.steps;
   v.outcomes = res.overrides;
   if (res.diagnosis)

@@ -33,6 +33,9 @@ struct VerifyRun {
   int exit_code = 0;
   int64_t steps = 0;         // steps the run made
   double step_ms = -1;       // mean step over the measured range, -1 when it did not reach it
+  // The whole run (run.time_account): its wall time and compilation, -1 unknown. A fix that
+  // compiles (torch.compile) trades compilation for step time: the report says when it pays back.
+  double run_s = -1, compile_s = -1;
   double spread = -1;        // how much the run varies by itself (block_spread), -1 unknown
   std::vector<std::string> findings;  // finding ids of this run's diagnosis
   // ...and what each still charges: its share of this run's step, and whether it is critical.
@@ -110,6 +113,9 @@ bool still_costs(const VerifyRun& fix, const std::string& id, double baseline_ms
 // What a fix's re-run still charges the findings `ids` per step, in ms (their shares of the
 // re-run's measured step, summed; 0 when none is left); -1 when the re-run was not measured.
 double still_charged_ms(const VerifyRun& fix, const std::vector<std::string>& ids);
+// A fix that adds compilation: the whole runs and the steps after which it pays back ("" when the
+// fix adds under 0.5 s of compilation or a run was not accounted).
+std::string compile_trade(const VerifyRun& base, const VerifyRun& fix);
 // "a=1 b=2"
 std::string settings_text(const std::vector<run::Override>& s);
 

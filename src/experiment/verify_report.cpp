@@ -27,6 +27,25 @@ std::string indent(const std::string& code, const char* pad) {
   return out + "\n";
 }
 
+}  // namespace
+
+// A fix that adds compilation (torch.compile) pays it once per process and wins it back step by
+// step: the whole run of each (run.time_account) and the steps after which it pays back.
+std::string compile_trade(const VerifyRun& base, const VerifyRun& fix) {
+  if (base.compile_s < 0 || fix.compile_s < 0 || fix.compile_s - base.compile_s < 0.5) return "";
+  const double added = fix.compile_s - base.compile_s;
+  const double saved_ms = base.step_ms - fix.step_ms;
+  std::string o = fmt::format("the whole run: {:.1f} s -> {:.1f} s over these steps; compilation adds {:.1f} s", base.run_s,
+                              fix.run_s, added);
+  if (saved_ms > 0)
+    o += fmt::format(", won back after about {:.0f} steps at {:.2f} ms saved per step", added * 1e3 / saved_ms, saved_ms);
+  else
+    o += ", and the compiled step is not faster: it never pays back";
+  return o;
+}
+
+namespace {
+
 void write_run(JsonWriter& w, const VerifyRun& v) {
   w.begin_object();
   w.field("label", v.label).field("out_dir", v.out_dir).field("exit_status", v.exit_code).field("steps", v.steps);
@@ -34,6 +53,10 @@ void write_run(JsonWriter& w, const VerifyRun& v) {
   if (v.step_ms > 0) w.value(v.step_ms); else w.null();
   w.key("spread");
   if (v.spread >= 0) w.value(v.spread); else w.null();
+  w.key("run_s");
+  if (v.run_s >= 0) w.value(v.run_s); else w.null();
+  w.key("compile_s");
+  if (v.compile_s >= 0) w.value(v.compile_s); else w.null();
   w.array("findings", v.findings);
   w.key("overrides").begin_array();
   for (const auto& o : v.outcomes)
@@ -163,6 +186,7 @@ std::string verify_text(const VerifyResult& r) {
       else
         o += fmt::format("  {}: not measured: {}\n", f->finding, f->run.problem);
       if (!f->not_applied.empty()) o += fmt::format("    not applied: {}\n", f->not_applied);
+      if (const std::string t = compile_trade(r.baseline, f->run); !t.empty()) o += "    " + t + "\n";
     }
     o += "\nMake it permanent (the settings above, in your code):\n";
     for (const auto& f : r.fixes)

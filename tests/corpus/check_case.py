@@ -110,7 +110,9 @@ def main():
         for kv in m["set"]:
             argv += ["--set", kv]
         argv += ["--"] + cmd
-        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+        # Its own store (TRAINSCOPE_HOME): cases run in parallel, and one shared SQLite file was once busy.
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+                   TRAINSCOPE_HOME=os.path.join(work, "home"))
         p = subprocess.run(argv, cwd=src, env=env, capture_output=True, text=True, timeout=600)
         check("exit status", p.returncode == 0, "rc %d; stderr tail: %s" % (p.returncode, p.stderr[-2000:]))
         with open(os.path.join(out, "report.json")) as fh:

@@ -45,6 +45,23 @@ TEST(Verify, ResolvedIsWhatTheReRunStillChargesAgainstTheBaselineStep) {
   EXPECT_EQ(still_charged_ms(fixed, {"dataloader-starvation"}), -1);
 }
 
+TEST(Verify, AFixThatCompilesSaysWhenItPaysBack) {
+  VerifyRun base, fix;
+  base.step_ms = 50, base.run_s = 20, base.compile_s = 0;
+  fix.step_ms = 40, fix.run_s = 26, fix.compile_s = 8;
+  // 8 s of compilation at 10 ms saved per step: 800 steps.
+  const std::string t = compile_trade(base, fix);
+  EXPECT_NE(t.find("compilation adds 8.0 s"), std::string::npos) << t;
+  EXPECT_NE(t.find("after about 800 steps"), std::string::npos) << t;
+  fix.step_ms = 55;
+  EXPECT_NE(compile_trade(base, fix).find("never pays back"), std::string::npos);
+  // No compilation added, or a run not accounted: nothing to say.
+  fix.compile_s = 0.2;
+  EXPECT_EQ(compile_trade(base, fix), "");
+  fix.compile_s = 8, base.compile_s = -1;
+  EXPECT_EQ(compile_trade(base, fix), "");
+}
+
 TEST(Verify, MeasuredRangeSkipsWarmUpAndTheProfilerWindow) {
   // 200 steps: warm-up 1-10, profiler window 195-199 (+ the export in step 200): 11-194.
   EXPECT_EQ(measured_range(200), (std::pair<int64_t, int64_t>{11, 194}));
