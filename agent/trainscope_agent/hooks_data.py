@@ -43,6 +43,7 @@ def install(torch):
         except Exception as e:
             fail("dataloader", e)
         t0 = now()
+        load_cost.Queued.ns = 0
         try:
             batch = next_orig(self)
         except StopIteration:
@@ -51,7 +52,9 @@ def install(torch):
             raise
         finally:
             if not G.off:
-                waited = now() - t0
+                # Loading done in the loop itself (num_workers=0) that sat in the run queue waited
+                # for a core other work held, not for data (load_cost.py).
+                waited = max(0, now() - t0 - load_cost.Queued.ns)
                 S.data_ns += waited
                 S.fetches += 1
                 phases.fetched(t0, waited)
@@ -227,6 +230,8 @@ def _wrap_fetcher(cls, torch):
             total = now() - t0
             c1, d1 = load_cost.sample()
             load_cost.add(total, c1 - c0, d1 - d0)
+            if worker_info() is None:
+                load_cost.Queued.ns += d1 - d0  # the loop's own loading: taken out of its data wait
             coll = _Collate.ns
             try:
                 n = len(possibly_batched_index) if self.auto_collation else 1

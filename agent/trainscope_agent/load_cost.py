@@ -9,8 +9,9 @@ loading. Run delay: the time the loading thread was runnable but waited for a co
 schedstat, Documentation/scheduler/sched-stats.rst). On a machine other work keeps busy, that
 queueing stretches the wall time of loading that computes; counted as waiting it would make the
 loading look like storage or network, for which more workers help whatever the cores do. So the
-share is cpu / (wall - run_delay). dataloader-starvation sizes num_workers from it
-(docs/FINDINGS.md)."""
+share is cpu / (wall - run_delay), and loading done in the loop itself (num_workers=0) has its
+run delay taken out of the loop's data wait (Queued). dataloader-starvation sizes num_workers from
+the share (docs/FINDINGS.md)."""
 import os
 import threading
 import time
@@ -26,6 +27,12 @@ class _Totals:
     cpu = 0
     delay = 0
     batches = 0
+
+
+class Queued:
+    """The run-queue delay of the fetch in progress when the loop loads itself (num_workers=0):
+    hooks_data takes it out of the data wait, which then is the time the loop waited for data."""
+    ns = 0
 
 
 class _Sched(threading.local):
