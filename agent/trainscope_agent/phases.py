@@ -51,6 +51,7 @@ _BACKWARD_KEY = "backward._backward_impl"  # the lazily compiled backward (outsi
 class _Compile:
     n = -1    # entries in the two lists when `ns` was summed
     ns = 0
+    frames = 0  # entries in the frames' list then: the frames compiled
 
 
 def compile_ns():
@@ -71,19 +72,14 @@ def compile_ns():
     c = _Compile
     if n != c.n:
         c.n = n
+        c.frames = len(f) if f else 0
         c.ns = int(((sum(f) if f else 0.0) + (sum(b) if b else 0.0)) * 1e9)
     return c.ns
 
 
 def compile_frames():
-    u = sys.modules.get("torch._dynamo.utils")
-    m = getattr(u, "compilation_time_metrics", None) if u is not None else None
-    if not m:
-        return 0
-    for k in ("_compile.compile_inner", "_compile.<locals>.compile_inner", "_compile"):
-        if m.get(k):
-            return len(m[k])
-    return 0
+    compile_ns()  # brings the counts up to date
+    return _Compile.frames
 
 
 def _totals():

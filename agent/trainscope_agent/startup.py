@@ -85,9 +85,11 @@ def stop_and_send(channel):
         return
     St.sent = True
     import os
+    from .sites import _source_line
     top = sorted(St.lines.items(), key=lambda kv: -kv[1])[:TOP]
     f = [("samples", St.samples), ("interval_ms", INTERVAL * 1e3), ("profiled_ns", St.profiled),
          ("import_ns", St.imports)]
     for i, ((file, line, func), ns) in enumerate(top):
-        f += [("file%d" % i, os.path.abspath(file)), ("line%d" % i, line), ("func%d" % i, func), ("ns%d" % i, ns)]
+        f += [("file%d" % i, os.path.abspath(file)), ("line%d" % i, line), ("func%d" % i, func), ("ns%d" % i, ns),
+              ("text%d" % i, _source_line(file, line))]
     channel.send_text("startup", f)

@@ -9,7 +9,6 @@
 #include "run/time_account.h"
 
 #include <algorithm>
-#include <fstream>
 #include <fmt/format.h>
 
 #include "run/code_sites.h"
@@ -114,14 +113,7 @@ void add_startup_profile(const Records& r, pid_t main_pid, const std::string& cw
     s.function = p->get(fmt::format("func{}", i));
     s.host_ms = p->get_double(fmt::format("ns{}", i), 0) / 1e6;
     s.detail = fmt::format("{:.1f} s of the start-up's profile", s.host_ms / 1e3);
-    std::ifstream in(file);
-    std::string text;
-    for (int64_t l = 1; l <= s.line && std::getline(in, text); ++l) {
-    }
-    if (in) {
-      const size_t b = text.find_first_not_of(" \t"), e = text.find_last_not_of(" \t\r");
-      s.code = b == std::string::npos ? "" : text.substr(b, e - b + 1);
-    }
+    s.code = p->get(fmt::format("text{}", i));  // read by the agent, as for every other site
     ev.sites.push_back(std::move(s));
   }
 }

@@ -19,7 +19,7 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
 
 // The start-up profile (agent startup.py's `startup` record): the import share into the account,
 // the top user lines into ev.sites (role "startup", their share of before_first_step_s as host_ms,
-// the source line read from the file). Needs ev.time_account; nothing without the record.
+// the source line as the agent read it). Needs ev.time_account; nothing without the record.
 void add_startup_profile(const Records& r, pid_t main_pid, const std::string& cwd, diagnose::AgentEvidence& ev);
 
 }  // namespace ts::run
