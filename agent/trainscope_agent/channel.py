@@ -33,9 +33,10 @@ HEADER = struct.Struct("<IHBBII")
 # h2d_pageable, h2d_blocking, fwd_ns, bwd_ns, opt_ns, io_ns, io_count, item_count, item_ns,
 # mem_allocated, mem_reserved, mem_peak, rss, samples, getitem_ns, collate_ns, loss(f64),
 # comm_ns, comm_count (explicit collectives), bwd_count (backward calls outside optimizer.step()),
-# opt_count (optimizer.step() calls) -- appended later: older readers stop after loss
-STEP = struct.Struct("<25qdqqqq")
-STEP_RECORD = struct.Struct("<IHBBII25qdqqqq")  # header + step, packed in one call (send_step)
+# opt_count (optimizer.step() calls), heap (the C heap's in-use bytes, heap.py; -1 none) --
+# appended later: older readers stop after loss
+STEP = struct.Struct("<25qdqqqqq")
+STEP_RECORD = struct.Struct("<IHBBII25qdqqqqq")  # header + step, packed in one call (send_step)
 FLUSH_NS = 50_000_000  # a batch of step records waits at most this long (live status reads 1/s)
 GPU = struct.Struct("<qq")          # step, gpu_ns
 GPU_RECORD = struct.Struct("<IHBBIIqq")  # header + GPU, batched like steps (send_gpu)

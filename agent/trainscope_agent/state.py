@@ -47,7 +47,7 @@ class State:
         "step", "source", "tid", "opt_waiting", "channel", "statm_fd", "page", "torch",
         "cuda_ready", "cuda_mem", "gpu", "window", "stop_after", "on_step_hooks", "fwd_t0",
         "first_fwd_in_step", "stopping", "stop_pending", "first_kind", "in_opt", "rss_t", "rss_v",
-        "graph_capture", "graph_has_opt", "first_t")
+        "heap_fn", "heap_v", "heap_next", "graph_capture", "graph_has_opt", "first_t")
 
     def __init__(self):
         self.step = 0
@@ -64,6 +64,9 @@ class State:
         self.on_step_hooks = ()  # add_step_hook / remove_step_hook (a tuple: safe to change mid-loop)
         self.rss_t = 0
         self.rss_v = -1
+        self.heap_fn = False     # heap.reader() at the first reading (False: not asked yet)
+        self.heap_v = -1
+        self.heap_next = 0
         self.fwd_t0 = 0
         self.stopping = False
         self.stop_pending = False  # --steps reached at an end marker: stop at the loop's next start
@@ -130,6 +133,20 @@ class State:
         try:
             return int(os.pread(self.statm_fd, 64, 0).split()[1]) * self.page
         except (OSError, ValueError, IndexError):
+            return -1
+
+    def heap(self):
+        """The C heap's in-use bytes (heap.py), -1 where it cannot say."""
+        fn = self.heap_fn
+        if fn is False:
+            from . import heap
+            fn = self.heap_fn = heap.reader()
+        if fn is None:
+            return -1
+        try:
+            return fn()
+        except Exception:
+            self.heap_fn = None
             return -1
 
     # ------------------------------------------------------------ markers

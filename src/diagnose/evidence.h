@@ -161,7 +161,8 @@ struct AgentEvidence {
   double loading_cpu_share = -1;  // loading's CPU time / (its wall time - run delay) (0-1), every process; -1 unknown
   double loading_run_delay_share = -1;  // loading's run-queue delay / its wall time (0-1); -1 unknown
   int64_t item_calls_per_step = -1;  // .item() etc., when counted
-  std::vector<double> mem_allocated_per_step;  // bytes (CUDA) or RSS (CPU)
+  std::vector<double> mem_allocated_per_step;  // bytes: CUDA allocated, else the C heap in use, else RSS (mem_source)
+  std::vector<double> mem_rss_per_step;        // the RSS at the same readings when mem_source is "heap", else empty
   // The step number of each reading, and its segment for the trend (-1: warm-up or profiled,
   // left out; the profiler window raises memory once, so readings before and after it are
   // compared only among themselves). Empty from older agents' records.
@@ -188,7 +189,7 @@ struct AgentEvidence {
   int tf32_matmul = -1, tf32_cudnn = -1;
   std::string float32_matmul_precision;
   double forward_ms = 0, backward_ms = 0, item_ms = 0;  // medians; item: host time in .item()
-  std::string mem_source;           // "cuda" (allocated) | "rss" (process RSS, CPU runs)
+  std::string mem_source;           // "cuda" (allocated) | "heap" (C heap in use, CPU) | "rss" (process RSS, CPU)
   double main_process_loading_ms = 0;  // __getitem__+collate run inside the loop, per step
   int64_t dropped_records = 0;      // records the agent could not deliver (channel full)
   std::vector<std::string> notes;   // facts worth a line: no torch, agent not loaded, ...

@@ -84,12 +84,13 @@ function empty(div,text){var p=document.createElement('div');p.className='empty'
 function done(div,s){div.appendChild(s);div.setAttribute('data-rendered','1');rendered++;}
 // Each chart div names its trace (data-trace="i"): a report of several traces draws every trace's charts.
 function traceOf(div){var i=div.getAttribute('data-trace');return (i!==null&&R.traces&&R.traces[+i])||null;}
-// The agent's memory per step: the run section's step table (CUDA allocated, or RSS without CUDA).
+// The agent's memory per step: the run section's step table (CUDA allocated; without CUDA the C
+// heap in use, or the RSS), the series the memory-growth rule read (summary.mem_source).
 function agentMemory(){
   var A=R.run&&R.run.agent,tb=A&&A.step_table;if(!tb||!tb.rows||!tb.rows.length)return null;
-  var rss=A.summary&&A.summary.mem_source==='rss',col=tb.columns.indexOf(rss?'rss':'mem_allocated');if(col<0)return null;
+  var src=A.summary&&A.summary.mem_source,name={rss:'rss',heap:'heap'}[src]||'mem_allocated',col=tb.columns.indexOf(name);if(col<0)return null;
   var v=tb.rows.map(function(r){return r[col];}).filter(function(x){return typeof x==='number'&&x>=0;});
-  return v.length?{vals:v,label:(rss?'RSS':'allocated')+' per step (agent)'}:null;
+  return v.length?{vals:v,label:({rss:'RSS',heap:'C heap in use'}[src]||'allocated')+' per step (agent)'}:null;
 }
 
 function stepBars(div,T){

@@ -215,6 +215,7 @@ void RecordDecoder::decode_one(std::string_view rec) {
         s.bwd_count = load<int64_t>(q + 8 * 28);
         s.opt_count = load<int64_t>(q + 8 * 29);
       }
+      if (pl.size() >= 31 * 8) s.heap = load<int64_t>(q + 8 * 30);
       if (fresh_steps_) fresh_steps_->push_back(s);
       add_step(s);
       break;

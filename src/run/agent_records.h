@@ -41,6 +41,7 @@ struct StepRecord {
   int64_t comm_ns = 0, comm_count = 0;  // explicit torch.distributed collectives (newer agents)
   // backward() calls outside optimizer.step(), optimizer.step() calls; -1 from older agents
   int64_t bwd_count = -1, opt_count = -1;
+  int64_t heap = -1;    // the C heap's in-use bytes (glibc's mallinfo2, agent heap.py); -1 none
   int64_t gpu_ns = -1;  // joined from the GPU record of the same step, when it arrived
 };
 

@@ -328,22 +328,27 @@ AgentSummary summarise(const Records& r) {
   }
 
   // Memory: the CUDA allocator's readings when the job used CUDA (the agent reads them at most
-  // every 50 ms, kept apart from the step sample: Records::mem), else the process RSS of the
-  // sampled steps. Growth is a trend: the slope over the points after warm-up.
-  struct Point { double step, value; bool profiled; };
+  // every 50 ms, kept apart from the step sample: Records::mem), else the C heap's in-use bytes of
+  // the sampled steps where the agent could read them (agent heap.py: freed memory that stays
+  // resident hides a leak from the RSS), else the process RSS. With the heap, the RSS at the same
+  // steps goes along (mem_rss_per_step): Python's own small objects are not in the heap.
+  // Growth is a trend: the slope over the points after warm-up.
+  struct Point { double step, value, rss; bool profiled; };
   std::vector<Point> points;
   int kind = out.steps.empty() ? -1 : static_cast<int>(step_source(out.steps.front().flags));
   for (const auto& m : r.mem) {
     if (m.pid != out.main_pid || m.level != kind) continue;
-    points.push_back({static_cast<double>(m.step), static_cast<double>(m.allocated), m.profiled});
+    points.push_back({static_cast<double>(m.step), static_cast<double>(m.allocated), -1, m.profiled});
     ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(m.peak));
     ev.mem_reserved_bytes = std::max(ev.mem_reserved_bytes, static_cast<double>(m.reserved));
   }
   bool cuda_mem = !points.empty();
-  ev.mem_source = out.steps.empty() ? "" : (cuda_mem ? "cuda" : "rss");
+  bool heap = !cuda_mem && std::any_of(out.steps.begin(), out.steps.end(), [](const StepRecord& s) { return s.heap >= 0; });
+  ev.mem_source = out.steps.empty() ? "" : (cuda_mem ? "cuda" : heap ? "heap" : "rss");
   for (const auto& s : out.steps) {
     if (!cuda_mem) {
-      points.push_back({static_cast<double>(s.step), static_cast<double>(s.rss), (s.flags & kStepProfiled) != 0});
+      bool profiled = (s.flags & kStepProfiled) != 0;
+      points.push_back({static_cast<double>(s.step), static_cast<double>(heap ? s.heap : s.rss), static_cast<double>(s.rss), profiled});
       ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(s.rss));
     }
     if (s.flags & kStepNonFinite) ++ev.nonfinite_losses;
@@ -360,6 +365,7 @@ AgentSummary summarise(const Records& r) {
   bool in_run = false;
   for (size_t i = 0; i < points.size(); ++i) {
     ev.mem_allocated_per_step.push_back(points[i].value);
+    if (heap) ev.mem_rss_per_step.push_back(points[i].rss);
     at.push_back(points[i].step);
     if (points[i].step <= static_cast<double>(out.warmup_steps)) continue;
     if (points[i].profiled) {

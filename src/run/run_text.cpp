@@ -100,7 +100,9 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
       o += fmt::format("  H2D copies per step: {} ({}), {} from pageable memory, {} blocking\n", e.h2d_copies,
                        human_bytes(static_cast<double>(e.h2d_bytes_per_step)), e.h2d_pageable, e.h2d_blocking);
     if (!e.mem_allocated_per_step.empty())
-      o += fmt::format("  memory ({}): last {}, {} per step\n", e.mem_source == "cuda" ? "CUDA allocated" : "process RSS",
+      o += fmt::format("  memory ({}): last {}, {} per step\n", e.mem_source == "cuda"   ? "CUDA allocated"
+                       : e.mem_source == "heap" ? "C heap in use"
+                                                : "process RSS",
                        human_bytes(e.mem_allocated_per_step.back()),
                        (e.mem_slope_bytes_per_step >= 0 ? "+" : "-") + human_bytes(std::abs(e.mem_slope_bytes_per_step)));
   }

@@ -1,9 +1,10 @@
 // memory-growth: memory rises steadily over the run's steps: something keeps each step's tensors
 // (usually a loss or an output stored without .item()/.detach(), which keeps that step's graph
 // alive). A trend, tested against the readings' own noise (growth_trend.h): the caching
-// allocator's allocated bytes on a GPU (the agent's readings, or the trace's [memory] events),
-// the process RSS on the CPU. Any rate that stands out of the noise counts: 0.5 MiB per step is
-// 50 GB after 100,000 steps. The finding names what keeps the tensors when the agent found it
+// allocator's allocated bytes on a GPU (the agent's readings, or the trace's [memory] events);
+// on the CPU the C heap's in-use bytes, then the process RSS (freed memory stays resident, so a
+// leak that reuses it is flat in the RSS; Python's small objects are in the RSS only). Any rate
+// that stands out of the noise counts: 0.5 MiB per step is 50 GB after 100,000 steps. The finding names what keeps the tensors when the agent found it
 // (a `leak` site: the variable and the line that stores into it, agent/trainscope_agent/leaks.py).
 #include <algorithm>
 #include <cmath>
@@ -33,7 +34,7 @@ double horizon_steps(const Evidence& ev) {
 
 std::optional<Finding> memory_growth(const Evidence& ev) {
   GrowthTrend g;
-  double peak = 0, first = 0, last = 0, total = -1, steps_now = 0;
+  double peak = 0, first = 0, last = 0, total = -1, steps_now = 0, last_resident = -1;
   std::string source, what;
   if (ev.trace && ev.trace->memory.present && ev.trace->memory.allocated_at_step_end.size() >= size_t(th::kGrowthMinSteps)) {
     const auto& m = ev.trace->memory;
@@ -61,15 +62,25 @@ std::optional<Finding> memory_growth(const Evidence& ev) {
       seg.assign(a.mem_allocated_per_step.size(), 0);
       for (size_t i = 0; i < a.mem_allocated_per_step.size(); ++i) x.push_back(double(i));
     }
-    g = growth_trend(x, a.mem_allocated_per_step, seg);
-    first = a.mem_allocated_per_step.front();
-    last = a.mem_allocated_per_step.back();
-    peak = std::max(a.mem_peak_bytes, *std::max_element(a.mem_allocated_per_step.begin(), a.mem_allocated_per_step.end()));
-    const bool rss = a.mem_source == "rss";
-    total = rss ? a.host_mem_total_bytes : a.device_mem_total_bytes;
+    // On the CPU the C heap first (freed memory that stays resident hides a leak from the RSS),
+    // then the RSS at the same steps (Python's small objects are not in the heap).
+    const std::vector<double>* series = &a.mem_allocated_per_step;
+    g = growth_trend(x, *series, seg);
+    bool rss = a.mem_source == "rss";
+    if (!g.leak && a.mem_source == "heap" && a.mem_rss_per_step.size() == x.size()) {
+      GrowthTrend r = growth_trend(x, a.mem_rss_per_step, seg);
+      if (r.leak) g = r, series = &a.mem_rss_per_step, rss = true;
+    }
+    first = series->front();
+    last = series->back();
+    peak = std::max(a.mem_peak_bytes, *std::max_element(series->begin(), series->end()));
+    const bool host = a.mem_source != "cuda";
+    total = host ? a.host_mem_total_bytes : a.device_mem_total_bytes;
+    // The RAM fills by the RSS, whichever series showed the growth.
+    if (host && !a.mem_rss_per_step.empty()) last_resident = a.mem_rss_per_step.back();
     steps_now = double(std::max<int64_t>(a.steps, int64_t(x.empty() ? 0 : x.back())));
     source = "agent";
-    what = rss ? "the process's resident memory (RSS)" : "allocated GPU memory";
+    what = !host ? "allocated GPU memory" : rss ? "the process's resident memory (RSS)" : "the C heap's memory in use";
   } else {
     return std::nullopt;
   }
@@ -97,7 +108,7 @@ std::optional<Finding> memory_growth(const Evidence& ev) {
   add(f, "at_horizon_bytes", at_horizon, "bytes");
   double steps_left = -1;
   if (total > 0) {
-    steps_left = std::max(0.0, (total - last) / slope);
+    steps_left = std::max(0.0, (total - (last_resident >= 0 ? last_resident : last)) / slope);
     add(f, "steps_until_full", steps_left, "count");
   }
   f.severity = Severity::High;
@@ -109,7 +120,7 @@ std::optional<Finding> memory_growth(const Evidence& ev) {
   if (total > 0)
     f.gain = steps_left < horizon
                  ? fmt::format("at this rate {} fills the {} {} in about {:.0f} more steps (it would be {})", what,
-                               ts::human_bytes(total), source == "agent" && ev.agent->mem_source == "rss" ? "of RAM" : "GPU",
+                               ts::human_bytes(total), source == "agent" && ev.agent->mem_source != "cuda" ? "of RAM" : "GPU",
                                steps_left, horizon_text)
                  : fmt::format("at this rate {} reaches {}", what, horizon_text);
   else

@@ -1,0 +1,51 @@
+"""Bytes the C heap has handed out (glibc's mallinfo2: in-use arena chunks plus mmapped chunks).
+
+Why not only the RSS: on the CPU, PyTorch's tensors come from malloc (c10's alloc_cpu,
+posix_memalign), and memory that is freed stays resident (glibc rarely returns it to the kernel).
+Leaked tensors first reuse the pages that earlier frees left (the profiler window's, a cache
+emptied) and the RSS stays flat for as long as they last: examples/growing_memory.py keeps 4 MiB
+a step, and its RSS stood still for its last 5-8 steps of 40 in 4 runs of 6 beside two busy
+loops, while the heap's in-use bytes rose by 4 MiB at every step.
+
+Read with the RSS (step_path.SLOW_EVERY_NS), about 1 us a call (a walk over the arenas' counters,
+bench: docs/AGENT.md). Only where it means something: glibc >= 2.33 (mallinfo2: size_t fields;
+the older mallinfo's ints wrap at 2 GiB) and no other allocator preloaded (jemalloc, tcmalloc,
+mimalloc answer malloc themselves and leave glibc's counters still). Elsewhere -1 (no reading):
+the run layer falls back to the RSS. Python's own small objects (pymalloc arenas, mmapped
+directly) are not in it: the run layer tests the RSS's trend too (docs/FINDINGS.md, memory-growth).
+"""
+import os
+
+_PRELOADED = ("jemalloc", "tcmalloc", "mimalloc", "hoard", "scudo")
+
+
+def reader():
+    """A function returning the heap's in-use bytes, or None where that reading is not the
+    program's memory (see the module's docstring)."""
+    try:
+        if any(p in os.environ.get("LD_PRELOAD", "") for p in _PRELOADED):
+            return None
+        ver = os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None
+        if not ver or not ver.startswith("glibc "):
+            return None
+        major, minor = (int(x) for x in ver.split()[1].split(".")[:2])
+        if (major, minor) < (2, 33):
+            return None
+        import ctypes
+
+        class MallInfo2(ctypes.Structure):
+            _fields_ = [(n, ctypes.c_size_t) for n in (
+                "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+                "uordblks", "fordblks", "keepcost")]
+
+        fn = ctypes.CDLL(None).mallinfo2
+        fn.restype = MallInfo2
+        fn.argtypes = ()
+
+        def read():
+            m = fn()
+            return m.uordblks + m.hblkhd
+
+        return read if read() > 0 else None
+    except Exception:
+        return None

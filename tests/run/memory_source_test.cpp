@@ -1,0 +1,124 @@
+// Which memory the CPU run's leak test reads: the agent's step records carry the process RSS and
+// the C heap's in-use bytes (agent heap.py); the summary takes the heap, the rule falls back to
+// the RSS. On real readings (tests/data/memory/growing_memory_cpu.csv: examples/growing_memory.py,
+// which keeps two 256 x 2048 fp32 tensors, 4 MiB, per step, beside two busy loops) and on the
+// shape the heap cannot see (Python's own small objects, in pymalloc's mmapped arenas).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "diagnose/diagnose.h"
+#include "run/agent_records.h"
+#include "run/agent_summary.h"
+#include "run/record_bytes.h"
+
+namespace ts::run {
+namespace {
+
+constexpr double MiB = 1024.0 * 1024;
+
+// A STEP record with the heap field (31 fields, channel.py's STEP).
+std::string step_rec(uint32_t seq, int64_t step, int64_t flags, int64_t rss, int64_t heap) {
+  int64_t f[31] = {};
+  f[0] = step, f[1] = flags, f[3] = 10'000'000;
+  f[18] = f[19] = f[20] = -1;  // no CUDA
+  f[21] = rss;
+  f[28] = 1, f[29] = 1;
+  f[30] = heap;
+  double loss = 0.5;
+  std::string p(sizeof f, '\0');
+  std::memcpy(p.data(), f, sizeof f);
+  std::memcpy(p.data() + 25 * 8, &loss, 8);
+  return test::header(2, p.size(), 11, seq) + p;
+}
+
+struct Reading { int64_t step, flags, rss, heap; };
+
+std::vector<Reading> recorded() {
+  std::ifstream in(std::string(TS_SOURCE_DIR) + "/tests/data/memory/growing_memory_cpu.csv");
+  std::vector<Reading> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    Reading r{};
+    char c;
+    std::istringstream(line) >> r.step >> c >> r.flags >> c >> r.rss >> c >> r.heap;
+    out.push_back(r);
+  }
+  return out;
+}
+
+diagnose::Evidence evidence_of(const std::vector<Reading>& rs) {
+  Records rec;
+  RecordDecoder d(rec);
+  uint32_t seq = 1;
+  d.feed(test::text_rec(11, seq++, "kind=hello\npython=3.11.7"));
+  for (const auto& r : rs) d.feed(step_rec(seq++, r.step, r.flags, r.rss, r.heap));
+  diagnose::Evidence ev;
+  auto sum = summarise(rec);
+  sum.evidence.host_mem_total_bytes = 24.0 * 1024 * MiB;
+  ev.agent = sum.evidence;
+  return ev;
+}
+
+TEST(MemorySource, TheHeapCarriesTheRecordedLeakAtTheScriptsRate) {
+  auto rs = recorded();
+  ASSERT_EQ(rs.size(), 40u) << "tests/data/memory/growing_memory_cpu.csv";
+  auto ev = evidence_of(rs);
+  EXPECT_EQ(ev.agent->mem_source, "heap");
+  ASSERT_EQ(ev.agent->mem_rss_per_step.size(), ev.agent->mem_allocated_per_step.size());
+  // The script keeps x * scale and its ReLU: 2 x 256 x 2048 x 4 bytes = 4 MiB per step.
+  EXPECT_NEAR(ev.agent->mem_slope_bytes_per_step / MiB, 4.0, 0.1);
+  auto d = diagnose::diagnose(ev);
+  ASSERT_FALSE(d.findings.empty());
+  const auto& f = d.findings.front();
+  EXPECT_EQ(f.id, "memory-growth");
+  EXPECT_NE(f.explanation.find("C heap"), std::string::npos) << f.explanation;
+  // The RAM fills by the RSS (the last reading), not by the heap's smaller figure.
+  double left = -1;
+  for (const auto& e : f.evidence)
+    if (e.name == "steps_until_full") left = e.value;
+  double slope = ev.agent->mem_slope_bytes_per_step;
+  EXPECT_NEAR(left, (24.0 * 1024 * MiB - double(rs.back().rss)) / slope, 0.05 * left);
+}
+
+TEST(MemorySource, RssGrowthTheHeapDoesNotSeeIsStillFound) {
+  // Python objects kept every step (pymalloc's arenas are mmapped outside the C heap): the heap
+  // stays flat within its noise, the RSS rises 1 MiB a step.
+  std::vector<Reading> rs;
+  for (int s = 1; s <= 60; ++s)
+    rs.push_back({s, 9 | (s >= 10 && s <= 15 ? 2 : 0), int64_t(300 * MiB + s * MiB + (s % 3) * 4096),
+                  int64_t(120 * MiB + (s % 5) * 8192)});
+  auto ev = evidence_of(rs);
+  EXPECT_EQ(ev.agent->mem_source, "heap");
+  auto d = diagnose::diagnose(ev);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().id, "memory-growth");
+  EXPECT_NE(d.findings.front().explanation.find("(RSS)"), std::string::npos) << d.findings.front().explanation;
+}
+
+TEST(MemorySource, NeitherGrowingIsSilent) {
+  std::vector<Reading> rs;
+  for (int s = 1; s <= 60; ++s)
+    rs.push_back({s, 9, int64_t(300 * MiB + (s % 3) * 4096), int64_t(120 * MiB + (s % 5) * 8192)});
+  auto d = diagnose::diagnose(evidence_of(rs));
+  for (const auto& f : d.findings) EXPECT_NE(f.id, "memory-growth");
+}
+
+TEST(MemorySource, OlderAgentsRecordsReadTheRss) {
+  Records rec;
+  RecordDecoder d(rec);
+  std::string p(30 * 8, '\0');  // a step record without the heap field
+  int64_t f[22] = {1, 9};
+  f[18] = f[19] = f[20] = -1, f[21] = int64_t(300 * MiB);  // no CUDA, the RSS
+  std::memcpy(p.data(), f, sizeof f);
+  d.feed(test::header(2, p.size(), 11, 1) + p);
+  ASSERT_EQ(rec.steps.size(), 1u);
+  EXPECT_EQ(rec.steps[0].heap, -1);
+  EXPECT_EQ(summarise(rec).evidence.mem_source, "rss");
+}
+
+}  // namespace
+}  // namespace ts::run
