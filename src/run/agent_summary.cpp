@@ -1,4 +1,5 @@
 #include "run/agent_summary.h"
+#include "run/step_units.h"
 
 #include "run/code_sites.h"
 
@@ -81,8 +82,6 @@ pid_t pick_main_pid(const Records& r) {
     if (t.kind == "hello") return t.pid;
   return 0;
 }
-
-double ms(int64_t ns) { return ns / 1e6; }
 
 }  // namespace
 

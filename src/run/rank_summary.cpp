@@ -1,4 +1,5 @@
 #include "run/rank_summary.h"
+#include "run/step_units.h"
 
 #include "util/stats.h"
 
@@ -7,9 +8,6 @@
 #include "run/agent_summary.h"
 
 namespace ts::run {
-namespace {
-double ms(int64_t ns) { return ns / 1e6; }
-}  // namespace
 
 std::map<pid_t, RankProcess> rank_processes(const Records& r) {
   std::map<pid_t, RankProcess> out;

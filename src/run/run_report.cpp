@@ -1,4 +1,5 @@
 #include "run/run_report.h"
+#include "run/step_units.h"
 
 #include <cerrno>
 #include <cstring>
@@ -12,8 +13,6 @@
 
 namespace ts::run {
 namespace {
-
-double ms(int64_t ns) { return ns / 1e6; }
 
 // run.time_account (docs/SCHEMA.md): null when the agent sent no phases record.
 void write_time_account(JsonWriter& w, const std::optional<diagnose::TimeAccount>& t) {
