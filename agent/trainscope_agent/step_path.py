@@ -33,7 +33,7 @@ from .guard import G, check_break, retire
 SLOW_EVERY_NS = 10_000_000   # 10 ms: RSS and the CUDA-initialised check
 MEM_EVERY_NS = 50_000_000    # 50 ms: the allocator's counters
 MEM_COST_FACTOR = 100        # and never more often than 100 x their own cost (<= 1% of wall time)
-HEAP_COST_FACTOR = 100       # the C heap's reading (heap.py walks the arenas' free lists): the same
+HEAP_COST_FACTOR = 100       # the C heap's reading likewise (heap.py walks the arenas' free lists)
 
 
 class CudaMemory:

@@ -4,7 +4,8 @@
 // allocator's allocated bytes on a GPU (the agent's readings, or the trace's [memory] events);
 // on the CPU the C heap's in-use bytes, then the process RSS (freed memory stays resident, so a
 // leak that reuses it is flat in the RSS; Python's small objects are in the RSS only). Any rate
-// that stands out of the noise counts: 0.5 MiB per step is 50 GB after 100,000 steps. The finding names what keeps the tensors when the agent found it
+// that stands out of the noise counts: 0.5 MiB per step is 50 GB after 100,000 steps. The
+// finding names what keeps the tensors when the agent found it
 // (a `leak` site: the variable and the line that stores into it, agent/trainscope_agent/leaks.py).
 #include <algorithm>
 #include <cmath>
