@@ -74,7 +74,8 @@ def make_job(root, ranks):
                           "findings": [{"id": "dataloader-starvation" if slow else "compute-bound", "severity": "high" if slow else "info",
                                         "title": "Training loop waiting for data" if slow else "GPU-bound",
                                         "recoverable_fraction": 0.5 if slow else 0.0}]},
-             "ranks": rows, "report": "report.json", "traces": traces}
+             "ranks": rows, "report": "report.json", "traces": traces,
+             "trace_bytes": [64 * 2**20] * len(traces)}  # as `run` records them: the merge stats, never reads
         with open(os.path.join(d, "node.json"), "w") as f:
             json.dump(m, f, indent=2)
         with open(os.path.join(d, "report.json"), "w") as f:  # 1 MiB the merge must not read

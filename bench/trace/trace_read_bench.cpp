@@ -1,7 +1,8 @@
 // Trace reader benchmark: read_trace on a large .json and .json.gz, and Python's json.load
 // (Debian's /usr/bin/python3) on the same .json, each in its own child process so peak RSS
 // is per reader. Prints MB/s of uncompressed JSON (wall and CPU time, one thread), peak RSS,
-// and the ratio to json.load measured in the same run.
+// and the ratio to json.load measured in the same run; with a .json first, also json_cut_off
+// (the bracket count a job's traces get) against read_trace.
 //
 // Usage: trace_read_bench TRACE.json [TRACE.json.gz] [--runs N] [--no-python]
 //        trace_read_bench --parse-cpu N TRACE.json...
@@ -19,10 +20,12 @@
 #include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "trace/reader.h"
+#include "trace/written_whole.h"
 #include "util/error.h"
 
 namespace {
@@ -91,6 +94,30 @@ Result bench_reader(const std::string& path, int runs) {
       best = r;
       best.max_rss_kb = rss;
     }
+  }
+  return best;
+}
+
+// json_cut_off: the whole-file bracket count `report` and `analyze` run on a job's traces.
+Result bench_cut_check(const std::string& path, int runs) {
+  Result best;
+  for (int i = 0; i < runs; ++i) {
+    Result r = in_child([&] {
+      try {
+        auto t0 = std::chrono::steady_clock::now();
+        const bool cut = ts::trace::json_cut_off(path);
+        double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        char line[128];
+        std::snprintf(line, sizeof line, "%.6f %llu %d", wall, (unsigned long long)std::filesystem::file_size(path),
+                      cut ? 1 : 0);
+        return std::string(line);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return std::string();
+      }
+    });
+    if (!r.ok) return r;
+    if (!best.ok || r.cpu_s < best.cpu_s) best = r;
   }
   return best;
 }
@@ -216,6 +243,12 @@ int main(int argc, char** argv) {
   std::printf("trace reader benchmark (best of %d runs each; cpu = user+sys of the reading process)\n", runs);
   Result plain = bench_reader(files[0], runs);
   print("trainscope read_trace .json", plain);
+  if (files[0].ends_with(".json")) {
+    Result cut = bench_cut_check(files[0], runs);
+    if (cut.ok && plain.ok)
+      std::printf("json_cut_off .json: %.4f s wall, %.4f s cpu, %.0f MB/s (read_trace/json_cut_off: %.1fx wall)\n",
+                  cut.wall_s, cut.cpu_s, cut.bytes / cut.wall_s / 1e6, plain.wall_s / cut.wall_s);
+  }
   for (size_t i = 1; i < files.size(); ++i) print("trainscope read_trace .gz", bench_reader(files[i], runs));
   if (python && plain.ok) {
     Result py = bench_python(files[0]);

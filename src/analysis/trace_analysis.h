@@ -352,19 +352,21 @@ struct MultiTraceAnalysis {
 // at most `threads` stores in memory at once, and fewer when their estimated memory
 // (trace::estimate_read_memory) would pass 3/4 of the memory available (one trace always runs).
 // A directory expands to its *.json / *.json.gz.
-// Progress (optional) is called with (done, total) after each trace.
+// Progress (optional) is called with (done, total) after each trace. With `left_out`, a trace the
+// reader finds cut off (trace::CutOffError: written in part) is left out and named there
+// ("<path>: cut off (...), left out") instead of failing the whole analysis: for a job
+// directory, where a node that stopped mid-write leaves one.
 MultiTraceAnalysis analyse_traces(const std::vector<std::string>& paths,
                                   const AnalyseOptions& opt = {}, int threads = 0,
-                                  const std::function<void(size_t, size_t)>& progress = {});
+                                  const std::function<void(size_t, size_t)>& progress = {},
+                                  std::vector<std::string>* left_out = nullptr);
 // The rank a file name gives ("trace_rank1.pt.trace.json", "rank-0.Apr_03...json"), -1 if none.
 int rank_from_file_name(const std::string& path);
 // Builds the per-rank table from analyses already made (used by analyse_traces).
 MultiTraceAnalysis compare_ranks(std::vector<TraceAnalysis> traces);
 // Expands directories into their trace files (sorted); files pass through. A job directory
 // (`trainscope run --job-dir`: no trace at its top, one folder per node) gives every node's
-// trace*.json[.gz]; a plain .json there that does not end (the node stopped while its profiler
-// wrote) is left out and named in `skipped` ("<path>: cut off ...").
-std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths,
-                                            std::vector<std::string>* skipped = nullptr);
+// trace*.json[.gz], and sets `job_dir` (its traces may be cut off: analyse_traces' left_out).
+std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths, bool* job_dir = nullptr);
 
 }  // namespace ts::analysis

@@ -64,9 +64,8 @@ int rank_of(const analysis::MultiTraceAnalysis& m, const std::string& path) {
 
 analysis::MultiTraceAnalysis analyse_all(const std::vector<std::string>& given, const analysis::AnalyseOptions& opt,
                                           int threads, int read_threads, Progress& progress) {
-  std::vector<std::string> skipped;
-  std::vector<std::string> paths = analysis::expand_trace_paths(given, &skipped);
-  for (const auto& s : skipped) fmt::print(stderr, "trainscope: analyze: {}\n", s);
+  bool job_dir = false;
+  std::vector<std::string> paths = analysis::expand_trace_paths(given, &job_dir);
   if (paths.size() == 1) {
     // One trace: report reading progress within the file.
     const std::string& p = paths[0];
@@ -88,9 +87,13 @@ analysis::MultiTraceAnalysis analyse_all(const std::vector<std::string>& given, 
     v.push_back(std::move(a));
     return analysis::compare_ranks(std::move(v));
   }
-  return analysis::analyse_traces(paths, opt, threads, [&](size_t done, size_t total) {
-    progress.update(fmt::format("analyze: {} of {} traces analysed", done, total));
-  });
+  std::vector<std::string> left_out;
+  auto m = analysis::analyse_traces(
+      paths, opt, threads,
+      [&](size_t done, size_t total) { progress.update(fmt::format("analyze: {} of {} traces analysed", done, total)); },
+      job_dir ? &left_out : nullptr);
+  for (const auto& s : left_out) fmt::print(stderr, "trainscope: analyze: {}\n", s);
+  return m;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "diagnose/diagnose.h"
 #include "run/job_node.h"
 #include "run/rank_summary.h"
+#include "trace/written_whole.h"
 #include "util/error.h"
 #include "util/format.h"
 #include "util/stats.h"
@@ -42,19 +43,13 @@ std::string ranges(const std::vector<int>& v) {
   return out;
 }
 
-// A plain JSON trace ends with '}' (and blanks): anything else was cut off mid-write.
-bool json_cut_off(const fs::path& p) {
-  if (p.extension() != ".json") return false;
-  std::ifstream f(p, std::ios::binary | std::ios::ate);
-  if (!f) return false;
-  const auto size = static_cast<int64_t>(f.tellg());
-  if (size == 0) return true;
-  const int64_t n = std::min<int64_t>(size, 64);
-  std::string tail(static_cast<size_t>(n), '\0');
-  f.seekg(size - n);
-  f.read(tail.data(), n);
-  auto last = tail.find_last_not_of(" \t\r\n");
-  return last == std::string::npos || (tail[last] != '}' && tail[last] != ']');
+// A trace the report cannot even read is `analyze`'s to explain: here only a cut-off one is named.
+bool cut_off(const fs::path& p) {
+  try {
+    return trace::json_cut_off(p.string());
+  } catch (const UserError&) {
+    return false;
+  }
 }
 
 double last_seen(const NodeManifest& m) { return m.ended_unix > 0 ? m.ended_unix : m.updated_unix; }
@@ -262,14 +257,21 @@ JobView merge_job_dir(const std::string& dir, double now_unix, const std::functi
       v.problems.push_back(fmt::format("node {}: still running (updated {:.0f} s ago): its numbers so far are used", m.node,
                                        std::max(0.0, age)));
   }
-  // Traces listed by a node and cut off (a node that died while its profiler wrote).
+  // Traces listed by a node and cut off since: a node lists its traces when its run ends, so a
+  // shorter file is a partial copy (or a full disk). The size node.json recorded tells it without
+  // reading the trace; only a node.json from before sizes were kept costs a read (json_cut_off).
   for (const auto& n : v.nodes)
-    for (const auto& t : n.m.traces) {
-      const fs::path p = fs::path(n.dir) / t;
-      if (!fs::exists(p, ec))
+    for (size_t i = 0; i < n.m.traces.size(); ++i) {
+      const fs::path p = fs::path(n.dir) / n.m.traces[i];
+      const int64_t recorded = i < n.m.trace_bytes.size() ? n.m.trace_bytes[i] : -1;
+      const auto size = fs::file_size(p, ec);
+      if (ec)
         v.problems.push_back(fmt::format("{}: listed in node.json but missing", p.string()));
-      else if (json_cut_off(p))
-        v.problems.push_back(fmt::format("{}: cut off (the JSON does not end): a partial write (the profiler was still writing when the node stopped); `analyze` of the job directory leaves it out",
+      else if (recorded >= 0 && static_cast<int64_t>(size) < recorded)
+        v.problems.push_back(fmt::format("{}: cut off ({} of the {} bytes the run wrote): a partial copy; `analyze` of the job directory leaves it out",
+                                         p.string(), size, recorded));
+      else if (recorded < 0 && cut_off(p))
+        v.problems.push_back(fmt::format("{}: cut off (the JSON does not end): a partial write or copy; `analyze` of the job directory leaves it out",
                                          p.string()));
     }
 

@@ -264,8 +264,15 @@ void fill_from_result(NodeManifest& m, const RunResult& r) {
     }
   m.report = r.report_path.empty() ? "" : fs::path(r.report_path).filename().string();
   m.traces.clear();
-  for (const auto& t : r.rank_traces) m.traces.push_back(fs::path(t).filename().string());
-  if (m.traces.empty() && !r.trace_path.empty()) m.traces.push_back(fs::path(r.trace_path).filename().string());
+  m.trace_bytes.clear();
+  auto add_trace = [&m](const std::string& t) {
+    std::error_code ec;
+    const auto size = fs::file_size(t, ec);
+    m.traces.push_back(fs::path(t).filename().string());
+    m.trace_bytes.push_back(ec ? -1 : static_cast<int64_t>(size));
+  };
+  for (const auto& t : r.rank_traces) add_trace(t);
+  if (m.traces.empty() && !r.trace_path.empty()) add_trace(r.trace_path);
 }
 
 bool write_node_manifest(const std::string& node_dir, const NodeManifest& m) {

@@ -125,6 +125,9 @@ std::string node_manifest_json(const NodeManifest& m) {
   w.end_array();
   w.field("report", m.report);
   w.array("traces", m.traces);
+  w.key("trace_bytes").begin_array();
+  for (size_t i = 0; i < m.traces.size(); ++i) w.value(i < m.trace_bytes.size() ? m.trace_bytes[i] : int64_t{-1});
+  w.end_array();
   w.end_object();
   std::string s = w.take();
   s += "\n";
@@ -235,6 +238,16 @@ bool parse_node_manifest(const std::string& text, NodeManifest& m, std::string& 
       std::string_view v;
       if (x.get_string().get(v) == simdjson::SUCCESS) m.traces.emplace_back(v);
     }
+  m.trace_bytes.assign(m.traces.size(), -1);
+  simdjson::dom::array tb;
+  if (doc["trace_bytes"].get_array().get(tb) == simdjson::SUCCESS) {
+    size_t i = 0;
+    for (element x : tb) {
+      int64_t b;
+      if (i < m.trace_bytes.size() && x.get_int64().get(b) == simdjson::SUCCESS) m.trace_bytes[i] = b;
+      ++i;
+    }
+  }
   return true;
 }
 

@@ -69,6 +69,9 @@ struct NodeManifest {
   std::vector<NodeRank> ranks;        // by rank
   std::string report;                 // "report.json" once written
   std::vector<std::string> traces;    // its ranks' profiler traces, names inside the node's folder
+  // Their sizes when the run ended (-1: unknown, as in a node.json written before sizes were
+  // kept): a copy that is shorter was cut, told without reading the trace.
+  std::vector<int64_t> trace_bytes;
 };
 
 std::string node_manifest_json(const NodeManifest& m);

@@ -15,6 +15,7 @@
 #include <isa-l/igzip_lib.h>
 
 #include "trace/shrink_guard.h"
+#include "trace/written_whole.h"
 #include "util/error.h"
 
 namespace ts::trace {
@@ -160,7 +161,7 @@ class GzipSource final : public ByteSource {
         continue;
       }
       if (st_.avail_in == 0 && file_eof_ && st_.avail_out > 0)
-        fail("expected more gzip data: the compressed file is truncated");
+        fail("expected more gzip data: the compressed file is truncated", true);
     }
     total_out_ += produced;
     return produced;
@@ -189,8 +190,10 @@ class GzipSource final : public ByteSource {
       default: return "expected valid gzip data";
     }
   }
-  [[noreturn]] void fail(const char* what) {
-    throw UserError(file_->path() + ": byte " + std::to_string(raw_consumed()) + " of the gzip file: " + what);
+  [[noreturn]] void fail(const char* what, bool cut_off = false) {
+    const std::string msg = file_->path() + ": byte " + std::to_string(raw_consumed()) + " of the gzip file: " + what;
+    if (cut_off) throw CutOffError(msg);
+    throw UserError(msg);
   }
 
   std::unique_ptr<FileSource> file_;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "trace/parser.h"
+#include "trace/written_whole.h"
 #include "util/error.h"
 
 namespace ts::trace::detail {
@@ -11,8 +12,10 @@ void Parser::fail(const char* p, const std::string& what) const {
   std::string msg = origin_ + ": byte " + std::to_string(offset(p));
   if (src_.compressed()) msg += " (uncompressed)";
   msg += ": ";
-  if (p >= end_ && eof_) msg += "unexpected end of file (truncated?), ";
+  const bool at_end = p >= end_ && eof_;
+  if (at_end) msg += "unexpected end of file (truncated?), ";
   msg += "expected " + what;
+  if (at_end) throw CutOffError(msg);
   throw UserError(msg);
 }
 

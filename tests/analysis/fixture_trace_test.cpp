@@ -7,6 +7,8 @@
 // MatchesReferenceScript compares every value both sides produce, in both directions.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +19,7 @@
 #include "analysis/trace_analysis.h"
 #include "reference_json.h"
 #include "trace/reader.h"
+#include "trace/written_whole.h"
 #include "util/error.h"
 
 namespace ts::analysis {
@@ -287,6 +290,61 @@ TEST(FixtureTraces, OneJobFromNamesOrOverlappingSpans) {
   MultiTraceAnalysis together = compare_ranks({a, b});
   EXPECT_TRUE(together.one_job) << together.job_basis;
   EXPECT_NE(together.job_basis.find("overlapping"), std::string::npos);
+}
+
+// A job directory (`trainscope run --job-dir`) whose node stopped while its profiler wrote: the
+// cut trace is left out and named, the rest analysed. Cut just after an event's '}' (plain) and
+// in the middle of the gzip stream; told by the reader's own end of data (trace::CutOffError).
+TEST(FixtureTraces, JobDirectoryLeavesOutCutTraces) {
+  const std::string job = std::filesystem::temp_directory_path() / ("ts_cut_job_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(job + "/node0");
+  std::filesystem::create_directories(job + "/node1");
+  std::filesystem::copy_file(fixture(kResnet0), job + "/node0/trace_rank0.json.gz");
+  std::filesystem::copy_file(fixture(kResnet4), job + "/node0/trace_rank1.json.gz");
+  auto slurp = [](const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  };
+  const std::string gz = slurp(fixture(kResnet4));
+  std::ofstream(job + "/node1/trace_rank2.json.gz", std::ios::binary) << gz.substr(0, gz.size() / 2);
+  std::FILE* z = ::popen(("zcat '" + fixture(kAlexnet) + "'").c_str(), "r");
+  ASSERT_NE(z, nullptr);
+  std::string json;
+  char buf[65536];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, z)) > 0;) json.append(buf, n);
+  ::pclose(z);
+  const size_t after_event = json.rfind('}', json.size() / 2) + 1;
+  std::ofstream(job + "/node1/trace_rank3.json", std::ios::binary) << json.substr(0, after_event);
+
+  bool is_job = false;
+  const auto files = expand_trace_paths({job}, &is_job);
+  ASSERT_EQ(files.size(), 4u);
+  EXPECT_TRUE(is_job);
+  std::vector<std::string> left_out;
+  MultiTraceAnalysis m = analyse_traces(files, {}, 2, {}, &left_out);
+  ASSERT_EQ(left_out.size(), 2u);
+  EXPECT_EQ(left_out[0].rfind(job + "/node1/trace_rank2.json.gz: cut off, left out (byte ", 0), 0u) << left_out[0];
+  EXPECT_NE(left_out[0].find("gzip"), std::string::npos) << left_out[0];
+  EXPECT_EQ(left_out[1].rfind(job + "/node1/trace_rank3.json: cut off, left out (byte " + std::to_string(after_event) +
+                                  ": unexpected end of file",
+                              0),
+            0u)
+      << left_out[1];
+  ASSERT_EQ(m.ranks.size(), 2u);
+  EXPECT_EQ(m.ranks[0].rank, 0);
+  EXPECT_EQ(m.ranks[1].rank, 1);
+  // Without left_out (traces named one by one) a cut trace is the error it is.
+  EXPECT_THROW(analyse_traces(files, {}, 2), trace::CutOffError);
+  // A damaged byte is no cut: still an error with left_out.
+  std::string bad = json;
+  const size_t colon = json.find("\"ph\":", json.size() / 2) + 4;
+  ASSERT_EQ(bad[colon], ':');
+  bad[colon] = '@';
+  std::ofstream(job + "/node1/trace_rank3.json", std::ios::binary | std::ios::trunc) << bad;
+  std::filesystem::remove(job + "/node1/trace_rank2.json.gz");
+  left_out.clear();
+  EXPECT_THROW(analyse_traces(expand_trace_paths({job}), {}, 2, {}, &left_out), UserError);
+  std::filesystem::remove_all(job);
 }
 
 TEST(FixtureTraces, DirectoryExpandsAndBadFilesNameThemselves) {

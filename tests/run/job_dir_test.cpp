@@ -156,6 +156,10 @@ TEST(NodeManifest, RoundTrip) {
   EXPECT_DOUBLE_EQ(back.ranks[0].step_ends[1].second, 1'700'000'001.25);
   EXPECT_EQ(back.findings.at(0).id, "dataloader-starvation");
   EXPECT_EQ(back.traces, m.traces);
+  EXPECT_EQ(back.trace_bytes, std::vector<int64_t>{-1});  // not measured: unknown
+  m.trace_bytes = {31'457'280};
+  ASSERT_TRUE(parse_node_manifest(node_manifest_json(m), back, err)) << err;
+  EXPECT_EQ(back.trace_bytes, m.trace_bytes);
   EXPECT_FALSE(parse_node_manifest("{\"schema\": \"trainscope.node/1\", \"ranks\": [", back, err));
   EXPECT_NE(err.find("not valid JSON"), std::string::npos);
 }
@@ -269,6 +273,31 @@ TEST(JobMerge, CutOffWrites) {
   EXPECT_TRUE(has(v, "host2-node2/node.json: not valid JSON"));
   EXPECT_EQ(v.nodes.size(), 2u);
   EXPECT_THROW(merge_job_dir(t.path + "/host0-node0", kNow), ts::UserError);  // a node folder is no job directory
+}
+
+// A trace is listed with its size when the node's run ends: a shorter copy is cut, told without
+// reading it. A node.json from before sizes were kept gets the bracket count (trace/written_whole.h),
+// which also sees a cut just after an event's '}' (the last byte alone looks whole there).
+TEST(JobMerge, CutTracesByRecordedSizeOrByTheirBrackets) {
+  TempDir t;
+  const std::string whole = "{\"traceEvents\": [{\"ph\": \"X\", \"args\": {\"a\": 1}}, {\"ph\": \"X\"}]}\n";
+  NodeManifest a = node(0, 20, 1);
+  a.traces = {"trace_rank0.pt.trace.json", "trace_rank1.pt.trace.json"};
+  a.trace_bytes = {static_cast<int64_t>(whole.size()), static_cast<int64_t>(whole.size())};
+  put(t.path, a);
+  std::ofstream(fs::path(t.path) / a.node / a.traces[0]) << whole;
+  std::ofstream(fs::path(t.path) / a.node / a.traces[1]) << whole.substr(0, 20);
+  NodeManifest b = node(1, 20, 1);  // sizes unknown (an older node.json)
+  b.traces = {"trace_rank2.pt.trace.json", "trace_rank3.pt.trace.json"};
+  put(t.path, b);
+  std::ofstream(fs::path(t.path) / b.node / b.traces[0]) << whole;
+  const size_t after_event = whole.find("}}") + 2;  // ends with '}': the end of the first event
+  std::ofstream(fs::path(t.path) / b.node / b.traces[1]) << whole.substr(0, after_event);
+  JobView v = merge_job_dir(t.path, kNow);
+  EXPECT_TRUE(has(v, "trace_rank1.pt.trace.json: cut off (20 of the " + std::to_string(whole.size()) + " bytes"));
+  EXPECT_TRUE(has(v, "trace_rank3.pt.trace.json: cut off (the JSON does not end)"));
+  EXPECT_FALSE(has(v, "trace_rank0.pt.trace.json"));
+  EXPECT_FALSE(has(v, "trace_rank2.pt.trace.json"));
 }
 
 TEST(JobMerge, ClocksThatDisagree) {

@@ -7,6 +7,7 @@
 
 #include "trace/reader.h"
 #include "trace/trace_test_util.h"
+#include "trace/written_whole.h"
 #include "util/error.h"
 
 namespace ts::trace {
@@ -84,6 +85,7 @@ TEST(TraceErrors, TruncatedPlainJsonAtManyOffsets) {
     std::string e = error_of(p);
     EXPECT_EQ(e.rfind(p + ": byte " + std::to_string(len) + ": unexpected end of file (truncated?), expected ", 0), 0u)
         << "len " << len << ": " << e;
+    EXPECT_THROW(read_trace(p), CutOffError) << "len " << len;  // a job directory leaves such a trace out
   }
   // Cutting only the final newline leaves a complete trace.
   std::string p = write_temp("trunc.json", full.substr(0, full.size() - 1));
@@ -99,6 +101,8 @@ TEST(TraceErrors, TruncatedGzipAtManyOffsets) {
     EXPECT_TRUE(has(e, p + ": byte ")) << e;
     EXPECT_TRUE(has(e, "gzip")) << "len " << len << ": " << e;
   }
+  // Cut inside the deflate stream: the data ends early, as a copy cut short leaves it.
+  EXPECT_THROW(read_trace(write_temp("trunc.json.gz", gz.substr(0, gz.size() / 2))), CutOffError);
 }
 
 TEST(TraceErrors, FlippedBytesInGzip) {
