@@ -21,17 +21,13 @@ constexpr double MiB = 1024.0 * 1024;
 
 // A STEP record with the heap field (31 fields, channel.py's STEP).
 std::string step_rec(uint32_t seq, int64_t step, int64_t flags, int64_t rss, int64_t heap) {
-  int64_t f[31] = {};
+  std::array<int64_t, 31> f = {};
   f[0] = step, f[1] = flags, f[3] = 10'000'000;
   f[18] = f[19] = f[20] = -1;  // no CUDA
   f[21] = rss;
   f[28] = 1, f[29] = 1;
   f[30] = heap;
-  double loss = 0.5;
-  std::string p(sizeof f, '\0');
-  std::memcpy(p.data(), f, sizeof f);
-  std::memcpy(p.data() + 25 * 8, &loss, 8);
-  return test::header(2, p.size(), 11, seq) + p;
+  return test::step_record(11, seq, f);
 }
 
 struct Reading { int64_t step, flags, rss, heap; };

@@ -1,6 +1,7 @@
 #pragma once
 // Agent records built byte by byte the way agent/trainscope_agent/channel.py packs them: the
-// 16-byte header (magic, length, type, version, pid, sequence) and a TEXT record.
+// 16-byte header (magic, length, type, version, pid, sequence), a STEP and a TEXT record.
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -20,6 +21,16 @@ inline std::string header(uint8_t type, size_t payload, uint32_t pid, uint32_t s
   std::memcpy(h.data() + 8, &pid, 4);
   std::memcpy(h.data() + 12, &seq, 4);
   return h;
+}
+
+// STEP as channel.py packs it (`<25qdqqqqq`): fields 0-24 and 26-30 are int64, 25 is the loss (a
+// double, whatever f[25] holds); the first `n` fields are sent (26: an older agent's record).
+inline std::string step_record(uint32_t pid, uint32_t seq, const std::array<int64_t, 31>& f, double loss = 0.5,
+                               size_t n = 31) {
+  std::string p(n * 8, '\0');
+  std::memcpy(p.data(), f.data(), n * 8);
+  std::memcpy(p.data() + 25 * 8, &loss, 8);
+  return header(2, p.size(), pid, seq) + p;
 }
 
 // TEXT: "key=value" lines (kind=hello, kind=loader, ...).

@@ -17,18 +17,14 @@ using test::text_rec;
 
 std::string step_rec(uint32_t pid, uint32_t seq, int64_t step, int64_t flags, int64_t dur_ns, int64_t data_ns,
                      int64_t rss = 100, int64_t cuda_alloc = -1, int64_t cuda_peak = -1) {
-  int64_t f[25] = {};
+  std::array<int64_t, 31> f = {};
   f[0] = step;
   f[1] = flags;
   f[3] = dur_ns;
   f[4] = data_ns;
   f[18] = cuda_alloc, f[19] = cuda_alloc < 0 ? -1 : 2 * cuda_alloc, f[20] = cuda_peak;
   f[21] = rss;
-  std::string p(26 * 8, '\0');
-  std::memcpy(p.data(), f, sizeof f);
-  double loss = 0.5;
-  std::memcpy(p.data() + 200, &loss, 8);
-  return header(2, p.size(), pid, seq) + p;
+  return test::step_record(pid, seq, f, 0.5, 26);  // the 26 fields of an agent before field 26
 }
 
 TEST(RecordDecoder, AnyChunkingGivesTheSameRecords) {
