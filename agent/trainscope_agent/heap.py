@@ -9,9 +9,10 @@ loops, while the heap's in-use bytes rose by 4 MiB at every step.
 
 Read with the RSS (step_path.SLOW_EVERY_NS, rate-limited by its own cost): mallinfo2 walks each
 arena's free lists, about 1.2 us a call in a PyTorch process here (2,000 calls timed beside 1.9 us
-for the statm read, 2026-11-28), more with a long free list. Only where it means something: glibc >= 2.33 (mallinfo2: size_t fields;
-the older mallinfo's ints wrap at 2 GiB) and no other allocator preloaded (jemalloc, tcmalloc,
-mimalloc answer malloc themselves and leave glibc's counters still). Elsewhere -1 (no reading):
+for the statm read, 2026-11-28), more with a long free list. Only where it means something:
+glibc >= 2.33 (mallinfo2: size_t fields; the older mallinfo's ints wrap at 2 GiB) and no other
+allocator preloaded (jemalloc, tcmalloc, mimalloc answer malloc themselves and leave glibc's
+counters still). Elsewhere -1 (no reading):
 the run layer falls back to the RSS. Python's own small objects (pymalloc arenas, mmapped
 directly) are not in it: the run layer tests the RSS's trend too (docs/FINDINGS.md, memory-growth).
 """

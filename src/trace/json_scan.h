@@ -136,6 +136,29 @@ inline uint64_t prefix_xor(uint64_t x) {
   x ^= x << 32;
   return x;
 }
+#if defined(__SSE2__)
+// One 64-byte block's quotes, stops (a backslash or a NUL: where the byte-by-byte path must
+// take over), opening and closing brackets as bit masks (bit i: byte i): what a 64-byte scan
+// needs (find_plain_close here, the bracket count of written_whole.cpp).
+struct BlockBits {
+  uint64_t quote = 0, stop = 0, open = 0, close = 0;
+};
+inline BlockBits block_bits(const char* p) {
+  BlockBits b;
+  for (int i = 0; i < 4; ++i) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    const __m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));  // '[' -> '{', ']' -> '}'
+    const unsigned sh = 16u * static_cast<unsigned>(i);
+    auto bits = [sh](__m128i m) { return static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(m))) << sh; };
+    b.quote |= bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+    b.stop |= bits(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), _mm_cmpeq_epi8(v, _mm_setzero_si128())));
+    b.open |= bits(_mm_cmpeq_epi8(lower, _mm_set1_epi8('{')));
+    b.close |= bits(_mm_cmpeq_epi8(lower, _mm_set1_epi8('}')));
+  }
+  return b;
+}
+#endif
+
 // The first '}' outside strings at or after p, 64 bytes at a time, where nothing before it
 // needs the byte-by-byte skip: returns nullptr at a '{', '[' or ']' outside strings, at a
 // backslash or a NUL anywhere, or when fewer than 64 bytes are left before `end`. Strings are
@@ -146,25 +169,14 @@ inline const char* find_plain_close(const char* p, const char* end) {
 #if defined(__SSE2__)
   uint64_t inside = 0;  // all ones when the previous block ended inside a string
   while (end - p >= 64) {
-    uint64_t quote = 0, stop = 0, open = 0, close = 0;
-    for (int i = 0; i < 4; ++i) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
-      const __m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));  // '[' -> '{', ']' -> '}'
-      const unsigned sh = 16u * static_cast<unsigned>(i);
-      quote |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"'))))) << sh;
-      stop |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(
-                  _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), _mm_cmpeq_epi8(v, _mm_setzero_si128())))))
-              << sh;
-      open |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(lower, _mm_set1_epi8('{'))))) << sh;
-      close |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(lower, _mm_set1_epi8('}'))))) << sh;
-    }
-    const uint64_t in_string = prefix_xor(quote) ^ inside;
+    const BlockBits b = block_bits(p);
+    const uint64_t in_string = prefix_xor(b.quote) ^ inside;
     inside = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
     const uint64_t outside = ~in_string;
-    const uint64_t first = stop | ((open | close) & outside);
+    const uint64_t first = b.stop | ((b.open | b.close) & outside);
     if (first) {
       const uint64_t bit = first & (0 - first);
-      if ((bit & close & outside) && p[__builtin_ctzll(bit)] == '}') return p + __builtin_ctzll(bit);
+      if ((bit & b.close & outside) && p[__builtin_ctzll(bit)] == '}') return p + __builtin_ctzll(bit);
       return nullptr;
     }
     p += 64;

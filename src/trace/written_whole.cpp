@@ -25,27 +25,6 @@ struct Classes {
 };
 constexpr Classes kClass{};
 
-// Brackets and quotes of one 64-byte block as bit masks (bit i: byte i).
-struct BlockBits {
-  uint64_t quote = 0, backslash = 0, open = 0, close = 0;
-};
-#if defined(__SSE2__)
-inline BlockBits block_bits(const char* p) {
-  BlockBits b;
-  for (int i = 0; i < 4; ++i) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
-    const __m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));  // '[' -> '{', ']' -> '}'
-    const unsigned sh = 16u * static_cast<unsigned>(i);
-    auto bits = [&](__m128i m) { return static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(m))) << sh; };
-    b.quote |= bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
-    b.backslash |= bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
-    b.open |= bits(_mm_cmpeq_epi8(lower, _mm_set1_epi8('{')));
-    b.close |= bits(_mm_cmpeq_epi8(lower, _mm_set1_epi8('}')));
-  }
-  return b;
-}
-#endif
-
 struct DepthScan {
   int64_t depth = 0;
   bool in_string = false, started = false, closed = false;
@@ -57,11 +36,12 @@ struct DepthScan {
     const char* const end = begin + n;
     while (p < end && !closed) {
 #if defined(__SSE2__)
-      // 64 bytes at once when no backslash can escape a quote in them and the count cannot
-      // reach the top level's close: strings are then the bytes after an odd number of quotes.
+      // 64 bytes at once when no backslash can escape a quote in them (nor a NUL stand there)
+      // and the count cannot reach the top level's close: strings are then the bytes after an
+      // odd number of quotes.
       if (started && end - p >= 64 && (p != begin || backslashes == 0)) {
-        const BlockBits b = block_bits(p);
-        if (b.backslash == 0) {
+        const detail::BlockBits b = detail::block_bits(p);
+        if (b.stop == 0) {
           const uint64_t inside = detail::prefix_xor(b.quote) ^ (in_string ? ~uint64_t(0) : 0);
           const int closes = __builtin_popcountll(b.close & ~inside);
           if (closes < depth) {
