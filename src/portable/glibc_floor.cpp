@@ -1,4 +1,4 @@
-// Lowers the glibc the release archive needs (TRAINSCOPE_PORTABLE only; docs/ARCHITECTURE.md).
+// Lowers the glibc the release archive needs (trainscope-portable only; docs/ARCHITECTURE.md).
 //
 // The build host (Debian 12, glibc 2.36) links every call to a glibc function against that
 // function's newest symbol version, and the binary then refuses to start on an older glibc

@@ -6,10 +6,6 @@
 
 #include "util/error.h"
 
-#ifndef TS_AGENT_SOURCE_DIR
-#define TS_AGENT_SOURCE_DIR ""
-#endif
-
 namespace ts::run {
 namespace fs = std::filesystem;
 
@@ -31,7 +27,8 @@ std::string locate_agent_dir() {
     fs::path installed = exe.parent_path().parent_path() / "share" / "trainscope" / "agent";
     if (has_agent(installed)) return installed.lexically_normal().string();
   }
-  fs::path src = TS_AGENT_SOURCE_DIR;
+  const char* tree = source_tree_agent_dir();
+  fs::path src = tree ? tree : "";
   if (!src.empty() && has_agent(src)) return src.string();
   throw UserError("cannot find the trainscope agent (looked next to " + exe.string() +
                   " in ../share/trainscope/agent and in the source tree); set TRAINSCOPE_AGENT_DIR");

@@ -27,7 +27,7 @@ for f in bin/trainscope README.md scripts/gpu-check share/trainscope/BUILDINFO \
 done
 [[ -z "$(find "$b" -name '__pycache__' -o -name '*.pyc')" ]] || fail "the bundle carries Python caches"
 
-# Release and stripped: no symbol table, no debug sections; the run path is the bundle's lib/.
+# Stripped: no symbol table, no debug sections; the run path is the bundle's lib/.
 sections=$(readelf -S -W "$b/bin/trainscope")
 grep -q '\.symtab' <<<"$sections" && fail "bin/trainscope is not stripped (.symtab present)"
 grep -q '\.debug_' <<<"$sections" && fail "bin/trainscope has debug sections"
