@@ -111,8 +111,11 @@ def main():
             argv += ["--set", kv]
         argv += ["--"] + cmd
         # Its own store (TRAINSCOPE_HOME): cases run in parallel, and one shared SQLite file was once busy.
+        # TMPDIR inside `work`: what a case writes to its temporary folder (checkpoints, samples) goes
+        # with it, whether or not the script removes it.
+        os.mkdir(os.path.join(work, "tmp"))
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
-                   TRAINSCOPE_HOME=os.path.join(work, "home"))
+                   TRAINSCOPE_HOME=os.path.join(work, "home"), TMPDIR=os.path.join(work, "tmp"))
         p = subprocess.run(argv, cwd=src, env=env, capture_output=True, text=True, timeout=600)
         check("exit status", p.returncode == 0, "rc %d; stderr tail: %s" % (p.returncode, p.stderr[-2000:]))
         with open(os.path.join(out, "report.json")) as fh:

@@ -3,8 +3,10 @@ and fakes where 1.13 or a CPU cannot show the real thing (Dynamo tracing, CUDA g
 torch.distributed's process group, Dynamo's collective remap table). The real paths are checked
 on a GPU with PyTorch 2.x by the GPU issue. Prints one line per check and "GUARDS OK n" at the end;
 exits 1 on the first failure."""
+import atexit
 import gc
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -14,7 +16,8 @@ import weakref
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "agent"))
 sys.path.insert(0, HERE)
-OUT = tempfile.mkdtemp()
+OUT = tempfile.mkdtemp(prefix="ts_guards_")
+atexit.register(shutil.rmtree, OUT, True)
 os.environ["TRAINSCOPE_OUT"] = OUT
 os.environ["TRAINSCOPE_PROFILE_STEPS"] = "8-9"
 

@@ -17,4 +17,5 @@ for i in range(steps):
     opt.step()
     torch.save(model.state_dict(), path)
 os.remove(path)
+os.rmdir(os.path.dirname(path))
 print("saved: done", flush=True)
