@@ -41,7 +41,9 @@ TEST(DdpDataWait, TheMostWaitingRankSpeaksForTheJob) {
   bool named = false;
   for (const auto& e : f->evidence) {
     if (e.name == "waiting_rank") named = e.value == 1;
-    if (e.name == "data_wait_pct") EXPECT_NEAR(e.value, 90, 1e-9);
+    if (e.name == "data_wait_pct") {
+      EXPECT_NEAR(e.value, 90, 1e-9);
+    }
   }
   EXPECT_TRUE(named);
   // No rank waits for data: silent.

@@ -35,7 +35,7 @@ Id read_back(const EventStore& s, int64_t v) {
 std::vector<Pair> some_threads() {
   std::vector<Pair> v;
   for (int64_t p = 0; p < 5; ++p)
-    for (int64_t t = 0; t < 50; ++t) v.push_back({Id{p == 4 ? 25738 : p}, Id{t % 2 ? -247463936 - t : t}});
+    for (int64_t t = 0; t < 50; ++t) v.push_back({Id{p == 4 ? 25738 : p, {}}, Id{t % 2 ? -247463936 - t : t, {}}});
   for (int i = 0; i < 50; ++i) v.push_back({Id{0, "CPU functions " + std::to_string(i)}, Id{0, "stream " + std::to_string(i)}});
   return v;
 }
