@@ -201,7 +201,7 @@ var OUTSIDE=['Outside the GPU\'s active span','#e0e4ea'],BUSY='#2e7d32';
 function timelineChart(div,T){
   var TL=T&&T.timeline;
   if(!TL||!TL.steps||!TL.steps.length){empty(div,'No GPU timeline: no GPU events in the steps.');return;}
-  var E=(T.gpu&&T.gpu.idle_attribution)||[],rows=TL.steps,W=900,rh=26,x0=110,w=W-x0-8,H=rows.length*rh+24,s=svg(W,H),seen={};
+  var E=(T.gpu&&T.gpu.idle_attribution)||[],rows=TL.steps,W=900,rh=26,x0=110,w=W-x0-8,H=rows.length*rh+40,s=svg(W,H),seen={};
   function who(e){if(e===-2)return OUTSIDE;var en=E[e],c=en&&CAUSE[en.cause];return c||CAUSE.unattributed;}
   function what(e){if(e===-2)return OUTSIDE[0]+' (no GPU work yet, or none left)';var en=E[e];if(!en)return 'idle';
     var t=(CAUSE[en.cause]||[en.cause])[0]+': '+(en.host_event||'?');if(en.op&&en.op!==en.host_event)t+=' in '+en.op;if(en.annotation)t+=' · '+en.annotation;if(en.frame)t+=' · '+en.frame;return t;}
@@ -217,7 +217,14 @@ function timelineChart(div,T){
       tip(g,'step '+st.number+' · '+ms(t0)+' – '+ms(t1)+' into the step\nGPU busy '+busy+'%'+(busy<100&&e!==-1?'\nidle: '+what(e):''));
       b0+=n;});
   });
-  el('text',{x:x0+w/2,y:H-4,'text-anchor':'middle','font-size':11,fill:'#5f6b7a'},s,'time in the step (each row: one step; '+rows.length+' of '+TL.steps_total+' steps)');
+  // Each row spans its own step (durations differ), so the axis is the share of the step; the
+  // hover gives the milliseconds.
+  var ay=4+rows.length*rh;
+  for(var q=0;q<=4;q++){var ax=x0+w*q/4;
+    el('line',{x1:ax,x2:ax,y1:ay-2,y2:ay+3,stroke:'#5f6b7a'},s);
+    el('text',{x:ax,y:ay+15,'text-anchor':q===0?'start':q===4?'end':'middle','font-size':10,fill:'#5f6b7a'},s,(25*q)+'%');}
+  el('line',{x1:x0,x2:x0+w,y1:ay,y2:ay,stroke:'#5f6b7a'},s);
+  el('text',{x:x0+w/2,y:H-4,'text-anchor':'middle','font-size':11,fill:'#5f6b7a'},s,'share of the step\'s time (each row: one step; '+rows.length+' of '+TL.steps_total+' steps)');
   done(div,s);
   legend(div,[['GPU busy',BUSY]].concat(Object.keys(seen).map(function(k){return [k,seen[k]];})));
 }

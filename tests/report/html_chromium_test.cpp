@@ -217,6 +217,15 @@ TEST_F(ChromiumTest, TwoTraceReportChartsEveryTrace) {
   EXPECT_NE(panel0.find("did not change"), std::string::npos);
   // Different traces, different bars: the starved run's DataLoader class shows in its own panel.
   EXPECT_NE(panel0.find("DataLoader"), std::string::npos);
+  // Each GPU timeline has its axis: the share of the step, 0% to 100% in quarters under the rows.
+  for (const std::string* p : {&panel0, &panel1}) {
+    size_t at = p->find("share of the step");
+    ASSERT_NE(at, std::string::npos);
+    size_t svg = p->rfind("<svg viewBox", at);
+    std::string timeline = p->substr(svg, at - svg);
+    for (const char* tick : {">0%</text>", ">25%</text>", ">50%</text>", ">75%</text>", ">100%</text>"})
+      EXPECT_NE(timeline.find(tick), std::string::npos) << tick;
+  }
   // #trace-1 selected the second tab: the first panel is hidden, the second is not.
   std::string tag0 = d.substr(d.rfind('<', p0), d.find('>', p0) - d.rfind('<', p0));
   std::string tag1 = d.substr(d.rfind('<', p1), d.find('>', p1) - d.rfind('<', p1));
