@@ -28,10 +28,9 @@ std::string locate_agent_dir() {
     if (has_agent(installed)) return installed.lexically_normal().string();
   }
   const char* tree = source_tree_agent_dir();
-  fs::path src = tree ? tree : "";
-  if (!src.empty() && has_agent(src)) return src.string();
-  throw UserError("cannot find the trainscope agent (looked next to " + exe.string() +
-                  " in ../share/trainscope/agent and in the source tree); set TRAINSCOPE_AGENT_DIR");
+  if (tree && has_agent(tree)) return tree;
+  throw UserError("cannot find the trainscope agent (looked next to " + exe.string() + " in ../share/trainscope/agent" +
+                  (tree ? std::string(" and in ") + tree : std::string()) + "); set TRAINSCOPE_AGENT_DIR");
 }
 
 }  // namespace ts::run
