@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <string>
-#include <string_view>
 
 #include "support/shell.h"
 
@@ -50,14 +49,6 @@ inline simdjson::dom::element fix_for(simdjson::dom::element doc, const std::str
     if (std::string_view(f["finding"].get_string().value()) == id) return f;
   ADD_FAILURE() << "no fix for " << id;
   return {};
-}
-
-// Whether the run of a fix applied its setting KEY (its report's run.overrides).
-inline bool override_applied(simdjson::dom::element fix, std::string_view key) {
-  simdjson::dom::array overrides = fix["run"]["overrides"].get_array().value();  // named: `for` binds a reference
-  for (auto o : overrides)
-    if (std::string_view(o["key"].get_string().value()) == key) return o["applied"].get_bool().value();
-  return false;
 }
 
 }  // namespace ts::test
