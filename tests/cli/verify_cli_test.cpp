@@ -1,21 +1,60 @@
 // `trainscope verify` and `run --set` end to end on the real examples (Debian's PyTorch 1.13, CPU).
-// They share the cores with other tests under ctest -j: the only bound on a speedup is a
-// sleep-bound outcome (a loader that sleeps gains from workers whatever else holds the cores);
-// predicted against measured is bench/verify's. Loading that computes, and the mp.spawn job whose
-// fix starts 32 workers, are verify_cli_alone_test.cpp's.
+// SERIAL: they measure step times. The only bound on a speedup is a sleep-bound outcome (a loader
+// that sleeps gains at least 2x from workers); predicted against measured is bench/verify's.
 #include <gtest/gtest.h>
 #include <simdjson.h>
+#include <unistd.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <fmt/format.h>
 #include <map>
 #include <string>
 
-#include "cli/verify_cli_fixture.h"
 #include "diagnose/thresholds.h"
+#include "support/shell.h"
 
-using ts::test::fix_for;
-using ts::test::Result;
-using ts::test::VerifyCli;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Result = ts::test::CommandResult;
+
+bool have_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
+
+class VerifyCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(have_torch()) << "/usr/bin/python3 does not import torch (Debian's python3-torch: scripts/bootstrap --test)";
+    home_ = fs::temp_directory_path() / fmt::format("ts_verify_cli_{}_{}", getpid(),
+                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(home_);
+    fs::create_directories(home_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!home_.empty() && !HasFailure()) fs::remove_all(home_, ec);
+  }
+  Result cli(const std::string& args) {
+    return ts::test::run_capture(fmt::format("cd {} && TRAINSCOPE_HOME={} timeout 500 {} {} < /dev/null", home_.string(),
+                                             home_.string(), TS_CLI, args),
+                                 (home_ / "stderr.txt").string());
+  }
+  static std::string example(const std::string& name) { return std::string(TS_SOURCE_DIR) + "/examples/" + name; }
+  fs::path home_;
+  simdjson::dom::parser parser_;
+};
+
+simdjson::dom::element fix_for(simdjson::dom::element doc, const std::string& id) {
+  simdjson::dom::array fixes = doc["fixes"].get_array().value();
+  for (auto f : fixes)
+    if (std::string_view(f["finding"].get_string().value()) == id) return f;
+  ADD_FAILURE() << "no fix for " << id;
+  return {};
+}
+
+}  // namespace
 
 // 4 ms of waiting per sample, num_workers=0: the recommended workers, applied at run time, at
 // least double the speed, and the table, JSON and store agree. The baseline waits 32 ms of sleep
@@ -65,6 +104,28 @@ TEST_F(VerifyCli, DataStarvedFixAtLeastDoublesTheSpeed) {
   EXPECT_GE(measured, 2.0) << "predicted " << predicted << "x, measured " << measured << "x";
 }
 
+// Loading that computes (~1 ms of Python per sample) on this 2-core machine: the fix is sized,
+// run and measured, and the table agrees with the JSON. Whether the model predicts no gain rests on
+// the loading's CPU share, which other work on the cores lowers (a process waiting for a core is
+// not on the CPU): at load 6 it predicted 1.24x. So the gain, predicted and measured, is
+// bench/loader/verify_accuracy.sh's (with cpu_bound_loader.py), not bounded here.
+TEST_F(VerifyCli, CpuBoundLoaderFixIsSizedRunAndMeasured) {
+  Result r = cli(fmt::format("verify --json --steps 120 -- /usr/bin/python3 {} 300", example("cpu_bound_loader.py")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  simdjson::dom::element doc = parser_.parse(r.out);
+  auto f = fix_for(doc, "dataloader-starvation");
+  const int workers = std::stoi(std::string(f["settings"]["dataloader.num_workers"].get_string().value()));
+  EXPECT_GE(workers, 1);
+  EXPECT_LE(workers, 16);  // kMaxLoaderWorkers
+  EXPECT_GT(f["predicted_speedup"].get_double().value(), 0.0);
+  EXPECT_GT(f["measured_speedup"].get_double().value(), 0.0);
+  bool applied = false;
+  simdjson::dom::array overrides = f["run"]["overrides"].get_array().value();  // not a temporary: for binds a reference
+  for (auto o : overrides)
+    if (std::string_view(o["key"].get_string().value()) == "dataloader.num_workers") applied = o["applied"].get_bool().value();
+  EXPECT_TRUE(applied) << "the fix's run did not apply num_workers=" << workers;
+}
+
 // Overrides on a script without a DataLoader: said in the report, the run goes on (exit 0);
 // a CUDA-only setting on this CPU run says so; the ones that apply are applied.
 TEST_F(VerifyCli, OverridesWithoutADataLoaderAreReportedAndTheRunContinues) {
@@ -88,4 +149,22 @@ TEST_F(VerifyCli, OverridesWithoutADataLoaderAreReportedAndTheRunContinues) {
   // The text report says it too.
   std::string txt = ts::test::read_file((home_ / "out" / "report.txt").string());
   EXPECT_NE(txt.find("dataloader.num_workers=4: not applied: no DataLoader in this script"), std::string::npos) << txt;
+}
+
+// mp.spawn ranks (issue 38): the ranks are children of the launching process, so the settings must
+// reach them through the agent in each rank, and the measurement is the ranks'. The corpus's
+// spawn_ddp (2 gloo ranks, 8 ms of waiting per sample): its dataloader-starvation fix is applied in
+// the ranks, and sleeping loaders gain from workers whatever the cores do (at least 1.3x asserted).
+TEST_F(VerifyCli, SpawnRanksGetTheFixAndAreMeasured) {
+  Result r = cli(fmt::format("verify --json --steps 60 -- /usr/bin/python3 {}/tests/corpus/spawn_ddp/train.py 60", TS_SOURCE_DIR));
+  ASSERT_EQ(r.code, 0) << r.err;
+  simdjson::dom::element doc = parser_.parse(r.out);
+  auto f = fix_for(doc, "dataloader-starvation");
+  bool applied = false;
+  simdjson::dom::array fix_overrides = f["run"]["overrides"].get_array().value();
+  for (auto o : fix_overrides)
+    if (std::string_view(o["key"].get_string().value()) == "dataloader.num_workers") applied = o["applied"].get_bool().value();
+  EXPECT_TRUE(applied) << r.out;
+  const double measured = f["measured_speedup"].get_double().value();
+  EXPECT_GE(measured, 1.3) << "predicted " << f["predicted_speedup"].get_double().value() << "x";
 }
