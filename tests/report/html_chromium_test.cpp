@@ -222,6 +222,7 @@ TEST_F(ChromiumTest, TwoTraceReportChartsEveryTrace) {
     size_t at = p->find("share of the step");
     ASSERT_NE(at, std::string::npos);
     size_t svg = p->rfind("<svg viewBox", at);
+    ASSERT_NE(svg, std::string::npos) << "no chart before the timeline's axis title";
     std::string timeline = p->substr(svg, at - svg);
     for (const char* tick : {">0%</text>", ">25%</text>", ">50%</text>", ">75%</text>", ">100%</text>"})
       EXPECT_NE(timeline.find(tick), std::string::npos) << tick;
