@@ -53,6 +53,11 @@ class LiveView : public ::testing::Test {
     tmux(fmt::format("-f /dev/null new-session -d -s live -x 120 -y 50 'env -i PATH=/usr/bin:/bin HOME={} TERM=screen sh'",
                      home_.string()));
     tmux("set-option -t live history-limit 5000");
+    // Type only once sh has printed its prompt: keys sent earlier are echoed by the terminal before
+    // the prompt, which then shares its row with the program's first line (seen in a clean clone).
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+         capture().find_first_of("#$") == std::string::npos && std::chrono::steady_clock::now() < until;)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   void TearDown() override {
     if (!sock_.empty()) tmux("kill-server");
