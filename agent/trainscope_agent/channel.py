@@ -9,8 +9,8 @@ Header (16 bytes, little-endian): magic u32 'TSA1', length u16 (whole record), t
 version u8, pid u32, seq u32 (per process; gaps = dropped records). docs/AGENT.md has the payloads.
 
 Step records are batched (`send_step`): packed straight into a PIPE_BUF-sized buffer and written
-together when the next would not fit (16 steps) or the oldest is FLUSH_NS old, so a 1 ms step
-loop makes one write() (and wakes trainscope's reader once) per 16 steps instead of every step.
+together when the next would not fit (15 steps of 272 bytes) or the oldest is FLUSH_NS old, so a 1 ms step
+loop makes one write() (and wakes trainscope's reader once) per 15 steps instead of every step.
 One write() of whole records up to PIPE_BUF is still atomic. Any other record flushes the batch
 first (order is kept); so does the exit handler (finish.py). A process that dies without running
 atexit (SIGKILL, os._exit) loses at most FLUSH_NS of step records.
@@ -33,10 +33,10 @@ HEADER = struct.Struct("<IHBBII")
 # h2d_pageable, h2d_blocking, fwd_ns, bwd_ns, opt_ns, io_ns, io_count, item_count, item_ns,
 # mem_allocated, mem_reserved, mem_peak, rss, samples, getitem_ns, collate_ns, loss(f64),
 # comm_ns, comm_count (explicit collectives), bwd_count (backward calls outside optimizer.step()),
-# opt_count (optimizer.step() calls), heap (the C heap's in-use bytes, heap.py; -1 none) --
-# appended later: older readers stop after loss
-STEP = struct.Struct("<25qdqqqqq")
-STEP_RECORD = struct.Struct("<IHBBII25qdqqqqq")  # header + step, packed in one call (send_step)
+# opt_count (optimizer.step() calls), heap (the C heap's in-use bytes, heap.py; -1 none),
+# heap_free (the bytes it holds free; -1 none) -- appended later: older readers stop after loss
+STEP = struct.Struct("<25qdqqqqqq")
+STEP_RECORD = struct.Struct("<IHBBII25qdqqqqqq")  # header + step, packed in one call (send_step)
 FLUSH_NS = 50_000_000  # a batch of step records waits at most this long (live status reads 1/s)
 GPU = struct.Struct("<qq")          # step, gpu_ns
 GPU_RECORD = struct.Struct("<IHBBIIqq")  # header + GPU, batched like steps (send_gpu)

@@ -47,7 +47,7 @@ class State:
         "step", "source", "tid", "opt_waiting", "channel", "statm_fd", "page", "torch",
         "cuda_ready", "cuda_mem", "gpu", "window", "stop_after", "on_step_hooks", "fwd_t0",
         "first_fwd_in_step", "stopping", "stop_pending", "first_kind", "in_opt", "rss_t", "rss_v",
-        "heap_fn", "heap_v", "heap_next", "graph_capture", "graph_has_opt", "first_t")
+        "heap_fn", "heap_v", "heap_free_v", "heap_next", "graph_capture", "graph_has_opt", "first_t")
 
     def __init__(self):
         self.step = 0
@@ -66,6 +66,7 @@ class State:
         self.rss_v = -1
         self.heap_fn = False     # heap.reader() at the first reading (False: not asked yet)
         self.heap_v = -1
+        self.heap_free_v = -1    # the bytes the C heap holds free, read with heap_v
         self.heap_next = 0
         self.fwd_t0 = 0
         self.stopping = False
@@ -136,18 +137,18 @@ class State:
             return -1
 
     def heap(self):
-        """The C heap's in-use bytes (heap.py), -1 where it cannot say."""
+        """(The C heap's in-use bytes, its free bytes) (heap.py), -1s where it cannot say."""
         fn = self.heap_fn
         if fn is False:
             from . import heap
             fn = self.heap_fn = heap.reader()
         if fn is None:
-            return -1
+            return -1, -1
         try:
             return fn()
         except Exception:
             self.heap_fn = None
-            return -1
+            return -1, -1
 
     # ------------------------------------------------------------ markers
 

@@ -18,7 +18,7 @@ Never per step, because their cost is not bounded or not ours to pay:
 Rate-limited, by the clock the step already read:
   - the process RSS (/proc/self/statm, ~1 us) and the "has the user initialised CUDA?" check,
     at most every SLOW_EVERY_NS;
-  - without CUDA, the C heap's in-use bytes (heap.py: ~1 us, more with a long free list) at most
+  - without CUDA, the C heap's in-use and free bytes (heap.py, one call: ~1 us, more with a long free list) at most
     every SLOW_EVERY_NS and never more than 1% of wall time (HEAP_COST_FACTOR x its cost);
   - the CUDA caching allocator's counters through the raw torch._C._cuda_memoryStats (one C++
     call returning a small nested dict), at most every MEM_EVERY_NS and never more than 1% of
@@ -92,7 +92,7 @@ def end_step(S, level, clock):
         S.rss_t = t
         S.rss_v = S.rss()
         if not S.cuda_ready and t >= S.heap_next:
-            S.heap_v = S.heap()
+            S.heap_v, S.heap_free_v = S.heap()
             S.heap_next = t + max(SLOW_EVERY_NS, HEAP_COST_FACTOR * (clock() - t))
         if not S.cuda_ready and S.torch is not None:
             _check_cuda(S)
@@ -110,7 +110,7 @@ def end_step(S, level, clock):
         S.h2d_bytes, S.h2d_pageable, S.h2d_blocking, S.fwd_ns, S.bwd_ns,
         S.opt_ns, S.io_ns, S.io_n, S.item_n, S.item_ns, alloc, reserved, peak,
         S.rss_v, S.samples, S.getitem_ns, S.collate_ns, loss, S.comm_ns, S.comm_n,
-        S.bwd_n, S.opt_n, S.heap_v)
+        S.bwd_n, S.opt_n, S.heap_v, S.heap_free_v)
     if S.channel.dead:
         retire()  # trainscope is gone: nobody reads us, so stop costing anything
         if S.window is not None:

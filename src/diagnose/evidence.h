@@ -163,6 +163,8 @@ struct AgentEvidence {
   int64_t item_calls_per_step = -1;  // .item() etc., when counted
   std::vector<double> mem_allocated_per_step;  // bytes: CUDA allocated, else the C heap in use, else RSS (mem_source)
   std::vector<double> mem_rss_per_step;        // the RSS at the same readings when mem_source is "heap", else empty
+  std::vector<double> mem_rss_used_per_step;   // the same RSS less the bytes the C heap holds free (glibc keeps
+                                               // freed memory resident); empty when the agent did not read them
   // The step number of each reading, and its segment for the trend (-1: warm-up or profiled,
   // left out; the profiler window raises memory once, so readings before and after it are
   // compared only among themselves). Empty from older agents' records.

@@ -216,6 +216,7 @@ void RecordDecoder::decode_one(std::string_view rec) {
         s.opt_count = load<int64_t>(q + 8 * 29);
       }
       if (pl.size() >= 31 * 8) s.heap = load<int64_t>(q + 8 * 30);
+      if (pl.size() >= 32 * 8) s.heap_free = load<int64_t>(q + 8 * 31);
       if (fresh_steps_) fresh_steps_->push_back(s);
       add_step(s);
       break;

@@ -42,6 +42,7 @@ struct StepRecord {
   // backward() calls outside optimizer.step(), optimizer.step() calls; -1 from older agents
   int64_t bwd_count = -1, opt_count = -1;
   int64_t heap = -1;    // the C heap's in-use bytes (glibc's mallinfo2, agent heap.py); -1 none
+  int64_t heap_free = -1;  // the bytes the C heap holds free, still resident (mallinfo2 fordblks); -1 none
   int64_t gpu_ns = -1;  // joined from the GPU record of the same step, when it arrived
 };
 

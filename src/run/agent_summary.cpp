@@ -330,14 +330,15 @@ AgentSummary summarise(const Records& r) {
   // every 50 ms, kept apart from the step sample: Records::mem), else the C heap's in-use bytes of
   // the sampled steps where the agent could read them (agent heap.py: freed memory that stays
   // resident hides a leak from the RSS), else the process RSS. With the heap, the RSS at the same
-  // steps goes along (mem_rss_per_step): Python's own small objects are not in the heap.
+  // steps goes along (mem_rss_per_step): Python's own small objects are not in the heap; and the
+  // RSS less the heap's free bytes (mem_rss_used_per_step): freed memory glibc keeps is not a leak.
   // Growth is a trend: the slope over the points after warm-up.
-  struct Point { double step, value, rss; bool profiled; };
+  struct Point { double step, value, rss, heap_free; bool profiled; };
   std::vector<Point> points;
   int kind = out.steps.empty() ? -1 : static_cast<int>(step_source(out.steps.front().flags));
   for (const auto& m : r.mem) {
     if (m.pid != out.main_pid || m.level != kind) continue;
-    points.push_back({static_cast<double>(m.step), static_cast<double>(m.allocated), -1, m.profiled});
+    points.push_back({static_cast<double>(m.step), static_cast<double>(m.allocated), -1, -1, m.profiled});
     ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(m.peak));
     ev.mem_reserved_bytes = std::max(ev.mem_reserved_bytes, static_cast<double>(m.reserved));
   }
@@ -347,7 +348,8 @@ AgentSummary summarise(const Records& r) {
   for (const auto& s : out.steps) {
     if (!cuda_mem) {
       bool profiled = (s.flags & kStepProfiled) != 0;
-      points.push_back({static_cast<double>(s.step), static_cast<double>(heap ? s.heap : s.rss), static_cast<double>(s.rss), profiled});
+      points.push_back({static_cast<double>(s.step), static_cast<double>(heap ? s.heap : s.rss), static_cast<double>(s.rss),
+                        static_cast<double>(s.heap_free), profiled});
       ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(s.rss));
     }
     if (s.flags & kStepNonFinite) ++ev.nonfinite_losses;
@@ -360,11 +362,13 @@ AgentSummary summarise(const Records& r) {
   // Segments: runs of points after warm-up outside the profiler window (which raises memory once).
   std::vector<int> segment(points.size(), -1);
   std::vector<double> at;
+  const bool free_known = heap && std::all_of(points.begin(), points.end(), [](const Point& p) { return p.heap_free >= 0; });
   int seg = 0;
   bool in_run = false;
   for (size_t i = 0; i < points.size(); ++i) {
     ev.mem_allocated_per_step.push_back(points[i].value);
     if (heap) ev.mem_rss_per_step.push_back(points[i].rss);
+    if (free_known) ev.mem_rss_used_per_step.push_back(points[i].rss - points[i].heap_free);
     at.push_back(points[i].step);
     if (points[i].step <= static_cast<double>(out.warmup_steps)) continue;
     if (points[i].profiled) {

@@ -151,7 +151,7 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   w.key("step_table").begin_object();
   w.array("columns", {"step", "flags", "dur_ms", "data_wait_ms", "h2d_ms", "h2d_count", "h2d_bytes",
                       "forward_ms", "backward_ms", "optimizer_ms", "io_ms", "item_calls", "gpu_ms",
-                      "mem_allocated", "mem_reserved", "mem_peak", "rss", "loss", "heap"});
+                      "mem_allocated", "mem_reserved", "mem_peak", "rss", "loss", "heap", "heap_free"});
   w.key("rows").begin_array();
   for (const auto& s : a.steps) {
     w.begin_array();
@@ -161,7 +161,7 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
     if (s.gpu_ns >= 0) w.value(ms(s.gpu_ns)); else w.null();
     w.value(s.mem_allocated).value(s.mem_reserved).value(s.mem_peak).value(s.rss);
     if (s.flags & kStepLoss) w.value(s.loss); else w.null();
-    w.value(s.heap);
+    w.value(s.heap).value(s.heap_free);
     w.end_array();
   }
   w.end_array();

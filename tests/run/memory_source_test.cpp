@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "diagnose/diagnose.h"
+#include "diagnose/growth_trend.h"
 #include "run/agent_records.h"
 #include "run/agent_summary.h"
 #include "run/record_bytes.h"
@@ -19,18 +20,19 @@ namespace {
 
 constexpr double MiB = 1024.0 * 1024;
 
-// A STEP record with the heap field (31 fields, channel.py's STEP).
-std::string step_rec(uint32_t seq, int64_t step, int64_t flags, int64_t rss, int64_t heap) {
-  std::array<int64_t, 31> f = {};
+// A STEP record with the heap fields (32 fields, channel.py's STEP); heap_free -1: not read.
+std::string step_rec(uint32_t seq, int64_t step, int64_t flags, int64_t rss, int64_t heap, int64_t heap_free) {
+  std::array<int64_t, 32> f = {};
   f[0] = step, f[1] = flags, f[3] = 10'000'000;
   f[18] = f[19] = f[20] = -1;  // no CUDA
   f[21] = rss;
   f[28] = 1, f[29] = 1;
   f[30] = heap;
+  f[31] = heap_free;
   return test::step_record(11, seq, f);
 }
 
-struct Reading { int64_t step, flags, rss, heap; };
+struct Reading { int64_t step, flags, rss, heap, heap_free = -1; };
 
 std::vector<Reading> recorded() {
   std::ifstream in(std::string(TS_SOURCE_DIR) + "/tests/data/memory/growing_memory_cpu.csv");
@@ -51,7 +53,7 @@ diagnose::Evidence evidence_of(const std::vector<Reading>& rs) {
   RecordDecoder d(rec);
   uint32_t seq = 1;
   d.feed(test::text_rec(11, seq++, "kind=hello\npython=3.11.7"));
-  for (const auto& r : rs) d.feed(step_rec(seq++, r.step, r.flags, r.rss, r.heap));
+  for (const auto& r : rs) d.feed(step_rec(seq++, r.step, r.flags, r.rss, r.heap, r.heap_free));
   diagnose::Evidence ev;
   auto sum = summarise(rec);
   sum.evidence.host_mem_total_bytes = 24.0 * 1024 * MiB;
@@ -95,6 +97,40 @@ TEST(MemorySource, RssGrowthTheHeapDoesNotSeeIsStillFound) {
   EXPECT_NE(d.findings.front().explanation.find("(RSS)"), std::string::npos) << d.findings.front().explanation;
 }
 
+TEST(MemorySource, PythonObjectsKeptAreFoundBesideTheHeapsFreeBytes) {
+  // The same leak where the agent also read the heap's free bytes (flat here): the RSS less them
+  // still rises 1 MiB a step.
+  std::vector<Reading> rs;
+  for (int s = 1; s <= 60; ++s)
+    rs.push_back({s, 9, int64_t(300 * MiB + s * MiB + (s % 3) * 4096), int64_t(120 * MiB + (s % 5) * 8192),
+                  int64_t(6 * MiB + (s % 4) * 16384)});
+  auto ev = evidence_of(rs);
+  ASSERT_EQ(ev.agent->mem_rss_used_per_step.size(), ev.agent->mem_rss_per_step.size());
+  EXPECT_DOUBLE_EQ(ev.agent->mem_rss_used_per_step.back(), double(rs.back().rss - rs.back().heap_free));
+  auto d = diagnose::diagnose(ev);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().id, "memory-growth");
+  EXPECT_NE(d.findings.front().explanation.find("less the C heap's free bytes"), std::string::npos)
+      << d.findings.front().explanation;
+}
+
+TEST(MemorySource, MemoryTheHeapHoldsFreeIsNotALeak) {
+  // The shape of examples/checkpoint_every_step.py's rare false alarm: an 8 MB torch.save every
+  // step; glibc keeps the freed blocks and now and then grows its arena by one more (4 MiB steps
+  // measured here, 2026-11-28), so the RSS climbs in stairs while the heap in use stands still.
+  std::vector<Reading> rs;
+  int64_t held = 2 * int64_t(MiB);
+  for (int s = 1; s <= 60; ++s) {
+    if (s % 9 == 0) held += 4 * int64_t(MiB);
+    rs.push_back({s, 9, int64_t(300 * MiB) + held + (s % 3) * 4096, int64_t(120 * MiB + (s % 5) * 8192),
+                  held + (s % 2) * 8192});
+  }
+  auto ev = evidence_of(rs);
+  // The RSS alone passes every test of a trend: without the free bytes this would be a finding.
+  ASSERT_TRUE(diagnose::growth_trend(ev.agent->mem_at_step, ev.agent->mem_rss_per_step, ev.agent->mem_segment).leak);
+  for (const auto& f : diagnose::diagnose(ev).findings) EXPECT_NE(f.id, "memory-growth") << f.explanation;
+}
+
 TEST(MemorySource, NeitherGrowingIsSilent) {
   std::vector<Reading> rs;
   for (int s = 1; s <= 60; ++s)
@@ -113,6 +149,7 @@ TEST(MemorySource, OlderAgentsRecordsReadTheRss) {
   d.feed(test::header(2, p.size(), 11, 1) + p);
   ASSERT_EQ(rec.steps.size(), 1u);
   EXPECT_EQ(rec.steps[0].heap, -1);
+  EXPECT_EQ(rec.steps[0].heap_free, -1);
   EXPECT_EQ(summarise(rec).evidence.mem_source, "rss");
 }
 

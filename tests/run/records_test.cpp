@@ -17,7 +17,7 @@ using test::text_rec;
 
 std::string step_rec(uint32_t pid, uint32_t seq, int64_t step, int64_t flags, int64_t dur_ns, int64_t data_ns,
                      int64_t rss = 100, int64_t cuda_alloc = -1, int64_t cuda_peak = -1) {
-  std::array<int64_t, 31> f = {};
+  std::array<int64_t, 32> f = {};
   f[0] = step;
   f[1] = flags;
   f[3] = dur_ns;

@@ -2,8 +2,9 @@
 // (usually a loss or an output stored without .item()/.detach(), which keeps that step's graph
 // alive). A trend, tested against the readings' own noise (growth_trend.h): the caching
 // allocator's allocated bytes on a GPU (the agent's readings, or the trace's [memory] events);
-// on the CPU the C heap's in-use bytes, then the process RSS (freed memory stays resident, so a
-// leak that reuses it is flat in the RSS; Python's small objects are in the RSS only). Any rate
+// on the CPU the C heap's in-use bytes, then the process RSS less the heap's free bytes (freed
+// memory stays resident, so a leak that reuses it is flat in the RSS and memory glibc merely keeps
+// raises it; Python's small objects are in the RSS only). Any rate
 // that stands out of the noise counts: 0.5 MiB per step is 50 GB after 100,000 steps. The
 // finding names what keeps the tensors when the agent found it
 // (a `leak` site: the variable and the line that stores into it, agent/trainscope_agent/leaks.py).
@@ -64,13 +65,16 @@ std::optional<Finding> memory_growth(const Evidence& ev) {
       for (size_t i = 0; i < a.mem_allocated_per_step.size(); ++i) x.push_back(double(i));
     }
     // On the CPU the C heap first (freed memory that stays resident hides a leak from the RSS),
-    // then the RSS at the same steps (Python's small objects are not in the heap).
+    // then the RSS at the same steps (Python's small objects are not in the heap), less the heap's
+    // free bytes where the agent read them (glibc keeps freed memory resident and grows its arena
+    // for large blocks: the RSS rises with nothing kept).
     const std::vector<double>* series = &a.mem_allocated_per_step;
     g = growth_trend(x, *series, seg);
-    bool rss = a.mem_source == "rss";
+    bool rss = a.mem_source == "rss", less_free = false;
     if (!g.leak && a.mem_source == "heap" && a.mem_rss_per_step.size() == x.size()) {
-      GrowthTrend r = growth_trend(x, a.mem_rss_per_step, seg);
-      if (r.leak) g = r, series = &a.mem_rss_per_step, rss = true;
+      const auto& used = a.mem_rss_used_per_step.size() == x.size() ? a.mem_rss_used_per_step : a.mem_rss_per_step;
+      GrowthTrend r = growth_trend(x, used, seg);
+      if (r.leak) g = r, series = &used, rss = true, less_free = &used != &a.mem_rss_per_step;
     }
     first = series->front();
     last = series->back();
@@ -81,7 +85,8 @@ std::optional<Finding> memory_growth(const Evidence& ev) {
     if (host && !a.mem_rss_per_step.empty()) last_resident = a.mem_rss_per_step.back();
     steps_now = double(std::max<int64_t>(a.steps, int64_t(x.empty() ? 0 : x.back())));
     source = "agent";
-    what = !host ? "allocated GPU memory" : rss ? "the process's resident memory (RSS)" : "the C heap's memory in use";
+    what = !host ? "allocated GPU memory" : rss ? (less_free ? "the process's resident memory (RSS) less the C heap's free bytes"
+                                    : "the process's resident memory (RSS)") : "the C heap's memory in use";
   } else {
     return std::nullopt;
   }
