@@ -18,7 +18,7 @@ import math
 import sys
 import weakref
 
-from . import flops, hooks_copy, phases, sites
+from . import flops, hooks_copy, phases, pickling, sites
 from .phases import Ph
 from .guard import G, check_break, fail, patch, resolve_compiling
 from .state import BACKWARD, FORWARD, OPTIMIZER, S, now
@@ -223,6 +223,7 @@ def _hook_model(best):
         return
     M.chosen = weakref.ref(best)
     M.handles = [best.register_forward_pre_hook(_fwd_pre), best.register_forward_hook(_fwd_post)]
+    pickling.keep_out(type(best), (_fwd_pre, _fwd_post))  # torch.save(model) must not carry them
 
 
 def _fwd_pre(module, inputs):

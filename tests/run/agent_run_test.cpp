@@ -115,6 +115,18 @@ TEST(AgentRun, SaveEveryStepIsMeasuredAsIo) {
   }
 }
 
+// torch.save(model) mid-run, then torch.load with weights_only (PyTorch 2.6's default) and only
+// the script's own classes allowed, as pytorch/examples' word_language_model does: the agent's
+// hooks on the model must not be in the file, nor in a deep copy (scripts/whole_model_save.py).
+TEST(AgentRun, WholeModelSavedMidRunCarriesNoneOfOurHooks) {
+  REQUIRE_TORCH();
+  std::string dir = fresh_dir("whole-model");
+  auto c = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", dir + "/run", "--", torch_python(),
+                    script("whole_model_save.py"), "12"});
+  EXPECT_EQ(c.status, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("WHOLE MODEL OK (agent on"), std::string::npos) << c.out << c.err;
+}
+
 TEST(AgentRun, NoOptimizerFallsBackToDataLoaderFetches) {
   REQUIRE_TORCH();
   auto r = run_script({torch_python(), script("no_optimizer.py")}, fresh_dir("noopt"));
