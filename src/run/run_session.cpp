@@ -31,6 +31,7 @@
 #include "run/run_text.h"
 #include "diagnose/diagnose.h"
 #include "sample/procfs.h"
+#include "util/failure_line.h"
 #include "sample/sampler.h"
 #include "sample/shm_fault_cost.h"
 #include "store/recorder.h"
@@ -561,7 +562,7 @@ RunResult run_session(const RunOptions& opt) {
 std::string death_cause(const RunResult& r) {
   if (r.stopped_by_steps || (r.exit.signal == 0 && r.exit.code == 0)) return "";
   std::string why = r.exit.signal ? r.exit.describe() : fmt::format("exit status {}", r.exit.code);
-  if (!r.stderr_tail.empty()) why += ": " + r.stderr_tail.back();
+  if (std::string line = failure_line(r.stderr_tail); !line.empty()) why += ": " + line;
   return why;
 }
 

@@ -6,6 +6,7 @@
 
 #include "diagnose/diagnose.h"
 #include "diagnose/rules/rule.h"
+#include "util/failure_line.h"
 
 namespace ts::diagnose::rules {
 
@@ -22,12 +23,12 @@ std::optional<Finding> job_failed(const Evidence& ev) {
                                    j.status())
                      : fmt::format("The job failed before the first step (exit status {})", j.status());
   f.gain = "";  // nothing to speed up until it runs
-  // The last line a failing Python prints is its exception; the run report lists the lines before it.
-  f.explanation = j.stderr_tail.empty()
-                      ? std::string("The command ended with a failure before any training step ran, and wrote "
-                                    "nothing to stderr. There is no step to measure.")
-                      : "The command ended with a failure before any training step ran. Its last line on stderr: " +
-                            j.stderr_tail.back();
+  // A Python traceback's exception line, which its message may follow for many lines; the run
+  // report lists the lines around it.
+  const std::string why = failure_line(j.stderr_tail);
+  f.explanation = why.empty() ? std::string("The command ended with a failure before any training step ran, and wrote "
+                                            "nothing to stderr. There is no step to measure.")
+                              : "The command ended with a failure before any training step ran. It said: " + why;
   f.fix = "Fix the error the job reported, then run it again under trainscope.";
   return f;
 }

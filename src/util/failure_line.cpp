@@ -1,0 +1,27 @@
+#include "util/failure_line.h"
+
+namespace ts {
+
+namespace {
+
+bool blank(const std::string& s) { return s.find_first_not_of(" \t\r") == std::string::npos; }
+bool indented(const std::string& s) { return !s.empty() && (s[0] == ' ' || s[0] == '\t'); }
+
+}  // namespace
+
+std::string failure_line(const std::vector<std::string>& tail) {
+  size_t last = tail.size();
+  while (last > 0 && blank(tail[last - 1])) --last;
+  if (last == 0) return "";
+  // The last traceback's header; its frames are indented ("  File ...", the source line, carets).
+  for (size_t i = last; i-- > 0;) {
+    if (tail[i].rfind("Traceback (most recent call last):", 0) != 0) continue;
+    size_t j = i + 1;
+    while (j < last && indented(tail[j])) ++j;
+    if (j > i + 1 && j < last && !blank(tail[j])) return tail[j];
+    break;  // a traceback cut short: no exception line to find
+  }
+  return tail[last - 1];
+}
+
+}  // namespace ts

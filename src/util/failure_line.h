@@ -1,0 +1,14 @@
+#pragma once
+// The line that says why a job failed, from the last lines it wrote to stderr. A Python traceback
+// ends with its exception, but the exception's message may run over many lines (PyTorch's
+// weights_only refusal is eleven), so the last line is often advice, not the error. Here: the
+// exception line of the last traceback (the first unindented line after its frames), else the
+// last non-blank line.
+#include <string>
+#include <vector>
+
+namespace ts {
+
+std::string failure_line(const std::vector<std::string>& stderr_tail);
+
+}  // namespace ts

@@ -1,0 +1,54 @@
+// failure_line: the exception line of the last Python traceback in a job's stderr tail, on a real
+// PyTorch refusal whose message runs past the exception line (tests/data/stderr), and on the
+// shapes around it.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "util/failure_line.h"
+
+namespace ts {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+TEST(FailureLine, ThePythonExceptionNotTheAdviceAfterIt) {
+  auto tail = lines_of(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/weights_only_refusal.txt");
+  ASSERT_GE(tail.size(), 10u);
+  std::string l = failure_line(tail);
+  EXPECT_EQ(l.rfind("_pickle.UnpicklingError: Weights only load failed.", 0), 0u) << l;
+  EXPECT_NE(tail.back(), l);  // the last line is the documentation pointer
+}
+
+TEST(FailureLine, TheLastOfChainedTracebacks) {
+  std::vector<std::string> tail = {"Traceback (most recent call last):",
+                                   "  File \"a.py\", line 3, in <module>",
+                                   "    import foo",
+                                   "ModuleNotFoundError: No module named 'foo'",
+                                   "",
+                                   "During handling of the above exception, another exception occurred:",
+                                   "",
+                                   "Traceback (most recent call last):",
+                                   "  File \"a.py\", line 5, in <module>",
+                                   "    raise RuntimeError('no backend')",
+                                   "RuntimeError: no backend",
+                                   ""};
+  EXPECT_EQ(failure_line(tail), "RuntimeError: no backend");
+}
+
+TEST(FailureLine, WithoutATracebackTheLastNonBlankLine) {
+  EXPECT_EQ(failure_line({"sh: 1: pythn: not found", "", "  "}), "sh: 1: pythn: not found");
+  EXPECT_EQ(failure_line({}), "");
+  EXPECT_EQ(failure_line({"", " "}), "");
+  // A traceback cut short (only its frames left in the tail): the last line, as it came.
+  EXPECT_EQ(failure_line({"Traceback (most recent call last):", "  File \"a.py\", line 1, in <module>"}),
+            "  File \"a.py\", line 1, in <module>");
+}
+
+}  // namespace
+}  // namespace ts
