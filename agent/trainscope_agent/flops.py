@@ -6,6 +6,9 @@ read, no GPU sync), the multiply-accumulates of every forward of:
   nn.Linear                  input elements x out_features
   nn.Conv1d/2d/3d            output elements x in_channels/groups x kernel volume
   nn.MultiheadAttention      q/k/v and output projections + QK^T + attention x V
+  nn.LSTM/GRU/RNN            per token, layer and direction: gates x hidden x (layer input + hidden)
+                             (gates 4, 3, 1), plus the projection with proj_size
+  nn.LSTMCell/GRUCell/RNNCell  per sample: gates x hidden x (input + hidden)
 and, outside those modules, torch.matmul / torch.bmm / Tensor.__matmul__ (custom attention),
 torch.addmm / torch.baddbmm (GPT-2's Conv1D), F.linear called directly and
 F.scaled_dot_product_attention (2.x). FLOPs = 2 x MACs (bias, activations and norms are not
@@ -50,7 +53,7 @@ def _resolve(torch):
     global _KINDS, _T
     nn = torch.nn
     _T = torch
-    _KINDS = (nn.Linear, (nn.Conv1d, nn.Conv2d, nn.Conv3d), nn.MultiheadAttention)
+    _KINDS = (nn.Linear, (nn.Conv1d, nn.Conv2d, nn.Conv3d), nn.MultiheadAttention, (nn.RNNBase, nn.RNNCellBase))
 
 
 def install(torch):
@@ -134,7 +137,7 @@ def _add(kind, macs):
 # ---------------------------------------------------------------- modules
 
 def _counted_types():
-    return (_KINDS[0],) + _KINDS[1] + (_KINDS[2],)
+    return (_KINDS[0],) + _KINDS[1] + (_KINDS[2],) + _KINDS[3]
 
 
 def _pre(module, inputs):
@@ -159,8 +162,10 @@ def _post(module, inputs, output):
             for d in module.kernel_size:
                 k *= d
             _add("conv", out.numel() * (module.in_channels // module.groups) * k)
-        else:
+        elif isinstance(module, _KINDS[2]):
             _add("attention", _mha_macs(module, inputs))
+        else:
+            _add("rnn", _rnn_macs(module, inputs))
     except Exception:
         pass  # an odd input (packed sequences, kwargs only): that module is not counted
     return None
@@ -181,6 +186,36 @@ def _mha_macs(m, inputs):
     proj = n * (lq * e * e + ls * kdim * e + ls * vdim * e + lq * e * e)
     attn = 2 * n * lq * ls * e  # QK^T and attention x V, over all heads
     return proj + attn
+
+
+_GATES = {"LSTM": 4, "GRU": 3}  # RNNBase.mode; RNN_TANH / RNN_RELU: 1
+
+
+def _rnn_macs(m, inputs):
+    """The input-to-hidden and hidden-to-hidden matmuls of every gate, for every token (the
+    recurrence's elementwise gate math is not counted, like activations elsewhere)."""
+    x = inputs[0]
+    h = m.hidden_size
+    if isinstance(m, _KINDS[3][1]):  # a cell: one time step, (N, I) or unbatched (I)
+        name = type(m).__name__
+        gates = 4 if "LSTM" in name else 3 if "GRU" in name else 1
+        n = x.shape[0] if x.dim() == 2 else 1
+        return n * gates * h * (m.input_size + h)
+    gates = _GATES.get(m.mode, 1)
+    if getattr(x, "batch_sizes", None) is not None:  # PackedSequence: its data holds every token
+        tokens = x.data.shape[0]
+    elif x.dim() == 2:  # unbatched (L, I)
+        tokens = x.shape[0]
+    else:
+        tokens = x.shape[0] * x.shape[1]
+    proj = getattr(m, "proj_size", 0) or 0
+    out = proj or h
+    dirs = 2 if m.bidirectional else 1
+    macs, width = 0, m.input_size
+    for _ in range(m.num_layers):
+        macs += dirs * tokens * (gates * h * (width + out) + h * proj)
+        width = out * dirs
+    return macs
 
 
 # ---------------------------------------------------------------- functional matmuls

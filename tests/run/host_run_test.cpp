@@ -73,6 +73,16 @@ TEST(Flops, KnownModelsExactly) {
   // F.linear called directly: (5, 12) x (12, 24)^T; nn.Linear (which calls F.linear) once, not twice.
   EXPECT_EQ(forward("functional_linear"), 2 * 5 * 12 * 24);
   EXPECT_EQ(forward("linear_once"), 2 * 5 * 12 * 24);
+  // LSTM(10, 20), 2 layers, on 7 x 3 tokens: 4 gates x 20 x (10 + 20), then x (20 + 20).
+  EXPECT_EQ(forward("lstm_2layer"), 2 * 21 * (4 * 20 * (10 + 20) + 4 * 20 * (20 + 20)));
+  // GRU(6, 8), bidirectional, batch_first 4 x 5: both directions, 3 gates x 8 x (6 + 8).
+  EXPECT_EQ(forward("gru_bidir_batch_first"), 2 * 2 * 20 * (3 * 8 * (6 + 8)));
+  // LSTM(10, 20, proj_size=5): the recurrence reads the projected 5, plus the 20 -> 5 projection.
+  EXPECT_EQ(forward("lstm_proj"), 2 * 21 * (4 * 20 * (10 + 5) + 20 * 5));
+  // Packed lengths 6, 4 and 2: 12 tokens, not the padded 18.
+  EXPECT_EQ(forward("lstm_packed"), 2 * 12 * (4 * 20 * (10 + 20)));
+  EXPECT_EQ(forward("lstm_cell"), 2 * 3 * (4 * 20 * (10 + 20)));
+  EXPECT_EQ(forward("rnn_cell_unbatched"), 2 * 1 * (20 * (10 + 20)));
   EXPECT_TRUE(bool(d["restored"]));
 }
 

@@ -62,6 +62,15 @@ case("gpt2_conv1d", Gpt2Conv1D(48, 16), torch.randn(2, 7, 16))
 case("functional_linear", FunctionalLinear(), torch.randn(5, 12))
 # nn.Linear calls F.linear inside: counted once, not twice.
 case("linear_once", nn.Linear(12, 24), torch.randn(5, 12))
+# Recurrent layers: nn.LSTM/GRU over sequences (batch_first, two layers, bidirectional, proj_size,
+# packed), and the cells one step at a time (pytorch/examples' time_sequence_prediction).
+case("lstm_2layer", nn.LSTM(10, 20, num_layers=2), torch.randn(7, 3, 10))
+case("gru_bidir_batch_first", nn.GRU(6, 8, bidirectional=True, batch_first=True), torch.randn(4, 5, 6))
+case("lstm_proj", nn.LSTM(10, 20, proj_size=5), torch.randn(7, 3, 10))
+packed = nn.utils.rnn.pack_padded_sequence(torch.randn(6, 3, 10), [6, 4, 2])
+case("lstm_packed", nn.LSTM(10, 20), packed)
+case("lstm_cell", nn.LSTMCell(10, 20), torch.randn(3, 10))
+case("rnn_cell_unbatched", nn.RNNCell(10, 20), torch.randn(10))
 # Everything put back: no counting wrapper left on torch or Tensor.
 out["restored"] = ("matmul" not in torch.Tensor.__dict__ and "bmm" not in torch.Tensor.__dict__ and
                    torch.matmul.__class__.__name__ == "builtin_function_or_method" and
