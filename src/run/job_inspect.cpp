@@ -295,7 +295,8 @@ std::string host_text(const JobInspection& j, const diagnose::AgentEvidence* age
     for (const auto& p : j.processes)
       for (const auto& r : p.runtimes)
         if (r.kind == "blas" && blas.find(r.vendor) == std::string::npos) blas += (blas.empty() ? "" : ", ") + r.vendor;
-    o += fmt::format("  host (at {}): CPU {}, BLAS {}{}, OpenMP {}\n", j.trigger,
+    // "at step 3", or the fallback's own words ("after 10 s without 3 steps").
+    o += fmt::format("  host ({}{}): CPU {}, BLAS {}{}, OpenMP {}\n", j.trigger.rfind("step", 0) == 0 ? "at " : "", j.trigger,
                      j.cpu_vendor.empty() ? "unknown" : j.cpu_vendor, names(j.blas_libs),
                      blas.empty() ? "" : " (" + blas + ")", names(j.openmp_libs));
   } else if (!j.skipped.empty()) {
