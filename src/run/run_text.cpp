@@ -117,7 +117,10 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
     if (!e.param_device.empty()) o += fmt::format(", params {} {}", e.param_device, e.param_dtype);
     if (!e.autocast_dtype.empty()) o += ", autocast " + e.autocast_dtype;
     if (e.compiled) o += ", torch.compile";
-    if (!e.optimizer.empty()) o += fmt::format(", {} ({})", e.optimizer, e.optimizer_impl);
+    // The implementation only where the class offers a choice (LBFGS and most custom ones do not).
+    if (!e.optimizer.empty())
+      o += e.optimizer_impl.empty() || e.optimizer_impl == "unknown" ? ", " + e.optimizer
+                                                                     : fmt::format(", {} ({})", e.optimizer, e.optimizer_impl);
     for (const auto& l : e.loaders)
       o += fmt::format(", DataLoader(batch_size={}, num_workers={}, pin_memory={})", l.batch_size, l.num_workers,
                        l.pin_memory ? "True" : "False");
