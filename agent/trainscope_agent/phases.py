@@ -13,6 +13,8 @@ Compilation: Dynamo's own timings (torch._dynamo.utils.compilation_time_metrics:
 compile, and the backward that AOTAutograd compiles lazily at the first backward), read at a
 span's edges, the first step's start, each step's end and exit: never inside the user's calls.
 Compilation inside an evaluation span is compilation, not evaluation.
+trainscope's own profiler window (its start, stop and export, between two steps: profiler_ns) is
+kept apart too: it is our cost, not the training's.
 Sent as a `phases` text record at the steps the call sites go out and at exit."""
 import sys
 
@@ -29,6 +31,7 @@ class Ph:
     eval_fetch_ns = 0    # fetches inside closed spans (also counted in the steps' data wait)
     io_ns = 0            # torch.save and the other file writes hooks_io times, anywhere
     io_n = 0
+    prof_ns = 0          # trainscope's profiler window: start, stop and export (profiler_window.py)
     # The open span: start, latest call end, compilation at its start, fetches seen in it
     # (committed: before a later evaluation call; pending: after the latest one).
     open = False
@@ -40,7 +43,7 @@ class Ph:
     fetch_after_train = None  # (start, ns) of a fetch since the last training event
     depth = 0            # the evaluation call in progress (nested module calls are inside it)
     site = None          # the first evaluation call's line (sites.py role "eval"); False: none
-    pre = None           # (eval_ns, compile_ns, io_ns, eval_fetch_ns) at the first step's start
+    pre = None           # (eval_ns, compile_ns, io_ns, eval_fetch_ns, prof_ns) at the first step's start
     at_end = None        # ... at the last step's end
 
 
@@ -83,7 +86,7 @@ def compile_frames():
 
 
 def _totals():
-    return (Ph.eval_ns, compile_ns(), Ph.io_ns, Ph.eval_fetch_ns)
+    return (Ph.eval_ns, compile_ns(), Ph.io_ns, Ph.eval_fetch_ns, Ph.prof_ns)
 
 
 def is_eval_call(module, torch):
@@ -154,6 +157,10 @@ def wrote(ns):
     Ph.io_n += 1
 
 
+def profiled(ns):
+    Ph.prof_ns += ns
+
+
 def first_step_start(t):
     if not Ph.first_start:
         Ph.first_start = t
@@ -167,7 +174,7 @@ def at_step(step):
     goes out at steps 16, 64, 256 and every 1024th (the live view's account)."""
     p = Ph
     p.last_end = now()
-    p.at_end = (p.eval_ns, compile_ns(), p.io_ns, p.eval_fetch_ns)
+    p.at_end = (p.eval_ns, compile_ns(), p.io_ns, p.eval_fetch_ns, p.prof_ns)
     if step == 16 or step == 64 or step == 256 or (step & 1023) == 0:
         send(S.channel)
 
@@ -178,11 +185,11 @@ def send(channel, final=False):
         close()
     p = Ph
     tot = _totals()
-    pre = p.pre or (0, 0, 0, 0)
+    pre = p.pre or (0, 0, 0, 0, 0)
     end = p.at_end or tot
     f = [("first_step_t", p.first_start), ("last_step_end_t", p.last_end), ("t", now()),
          ("final", 1 if final else 0), ("eval_spans", p.eval_spans), ("eval_calls", p.eval_calls),
          ("io_n", p.io_n), ("compile_frames", compile_frames())]
-    for name, i in (("eval_ns", 0), ("compile_ns", 1), ("io_ns", 2), ("eval_fetch_ns", 3)):
+    for name, i in (("eval_ns", 0), ("compile_ns", 1), ("io_ns", 2), ("eval_fetch_ns", 3), ("profiler_ns", 4)):
         f += [(name, tot[i]), ("pre_" + name, pre[i]), ("end_" + name, end[i])]
     channel.send_text("phases", f)

@@ -17,6 +17,7 @@ us), the window does not open, or closes at once without exporting, before their
 """
 import os
 
+from . import phases
 from .guard import patch
 from .state import S, now
 
@@ -119,6 +120,7 @@ class Window:
         return self.first <= step <= self.last + 1
 
     def step_end(self, step):
+        t0 = now()
         try:
             if self.state == "idle" and step == self.first - 1:
                 if _Ours.user or self._other_profiler_running():
@@ -134,15 +136,20 @@ class Window:
                     self._enter(step + 1)
         except Exception as e:
             self._give_up(e)
+        finally:
+            if self.state != "idle":  # between two steps: our time, not the loop's (phases.py)
+                phases.profiled(now() - t0)
 
     def finish(self):
         """At exit (Ctrl-C, --steps, end of script): keep what the window recorded."""
         if self.state == "on":
+            t0 = now()
             try:
                 self._exit()
                 self._stop(-1)
             except Exception as e:
                 self._give_up(e)
+            phases.profiled(now() - t0)
 
     def _other_profiler_running(self):
         f = getattr(self.torch.autograd, "_profiler_enabled", None)

@@ -76,9 +76,9 @@ std::string dominant_cause(const Diagnosis& d) {
 // step times the steps' share of the run (training steps and their data wait): one scale with the
 // findings about the time outside the step.
 void on_run_scale(std::vector<Finding>& fs, const Evidence& ev) {
-  if (!ev.agent || !ev.agent->time_account || ev.agent->time_account->total_s <= 0) return;
+  if (!ev.agent || !ev.agent->time_account || ev.agent->time_account->job_s() <= 0) return;
   const TimeAccount& t = *ev.agent->time_account;
-  const double steps_share = std::clamp((t.train_steps_s + t.data_wait_s) / t.total_s, 0.0, 1.0);
+  const double steps_share = std::clamp((t.train_steps_s + t.data_wait_s) / t.job_s(), 0.0, 1.0);
   for (auto& f : fs)
     if (!f.outside_step) f.run_fraction = std::max(0.0, f.recoverable_fraction) * steps_share;
 }

@@ -101,9 +101,13 @@ struct TimeAccount {
   double train_steps_s = 0;        // the training steps less their data wait (and what is below)
   double eval_s = 0;               // forward passes outside training (eval mode / autograd off)
   double checkpoint_s = 0;         // torch.save, safetensors, the file writes hooks_io times
+  double profiler_s = 0;           // trainscope's own profiler window: its start, stop and export
   double data_wait_s = 0;          // the training loop waiting for its batches
   double other_s = 0;              // after the last step (teardown, logging), the rest
-  double goodput_pct = 0;          // train_steps_s / total_s x 100
+  double goodput_pct = 0;          // train_steps_s / job_s() x 100
+  // The run as it would be without trainscope's profiler window: the scale of every share of the
+  // run (goodput, run_fraction, the outside-step findings).
+  double job_s() const { return total_s - profiler_s; }
   int64_t steps = 0, eval_spans = 0, eval_calls = 0, compile_frames = 0, checkpoints = 0;
   double steady_step_s = -1;       // the median step (for what a bucket costs in steps), -1 unknown
   // The start-up's sampling profile (agent startup.py): its samples, and the share of them with an

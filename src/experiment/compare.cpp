@@ -165,7 +165,7 @@ CompareSide side_from_report_root(simdjson::dom::element root, const std::string
   // The whole run (docs/SCHEMA.md run.time_account): a fix that trades compilation or start-up for
   // step time shows here.
   for (const char* k : {"total_s", "before_first_step_s", "compile_s", "train_steps_s", "data_wait_s", "eval_s",
-                        "checkpoint_s", "other_s", "goodput_pct"}) {
+                        "checkpoint_s", "profiler_s", "other_s", "goodput_pct"}) {
     const double v = num_at(root, {"run", "time_account", k});
     if (v >= 0) s.account.emplace_back(k, v);
   }

@@ -38,7 +38,7 @@ h2{font-size:16px;margin:28px 0 10px;font-weight:650}
 .chip b{font-weight:600}
 .fix{margin-top:6px}
 .account{display:flex;height:28px;border-radius:4px;overflow:hidden;margin:6px 0}.account .acc{color:#fff;font-size:12px;line-height:28px;text-align:center;overflow:hidden;white-space:nowrap}
-.acc-before_first_step_s{background:#8c8c8c}.acc-compile_s{background:#b05cc8}.acc-train_steps_s{background:#2e8b57}.acc-data_wait_s{background:#d9a400}.acc-eval_s{background:#3c78d8}.acc-checkpoint_s{background:#c0392b}.acc-other_s{background:#bbb}
+.acc-before_first_step_s{background:#8c8c8c}.acc-compile_s{background:#b05cc8}.acc-train_steps_s{background:#2e8b57}.acc-data_wait_s{background:#d9a400}.acc-eval_s{background:#3c78d8}.acc-checkpoint_s{background:#c0392b}.acc-profiler_s{background:#e0e0e0}.acc-other_s{background:#bbb}
 .legend span{margin-right:14px;font-size:13px}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
 .site{margin-top:6px}.site .at{font-weight:600;color:#555}.site .loc{font-weight:600}
 pre.siteline{margin:2px 0 4px 0;padding:4px 8px;color:#222;border-left:3px solid #d9a400;background:#fffbea}pre.siteline .lno{color:#999;margin-right:6px}

@@ -317,7 +317,9 @@ std::string render_terminal(const ReportInput& in, const TerminalStyle& style) {
     o.heading(fmt::format("WHERE THE RUN'S {:.1f} s WENT", t.total_s));
     o.line("  [" + account_strip(t, std::clamp(o.st.width - 6, 10, 72)) + "]");
     o.para(account_line(t), 2);
-    o.line(o.c("2", "  s start-up · c compile · # training steps · d data wait · e evaluation · k checkpoints · . other"));
+    std::string key;  // "s start-up · c compile · ...", the strip's own glyphs
+    for (const auto& p : account_parts(t)) key += fmt::format("{}{} {}", key.empty() ? "" : " · ", p.glyph, p.label);
+    for (const auto& l : wrap(key, o.st.width - 2)) o.line(o.c("2", "  " + l));
   }
   findings(o, in);
   if (!in.ranks.empty()) {

@@ -13,6 +13,7 @@ std::vector<AccountPart> account_parts(const diagnose::TimeAccount& t) {
           {"data_wait_s", "data wait", 'd', t.data_wait_s},
           {"eval_s", "evaluation", 'e', t.eval_s},
           {"checkpoint_s", "checkpoints", 'k', t.checkpoint_s},
+          {"profiler_s", "trainscope's profiler", 'p', t.profiler_s},
           {"other_s", "other", '.', t.other_s}};
 }
 
@@ -22,6 +23,9 @@ std::string account_line(const diagnose::TimeAccount& t) {
     if (t.total_s <= 0 || p.s < 0.005 * t.total_s) continue;
     o += fmt::format("{}{} {:.1f} s ({:.0f}%)", o.empty() ? "" : " · ", p.label, p.s, 100 * p.s / t.total_s);
   }
+  if (t.profiler_s > 0.005 * t.total_s)
+    return o + fmt::format("{}goodput {:.0f}% (training steps' share of the {:.1f} s outside trainscope's profiler)",
+                           o.empty() ? "" : " · ", t.goodput_pct, t.total_s - t.profiler_s);
   return o + fmt::format("{}goodput {:.0f}% (training steps' share of the {:.1f} s)", o.empty() ? "" : " · ",
                          t.goodput_pct, t.total_s);
 }

@@ -4,6 +4,8 @@
 //   the loop (first step's start to last step's end): training steps, less the data wait
 //     (the steps' own, less the fetches of evaluation), compilation, evaluation and writes in it;
 //   after the last step: other, less the same.
+// trainscope's own profiler window (its start, stop and export, between two steps) comes out of
+// whichever region it fell in: our cost, not the training's.
 // Compilation, evaluation and checkpoints are then whole-run totals, each second counted once
 // (phases.py takes the compilation inside an evaluation span out of the span).
 #include "run/time_account.h"
@@ -52,7 +54,7 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
     const double end = std::clamp(sec(("end_" + n).c_str()), pre, tot);
     return Split{pre, end - pre, tot - end};
   };
-  const Split comp = split("compile_ns"), io = split("io_ns");
+  const Split comp = split("compile_ns"), io = split("io_ns"), prof = split("profiler_ns");
   const Split eval = trains ? split("eval_ns") : Split{0, 0, 0}, efetch = trains ? split("eval_fetch_ns") : Split{0, 0, 0};
   const double exit_s = launch_mono_s + wall_s;
   const double pre_wall = std::clamp(first - launch_mono_s, 0.0, wall_s);
@@ -65,22 +67,26 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   a.compile_s = std::min(wall_s, comp.pre + comp.in + comp.post);
   a.eval_s = eval.pre + eval.in + eval.post;
   a.checkpoint_s = io.pre + io.in + io.post;
+  a.profiler_s = prof.pre + prof.in + prof.post;
   const double steps_data = st ? st->data_wait_ns / 1e9 : 0;
   a.data_wait_s = std::max(0.0, steps_data - efetch.in);
-  a.before_first_step_s = std::max(0.0, pre_wall - comp.pre - eval.pre - io.pre);
-  a.train_steps_s = std::max(0.0, loop_wall - comp.in - eval.in - io.in - a.data_wait_s);
-  a.other_s = std::max(0.0, post_wall - comp.post - eval.post - io.post);
+  a.before_first_step_s = std::max(0.0, pre_wall - comp.pre - eval.pre - io.pre - prof.pre);
+  a.train_steps_s = std::max(0.0, loop_wall - comp.in - eval.in - io.in - prof.in - a.data_wait_s);
+  a.other_s = std::max(0.0, post_wall - comp.post - eval.post - io.post - prof.post);
   // Measurement edges (a span closed at exit, clocks read a few us apart) must not make the sum
   // exceed the wall time: the difference comes out of the largest of the measured-as-rest buckets.
-  double sum = a.before_first_step_s + a.compile_s + a.train_steps_s + a.eval_s + a.checkpoint_s + a.data_wait_s + a.other_s;
-  for (double* b : {&a.other_s, &a.train_steps_s, &a.before_first_step_s, &a.data_wait_s, &a.eval_s, &a.checkpoint_s}) {
+  double sum = a.before_first_step_s + a.compile_s + a.train_steps_s + a.eval_s + a.checkpoint_s + a.data_wait_s +
+               a.profiler_s + a.other_s;
+  for (double* b : {&a.other_s, &a.train_steps_s, &a.before_first_step_s, &a.data_wait_s, &a.eval_s, &a.checkpoint_s,
+                    &a.profiler_s}) {
     if (sum <= wall_s) break;
     const double cut = std::min(*b, sum - wall_s);
     *b -= cut;
     sum -= cut;
   }
   a.other_s += std::max(0.0, wall_s - sum);
-  a.goodput_pct = 100.0 * a.train_steps_s / wall_s;
+  // Of the run as it would be without us: trainscope's profiler window is not the job's time.
+  a.goodput_pct = 100.0 * a.train_steps_s / std::max(1e-9, a.job_s());
   a.steps = st ? st->count : 0;
   a.eval_spans = trains ? ph->get_int("eval_spans", 0) : 0;
   a.eval_calls = trains ? ph->get_int("eval_calls", 0) : 0;

@@ -81,6 +81,27 @@ TEST(TimeAccount, AnInferenceLoopHasNoEvaluationBesideItsSteps) {
   EXPECT_NEAR(a->train_steps_s, 10.0 - 0.5 - 0.3 - 1.2, 1e-6);
 }
 
+TEST(TimeAccount, OurProfilerWindowIsNeitherTheStepsNorTheJob) {
+  // trainscope's window took 1.5 s between two steps of the loop (start, stop, export) and 0.2 s
+  // at exit (a window still open when the script ended).
+  Records r = records();
+  auto ns = [](double s) { return std::to_string(static_cast<int64_t>(s * kS)); };
+  r.texts[0].kv["profiler_ns"] = ns(1.7);
+  r.texts[0].kv["pre_profiler_ns"] = "0";
+  r.texts[0].kv["end_profiler_ns"] = ns(1.5);
+  auto a = time_account(r, 7, kLaunch, 15.0, 20.0);
+  ASSERT_TRUE(a);
+  EXPECT_NEAR(a->profiler_s, 1.7, 1e-6);
+  EXPECT_NEAR(a->train_steps_s, 10.0 - 2.0 - 0.5 - 0.3 - 1.0 - 1.5, 1e-6);
+  EXPECT_NEAR(a->other_s, 2.0 - 0.6 - 0.1 - 0.2, 1e-6);
+  const double sum = a->before_first_step_s + a->compile_s + a->train_steps_s + a->eval_s + a->checkpoint_s +
+                     a->data_wait_s + a->profiler_s + a->other_s;
+  EXPECT_NEAR(sum, 15.0, 1e-9);
+  // Goodput of the run as it would be without us: 4.7 s of steps in 15 - 1.7 s.
+  EXPECT_NEAR(a->job_s(), 13.3, 1e-6);
+  EXPECT_NEAR(a->goodput_pct, 100 * 4.7 / 13.3, 1e-6);
+}
+
 TEST(TimeAccount, NeverMoreThanTheWallTime) {
   // The process outlived what trainscope timed (a clock edge): the buckets still add up.
   auto a = time_account(records(), 7, kLaunch, 12.0, 20.0);

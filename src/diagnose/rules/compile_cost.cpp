@@ -17,8 +17,8 @@ namespace ts::diagnose::rules {
 std::optional<Finding> compile_cost(const Evidence& ev) {
   if (!ev.agent || !ev.agent->time_account) return std::nullopt;
   const TimeAccount& t = *ev.agent->time_account;
-  if (t.total_s <= 0 || t.compile_s <= 0) return std::nullopt;
-  const double pct = 100 * t.compile_s / t.total_s;
+  if (t.job_s() <= 0 || t.compile_s <= 0) return std::nullopt;
+  const double pct = 100 * t.compile_s / t.job_s();
   const double saves_at_most = th::kCompileTypicalGain * t.train_steps_s;
   if (pct < th::kCompileRunPct || t.compile_s <= saves_at_most) return std::nullopt;
   Finding f = make("compile-cost", Bottleneck::Config, "agent");
@@ -28,12 +28,12 @@ std::optional<Finding> compile_cost(const Evidence& ev) {
   add(f, "compiled_frames", t.compile_frames, "count");
   add(f, "train_steps_s", t.train_steps_s, "s");
   add(f, "typical_saving_s", saves_at_most, "s");
-  add(f, "run_s", t.total_s, "s");
+  add(f, "run_s", t.job_s(), "s");
   // Steps the run would need for the compilation to pay for itself at that speed-up.
   const double step_s = t.steady_step_s > 0 ? t.steady_step_s : (t.steps > 0 ? t.train_steps_s / t.steps : -1);
   const double breakeven = step_s > 0 ? t.compile_s / (th::kCompileTypicalGain * step_s) : -1;
   if (breakeven > 0) add(f, "breakeven_steps", breakeven, "count");
-  f.run_fraction = std::clamp(t.compile_s / t.total_s, 0.0, 0.95);
+  f.run_fraction = std::clamp(t.compile_s / t.job_s(), 0.0, 0.95);
   f.recoverable_fraction = f.run_fraction;
   f.severity = severity_for(f.run_fraction);
   f.confidence = 0.8;
@@ -42,7 +42,7 @@ std::optional<Finding> compile_cost(const Evidence& ev) {
                         pct, t.compile_s, t.compile_frames, t.compile_frames == 1 ? "" : "s");
   f.gain = fmt::format("up to {:.1f} s of the {:.1f} s run (the run {}): a warm compile cache on the next run, or no "
                        "compilation for a run this short",
-                       t.compile_s, t.total_s, gain_text(f.run_fraction));
+                       t.compile_s, t.job_s(), gain_text(f.run_fraction));
   f.explanation = fmt::format(
       "torch.compile traced and compiled for {:.1f} s; the training steps took {:.1f} s. Even at the speed-up PyTorch "
       "reports for compiled training (43% faster on an A100 across 163 models), these steps save about {:.1f} s{}. "

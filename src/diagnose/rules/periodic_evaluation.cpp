@@ -17,8 +17,8 @@ namespace ts::diagnose::rules {
 std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   if (!ev.agent || !ev.agent->time_account) return std::nullopt;
   const TimeAccount& t = *ev.agent->time_account;
-  if (t.total_s <= 0 || t.eval_spans < 2) return std::nullopt;  // one evaluation (at the end) is not periodic
-  const double pct = 100 * t.eval_s / t.total_s;
+  if (t.job_s() <= 0 || t.eval_spans < 2) return std::nullopt;  // one evaluation (at the end) is not periodic
+  const double pct = 100 * t.eval_s / t.job_s();
   if (pct < th::kEvalRunPct) return std::nullopt;
   if (t.steps > 0 && t.eval_spans * 2 > t.steps) return std::nullopt;  // every step: part of the step
   Finding f = make("periodic-evaluation", Bottleneck::Config, "agent");
@@ -31,8 +31,8 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   add(f, "eval_s_per_span", per_span, "s");
   add(f, "eval_forward_calls", t.eval_calls, "count");
   if (every > 0) add(f, "steps_per_eval", every, "count");
-  add(f, "run_s", t.total_s, "s");
-  f.run_fraction = std::clamp(0.5 * t.eval_s / t.total_s, 0.0, 0.95);
+  add(f, "run_s", t.job_s(), "s");
+  f.run_fraction = std::clamp(0.5 * t.eval_s / t.job_s(), 0.0, 0.95);
   f.recoverable_fraction = f.run_fraction;
   f.severity = severity_for(f.run_fraction);
   f.confidence = 0.9;
@@ -40,12 +40,12 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
                         every > 0 ? fmt::format(", one every {:.0f} training steps", every) : "");
   f.gain = fmt::format("evaluating half as often (or on half the batches) gives back {:.1f} s of the {:.1f} s run: the "
                        "run {}",
-                       0.5 * t.eval_s, t.total_s, gain_text(f.run_fraction));
+                       0.5 * t.eval_s, t.job_s(), gain_text(f.run_fraction));
   f.explanation = fmt::format(
       "{:.1f} s of the run's {:.1f} s went to forward passes outside training (the model in eval mode or under "
       "torch.no_grad()/torch.inference_mode()): no training happens meanwhile. An evaluation's cost is the batches it "
       "runs, so it scales with how often it runs and on how many batches.",
-      t.eval_s, t.total_s);
+      t.eval_s, t.job_s());
   f.fix =
       "Evaluate less often or on a fixed subset of the validation set (nanoGPT: eval_interval/eval_iters; Hugging Face: "
       "eval_steps, eval_accumulation_steps; Lightning: val_check_interval, limit_val_batches), or evaluate saved "

@@ -17,8 +17,8 @@ namespace ts::diagnose::rules {
 std::optional<Finding> slow_start(const Evidence& ev) {
   if (!ev.agent || !ev.agent->time_account) return std::nullopt;
   const TimeAccount& t = *ev.agent->time_account;
-  if (t.total_s <= 0 || t.startup_samples <= 0 || t.startup_import_s < 0) return std::nullopt;
-  const double pct = 100 * t.before_first_step_s / t.total_s;
+  if (t.job_s() <= 0 || t.startup_samples <= 0 || t.startup_import_s < 0) return std::nullopt;
+  const double pct = 100 * t.before_first_step_s / t.job_s();
   const double user_s = std::max(0.0, t.before_first_step_s - t.startup_import_s);
   if (pct < th::kSlowStartRunPct || user_s < th::kSlowStartMinS) return std::nullopt;
   std::vector<const CodeSite*> lines;
@@ -34,8 +34,8 @@ std::optional<Finding> slow_start(const Evidence& ev) {
   add(f, "imports_s", t.startup_import_s, "s");
   add(f, "top_line_s", top_s, "s");
   add(f, "startup_samples", t.startup_samples, "count");
-  add(f, "run_s", t.total_s, "s");
-  f.run_fraction = std::clamp(top_s / t.total_s, 0.0, 0.95);
+  add(f, "run_s", t.job_s(), "s");
+  f.run_fraction = std::clamp(top_s / t.job_s(), 0.0, 0.95);
   f.recoverable_fraction = f.run_fraction;
   f.severity = severity_for(f.run_fraction);
   f.confidence = 0.8;
