@@ -120,9 +120,11 @@ class Window:
         return self.first <= step <= self.last + 1
 
     def step_end(self, step):
+        if self.state == "done" or (self.state == "idle" and step != self.first - 1):
+            return  # every step outside the window: two compares
         t0 = now()
         try:
-            if self.state == "idle" and step == self.first - 1:
+            if self.state == "idle":
                 if _Ours.user or self._other_profiler_running():
                     self._skip("the program runs its own profiler")
                     return
@@ -137,8 +139,7 @@ class Window:
         except Exception as e:
             self._give_up(e)
         finally:
-            if self.state != "idle":  # between two steps: our time, not the loop's (phases.py)
-                phases.profiled(now() - t0)
+            phases.profiled(now() - t0)  # between two steps: our time, not the loop's (phases.py)
 
     def finish(self):
         """At exit (Ctrl-C, --steps, end of script): keep what the window recorded."""
