@@ -18,7 +18,7 @@ import math
 import sys
 import weakref
 
-from . import flops, hooks_copy, phases, pickling, sites
+from . import flops, hooks_copy, phases, pickling, scripting, sites
 from .phases import Ph
 from .guard import G, check_break, fail, patch, resolve_compiling
 from .state import BACKWARD, FORWARD, OPTIMIZER, S, now
@@ -71,6 +71,7 @@ def install(torch):
         compile.__doc__ = getattr(compile_orig, "__doc__", None)
         torch.compile = compile
     resolve_compiling(torch)
+    scripting.install(torch, (_fwd_pre, _fwd_post))  # torch.jit.script(model) must not compile them
     S.add_step_hook(_after_step)
     flops.install(torch)  # the model's FLOPs, counted once in step 3 (flops.py)
 

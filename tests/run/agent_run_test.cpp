@@ -116,15 +116,16 @@ TEST(AgentRun, SaveEveryStepIsMeasuredAsIo) {
 }
 
 // torch.save(model) mid-run, then torch.load with weights_only (PyTorch 2.6's default) and only
-// the script's own classes allowed, as pytorch/examples' word_language_model does: the agent's
-// hooks on the model must not be in the file, nor in a deep copy (scripts/whole_model_save.py).
-TEST(AgentRun, WholeModelSavedMidRunCarriesNoneOfOurHooks) {
+// the script's own classes allowed, as pytorch/examples' word_language_model does; a deep copy;
+// torch.jit.script(model): the agent's hooks on the model must go with none of them
+// (scripts/model_leaves_the_run.py).
+TEST(AgentRun, ASavedCopiedOrScriptedModelCarriesNoneOfOurHooks) {
   REQUIRE_TORCH();
-  std::string dir = fresh_dir("whole-model");
+  std::string dir = fresh_dir("model-leaves");
   auto c = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", dir + "/run", "--", torch_python(),
-                    script("whole_model_save.py"), "12"});
+                    script("model_leaves_the_run.py"), "12"});
   EXPECT_EQ(c.status, 0) << c.out << c.err;
-  EXPECT_NE(c.out.find("WHOLE MODEL OK (agent on"), std::string::npos) << c.out << c.err;
+  EXPECT_NE(c.out.find("MODEL LEAVES OK (agent on"), std::string::npos) << c.out << c.err;
 }
 
 TEST(AgentRun, NoOptimizerFallsBackToDataLoaderFetches) {
