@@ -123,12 +123,16 @@ void findings(Out& o, const ReportInput& in) {
           at = &s;
           break;
         }
-      o.para("trainscope run" + set + " -- ... applies it without editing the script; " +
-                 (at ? fmt::format("trainscope verify --patch fix.diff -- ... measures it and writes it into your code "
-                                   "({}:{}) as a patch",
-                                   at->path, at->line)
-                     : std::string("trainscope verify -- ... measures it")),
-             5, "try: ");
+      if (f.recoverable_fraction <= 0)  // a note: the setting is the claim to check, not a fix
+        o.para("trainscope verify -- ... runs the script with" + set + " beside it as it is, and measures the claim", 5,
+               "check: ");
+      else
+        o.para("trainscope run" + set + " -- ... applies it without editing the script; " +
+                   (at ? fmt::format("trainscope verify --patch fix.diff -- ... measures it and writes it into your "
+                                     "code ({}:{}) as a patch",
+                                     at->path, at->line)
+                       : std::string("trainscope verify -- ... measures it")),
+               5, "try: ");
     }
   }
 }

@@ -208,6 +208,10 @@ TEST(FixConditions, DataLoaderWithoutAPredictedGainIsANote) {
   EXPECT_EQ(f->recoverable_fraction, 0);
   EXPECT_EQ(f->severity, Severity::Info);
   EXPECT_NE(f->gain.find("more workers cannot help"), std::string::npos) << f->gain;
+  // Nothing to apply: no code to paste, and no setting: the loop has the workers already.
+  EXPECT_TRUE(f->fix_code.empty()) << f->fix_code;
+  EXPECT_TRUE(f->fix_settings.empty());
+  EXPECT_EQ(f->fix, "Keep num_workers=1: more workers cannot help here.");  // the one it has
 }
 
 // A fused optimizer saves CUDA launches: parameters on the CPU have none to save.

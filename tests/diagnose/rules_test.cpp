@@ -240,6 +240,11 @@ TEST(DataloaderStarvation, GainIsTheRecommendedWorkersGain) {
   EXPECT_EQ(f->recoverable_fraction, 0);
   EXPECT_EQ(f->severity, Severity::Info);
   EXPECT_NE(f->gain.find("more workers cannot help"), std::string::npos) << f->gain;
+  // A note: nothing to paste; the sized setting stays for `verify` to measure the claim.
+  EXPECT_EQ(f->fix.rfind("Leave the DataLoader's workers as they are", 0), 0u) << f->fix;
+  EXPECT_TRUE(f->fix_code.empty()) << f->fix_code;
+  ASSERT_FALSE(f->fix_settings.empty());
+  EXPECT_EQ(f->fix_settings[0], (std::pair<std::string, std::string>{"dataloader.num_workers", "1"}));
 }
 
 // The step time that sizes the workers is labelled for what it is: CUDA-event GPU time on a GPU

@@ -294,13 +294,24 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
                             "                    num_workers={}, persistent_workers=True, pin_memory=True)\n"
                             "xb = xb.cuda(non_blocking=True)",
                             n);
+  if (no_gain) {
+    // A note: no code to paste, and the line named as it is. The sized setting stays in
+    // fix_settings so that `trainscope verify` can measure the claim that it cannot help.
+    f.fix = has_them ? fmt::format("Keep num_workers={}: more workers cannot help here.", current_workers)
+                     : std::string("Leave the DataLoader's workers as they are: more of them cannot help here (the gain "
+                                   "above says what sets the step).");
+    f.fix_code.clear();
+  }
   // What `trainscope verify` applies at run time: the sized fix only (an unsized one is a sweep).
-  if (workers > 0) {
+  if (workers > 0 && !has_them) {
     f.fix_settings = {{"dataloader.num_workers", n}, {"dataloader.persistent_workers", "true"}};
     if (!no_gpu) f.fix_settings.insert(f.fix_settings.end(), {{"dataloader.pin_memory", "true"}, {"copy.non_blocking", "true"}});
   }
-  point_at_fix(f, ev, "dataloader", fmt::format("the loop's DataLoader: num_workers={} here", n),
-               fmt::format("set dataloader_num_workers={}, dataloader_persistent_workers=True here", n));
+  if (no_gain)
+    point_at_fix(f, ev, "dataloader", "the loop's DataLoader: no change", "no change to dataloader_num_workers here");
+  else
+    point_at_fix(f, ev, "dataloader", fmt::format("the loop's DataLoader: num_workers={} here", n),
+                 fmt::format("set dataloader_num_workers={}, dataloader_persistent_workers=True here", n));
   return f;
 }
 
