@@ -7,8 +7,12 @@ the same script without trainscope exports its model for deployment. So `torch.j
 wrapped: while it runs, our hooks are out of every module's hook dicts, and afterwards they are put
 back under their handle ids (so `RemovableHandle.remove()` still finds them). The scripted copy has
 none of them; tracing (`torch.jit.trace`) and `torch.export` run the hooks in Python and need
-nothing. Functions and classes pass straight through.
+nothing. Functions and classes pass straight through, one frame further up: `torch.jit.script`
+resolves a TorchScript class's names in its caller's frame (`_frames_up`), which must stay the
+user's, not this wrapper's (a class calling a module-level function failed with "undefined value").
 """
+import inspect
+
 from .guard import patch
 
 _OURS = ()  # the hook functions to keep out (hooks_model sets them)
@@ -20,13 +24,19 @@ def install(torch, hooks):
     jit = getattr(torch, "jit", None)
     if jit is None or not hasattr(jit, "script"):
         return
+    try:
+        frames = "_frames_up" in inspect.signature(jit.script).parameters
+    except (TypeError, ValueError):
+        frames = False
+    if not frames:
+        return  # a script() that does not say which frame is its caller's: not ours to wrap
     script_orig = patch(jit, "script", None)
     module_cls = torch.nn.Module
 
-    def script(obj, *args, **kwargs):
+    def script(obj, optimize=None, _frames_up=0, *args, **kwargs):
         held = _take_out(obj) if isinstance(obj, module_cls) else ()
         try:
-            return script_orig(obj, *args, **kwargs)
+            return script_orig(obj, optimize, _frames_up + 1, *args, **kwargs)
         finally:
             for d, k, v in held:
                 d[k] = v

@@ -3,7 +3,8 @@
 # alone, with none of trainscope's hooks (PyTorch 2.6+'s weights_only torch.load refuses any
 # global it was not told about, and a machine without trainscope could not load it at all).
 # A deep copy (an EMA model) must not carry them either, torch.jit.script must not try to compile
-# them (TorchScript compiles a module's hooks), and the live model keeps them.
+# them (TorchScript compiles a module's hooks) nor stand in for the caller of a scripted class,
+# and the live model keeps them.
 # Prints "MODEL LEAVES OK" and exits 0; exits 1 naming the first failed check.
 import copy
 import io
@@ -13,6 +14,22 @@ import sys
 import tempfile
 
 import torch
+
+
+def double(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+# A TorchScript class, scripted when defined (after the agent wrapped torch.jit.script): its names
+# resolve in this module's frame, so the wrapper must not stand in as the caller.
+@torch.jit.script
+class Pair(object):
+    def __init__(self, a: torch.Tensor, b: torch.Tensor):
+        self.a = a
+        self.b = b
+
+    def total(self) -> torch.Tensor:
+        return double(self.a + self.b)
 
 
 class Net(torch.nn.Module):
@@ -70,6 +87,8 @@ for step in range(steps):
             fail("copy.deepcopy(model) carries %d hooks" % hooks(ema))
         if hooks(model) != live:
             fail("the live model lost its hooks: %d, was %d" % (hooks(model), live))
+        if Pair(torch.ones(1), torch.ones(1)).total().item() != 4.0:
+            fail("the TorchScript class computes something else")
         scripted = torch.jit.script(model)  # deployment export at the end of many scripts
         x = torch.randn(2, 64)
         if not torch.allclose(scripted(x), model(x)):
