@@ -174,7 +174,7 @@ def at_step(step):
     goes out at steps 16, 64, 256 and every 1024th (the live view's account)."""
     p = Ph
     p.last_end = now()
-    p.at_end = (p.eval_ns, compile_ns(), p.io_ns, p.eval_fetch_ns, p.prof_ns)
+    p.at_end = _totals()
     if step == 16 or step == 64 or step == 256 or (step & 1023) == 0:
         send(S.channel)
 
@@ -185,7 +185,7 @@ def send(channel, final=False):
         close()
     p = Ph
     tot = _totals()
-    pre = p.pre or (0, 0, 0, 0, 0)
+    pre = p.pre or (0,) * len(tot)
     end = p.at_end or tot
     f = [("first_step_t", p.first_start), ("last_step_end_t", p.last_end), ("t", now()),
          ("final", 1 if final else 0), ("eval_spans", p.eval_spans), ("eval_calls", p.eval_calls),

@@ -16,7 +16,7 @@ something is pickled, and a class that has a reducer there already is left alone
 """
 import copyreg
 
-_HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks")
+HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks")  # where a module keeps its forward hooks
 # Dicts keyed by the same handle ids (the hook's flags): the ids dropped are dropped there too.
 _ID_DICTS = ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
 
@@ -37,19 +37,25 @@ def keep_out(cls, hooks):
     copyreg.dispatch_table[cls] = reduce
 
 
+def ours_in(state, ours):
+    """[(hook dict, handle id)] of the hooks in `ours` among a module's state (its __dict__ or a
+    copy of it): what pickles leave out here and scripting.py takes out while TorchScript runs."""
+    found = []
+    for name in HOOK_DICTS:
+        d = state.get(name)
+        if d:
+            found.extend((d, k) for k, v in d.items() if any(v is h for h in ours))
+    return found
+
+
 def _without(rv, ours):
     if not isinstance(rv, tuple) or len(rv) < 3 or not isinstance(rv[2], dict):
         return rv
-    state = rv[2]
-    drop = set()
-    for name in _HOOK_DICTS:
-        d = state.get(name)
-        if d:
-            drop.update(k for k, v in d.items() if any(v is h for h in ours))
+    drop = {k for _, k in ours_in(rv[2], ours)}
     if not drop:
         return rv
-    state = dict(state)  # the state may be the live __dict__ itself (Python 3.11's object.__getstate__)
-    for name in _HOOK_DICTS + _ID_DICTS:
+    state = dict(rv[2])  # the state may be the live __dict__ itself (Python 3.11's object.__getstate__)
+    for name in HOOK_DICTS + _ID_DICTS:
         d = state.get(name)
         if d and any(k in drop for k in d):
             state[name] = type(d)((k, v) for k, v in d.items() if k not in drop)

@@ -14,6 +14,7 @@ user's, not this wrapper's (a class calling a module-level function failed with 
 import inspect
 
 from .guard import patch
+from .pickling import ours_in
 
 _OURS = ()  # the hook functions to keep out (hooks_model sets them)
 
@@ -51,14 +52,8 @@ def _take_out(root):
     held = []
     try:
         for m in root.modules():
-            for name in ("_forward_pre_hooks", "_forward_hooks"):
-                d = m.__dict__.get(name)
-                if not d:
-                    continue
-                for k, v in list(d.items()):
-                    if any(v is h for h in _OURS):
-                        del d[k]
-                        held.append((d, k, v))
+            for d, k in ours_in(m.__dict__, _OURS):
+                held.append((d, k, d.pop(k)))
     except Exception:
         pass  # never stand in the user's way: at worst scripting sees our hooks, as before
     return held

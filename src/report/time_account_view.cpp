@@ -23,11 +23,9 @@ std::string account_line(const diagnose::TimeAccount& t) {
     if (t.total_s <= 0 || p.s < 0.005 * t.total_s) continue;
     o += fmt::format("{}{} {:.1f} s ({:.0f}%)", o.empty() ? "" : " · ", p.label, p.s, 100 * p.s / t.total_s);
   }
-  if (t.profiler_s > 0.005 * t.total_s)
-    return o + fmt::format("{}goodput {:.0f}% (training steps' share of the {:.1f} s outside trainscope's profiler)",
-                           o.empty() ? "" : " · ", t.goodput_pct, t.total_s - t.profiler_s);
-  return o + fmt::format("{}goodput {:.0f}% (training steps' share of the {:.1f} s)", o.empty() ? "" : " · ",
-                         t.goodput_pct, t.total_s);
+  const bool ours = t.profiler_s > 0.005 * t.total_s;  // goodput's scale is the run without our profiler
+  return o + fmt::format("{}goodput {:.0f}% (training steps' share of the {:.1f} s{})", o.empty() ? "" : " · ",
+                         t.goodput_pct, ours ? t.job_s() : t.total_s, ours ? " outside trainscope's profiler" : "");
 }
 
 std::string account_strip(const diagnose::TimeAccount& t, int width) {

@@ -307,11 +307,10 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     f.fix_settings = {{"dataloader.num_workers", n}, {"dataloader.persistent_workers", "true"}};
     if (!no_gpu) f.fix_settings.insert(f.fix_settings.end(), {{"dataloader.pin_memory", "true"}, {"copy.non_blocking", "true"}});
   }
-  if (no_gain)
-    point_at_fix(f, ev, "dataloader", "the loop's DataLoader: no change", "no change to dataloader_num_workers here");
-  else
-    point_at_fix(f, ev, "dataloader", fmt::format("the loop's DataLoader: num_workers={} here", n),
-                 fmt::format("set dataloader_num_workers={}, dataloader_persistent_workers=True here", n));
+  point_at_fix(f, ev, "dataloader",
+               no_gain ? std::string("the loop's DataLoader: no change") : fmt::format("the loop's DataLoader: num_workers={} here", n),
+               no_gain ? std::string("no change to dataloader_num_workers here")
+                       : fmt::format("set dataloader_num_workers={}, dataloader_persistent_workers=True here", n));
   return f;
 }
 
