@@ -67,7 +67,8 @@ std::string dominant_cause(const Diagnosis& d) {
   const Finding& top = d.findings.front();
   if (top.id == "warm-up" || top.severity == Severity::Critical || top.recoverable_fraction < th::kVerdictMinRecoverable)
     return "";
-  return fmt::format("; the largest cost is {} ({:.0f}% of the {}, its fix gives {})", top.id,
+  // The share is what the fix gives back, not the cost's own size (the verdict's title says that).
+  return fmt::format("; the largest cost is {}: its fix gives back {:.0f}% of the {} ({})", top.id,
                      100 * top.recoverable_fraction, top.outside_step ? "run" : "step", gain_text(top.recoverable_fraction));
 }
 

@@ -385,6 +385,39 @@ TEST(CpuBoundTransforms, ReplacesStarvationWhenCoresSaturated) {
   EXPECT_NEAR(ev_value(*f, "cpu_busy_pct"), 97, 1e-9);
 }
 
+TEST(CpuBoundTransforms, OnACpuOnlyRunNamesTheLoopNotAGpu) {
+  // pytorch/examples' mnist on a CPU-only host: num_workers=0, the loop waits 17% of each step
+  // for ToTensor/Normalize, which computes (97% of its wall time on a core), and the model's two
+  // threads fill both cores. No GPU waits and none can take the transforms: the finding must
+  // say the loop waits and offer the CPU's fix, never a CUDA one.
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 1876;
+  a.step_ms = 105.8;
+  a.data_wait_pct = 17;
+  a.loading_cpu_share = 0.97;
+  a.cuda_available = false;
+  ev.agent = a;
+  SamplesEvidence s;
+  s.cpu_cores = 2;
+  s.host_cpu_mean_pct = 98;
+  ev.samples = s;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "cpu-bound-transforms");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 0.17, 1e-9);
+  for (const std::string* text : {&f->title, &f->gain, &f->explanation, &f->fix, &f->fix_code})
+    EXPECT_EQ(text->find("GPU"), std::string::npos) << *text;
+  EXPECT_EQ(f->fix_code.find("cuda"), std::string::npos) << f->fix_code;
+  EXPECT_NE(f->title.find("training loop waits for data 17%"), std::string::npos) << f->title;
+  // The same evidence with CUDA in the process keeps the GPU's wording.
+  ev.agent->cuda_available = true;
+  d = diagnose(ev);
+  f = find(d, "cpu-bound-transforms");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->title.find("while the GPU waits"), std::string::npos) << f->title;
+}
+
 TEST(CpuBoundTransforms, OtherProcessesBusyIsNotTheJob) {
   // The host is saturated by someone else; the job's own tree uses under a core of 4:
   // more DataLoader workers do help, so starvation (not cpu-bound-transforms) speaks.

@@ -36,22 +36,45 @@ std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
   f.recoverable_fraction = std::clamp(recoverable, 0.0, 0.95);
   f.severity = severity_for(f.recoverable_fraction);
   f.confidence = wait >= 0 ? 0.85 : 0.6;
-  f.title = fmt::format("CPU-bound data pipeline: {:.0f}% of the CPU busy while the GPU waits", busy);
-  f.gain = fmt::format("the GPU waits {:.0f}% of the time: cheaper preprocessing gives {}",
-                       recoverable * 100, gain_text(f.recoverable_fraction));
-  f.explanation =
-      "The GPU is starved for data, but the CPU cores are already saturated: adding DataLoader "
-      "workers would only make them fight over the same cores. The per-sample preprocessing "
-      "(decoding, resizing, augmentations in Python) costs more CPU than this machine has for the "
-      "rate the GPU consumes batches.";
-  f.fix =
-      "Make each sample cheaper: precompute and cache the deterministic transforms (decode/resize "
-      "once, store tensors), move augmentations to the GPU (torchvision.transforms.v2 on CUDA "
-      "tensors, DALI, Kornia), batch them with __getitems__, or run on a host with more CPU cores.";
-  f.fix_code =
-      "# transforms on the GPU, per batch instead of per sample on the CPU\n"
-      "xb = xb.cuda(non_blocking=True)\n"
-      "xb = gpu_augment(xb)  # e.g. torchvision.transforms.v2 / kornia on CUDA tensors";
+  // On a CPU-only run there is no GPU to starve: the loop waits, and the cores the loading needs
+  // are the ones the model computes on, so the fix is cheaper samples, never a GPU.
+  const bool no_gpu = agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);
+  if (no_gpu) {
+    f.title = fmt::format("CPU-bound data pipeline: the training loop waits for data {:.0f}% of the step, the CPU {:.0f}% busy",
+                          recoverable * 100, busy);
+    f.gain = fmt::format("the loop waits {:.0f}% of the time: cheaper preprocessing gives {}", recoverable * 100,
+                         gain_text(f.recoverable_fraction));
+    f.explanation =
+        "The training loop waits for each batch, and the CPU cores are already saturated: on a CPU-only "
+        "run the loading and the model's computation share the same cores, so more DataLoader workers "
+        "would take cores from the model. The per-sample preprocessing (decoding, converting, "
+        "augmentations in Python) is the cost to cut.";
+    f.fix =
+        "Make each sample cheaper: precompute the deterministic transforms once (decode, convert and "
+        "normalise the whole dataset into one tensor, then index it), batch them with __getitems__, or "
+        "run on a host with more CPU cores.";
+    f.fix_code =
+        "# once, before training: the deterministic transforms of every sample, kept as tensors\n"
+        "xs = torch.stack([x for x, _ in dataset]); ys = torch.tensor([y for _, y in dataset])\n"
+        "loader = DataLoader(TensorDataset(xs, ys), batch_size=BS, shuffle=True)";
+  } else {
+    f.title = fmt::format("CPU-bound data pipeline: {:.0f}% of the CPU busy while the GPU waits", busy);
+    f.gain = fmt::format("the GPU waits {:.0f}% of the time: cheaper preprocessing gives {}",
+                         recoverable * 100, gain_text(f.recoverable_fraction));
+    f.explanation =
+        "The GPU is starved for data, but the CPU cores are already saturated: adding DataLoader "
+        "workers would only make them fight over the same cores. The per-sample preprocessing "
+        "(decoding, resizing, augmentations in Python) costs more CPU than this machine has for the "
+        "rate the GPU consumes batches.";
+    f.fix =
+        "Make each sample cheaper: precompute and cache the deterministic transforms (decode/resize "
+        "once, store tensors), move augmentations to the GPU (torchvision.transforms.v2 on CUDA "
+        "tensors, DALI, Kornia), batch them with __getitems__, or run on a host with more CPU cores.";
+    f.fix_code =
+        "# transforms on the GPU, per batch instead of per sample on the CPU\n"
+        "xb = xb.cuda(non_blocking=True)\n"
+        "xb = gpu_augment(xb)  # e.g. torchvision.transforms.v2 / kornia on CUDA tensors";
+  }
   point_at_fix(f, ev, "dataloader", "the loop's DataLoader: its dataset's __getitem__ and transforms run in its workers",
                "set dataloader_num_workers here");
   return f;
