@@ -68,11 +68,21 @@ double cpu_bound_step_ms(const LoaderModelInput& in, int workers) {
   return cpu / cores_left(in, workers);
 }
 
+int loop_threads_with(const LoaderModelInput& in, int workers) {
+  if (!in.fit_threads || in.loop_threads <= 0 || in.cores <= 0 || workers <= 0) return in.loop_threads;
+  return std::clamp(in.cores - workers, 1, in.loop_threads);
+}
+
+double compute_with_ms(const LoaderModelInput& in, int workers) {
+  const int t = loop_threads_with(in, workers);
+  return t > 0 && t < in.loop_threads ? in.compute_ms * in.loop_threads / t : in.compute_ms;
+}
+
 double predicted_step_ms(const LoaderModelInput& in, int workers) {
   if (workers <= 0) return in.compute_ms + in.load_ms;
   // The loop's own work per batch, one after the other in the main process; the workers load the
   // next batches meanwhile, so the step is the slower of the two, not their sum.
-  const double loop = in.compute_ms + handover_ms(in);
+  const double loop = compute_with_ms(in, workers) + handover_ms(in);
   return std::max({period_ms(in, workers), loop, cpu_bound_step_ms(in, workers)});
 }
 
@@ -100,6 +110,19 @@ LoaderPlan plan_workers(const LoaderModelInput& in) {
                               : fmt::format("capped at {} worker processes", th::kMaxLoaderWorkers);
   }
   p.workers = std::clamp(want, 1, p.cap);
+  if (in.fit_threads && loop_threads_with(in, p.workers) < in.loop_threads) {
+    // The workers would cost the loop threads: the fewest workers within 2% of the best step
+    // (each one fewer leaves the loop a thread), plus the spare where it costs no more than that.
+    double best = predicted_step_ms(in, 1);
+    for (int w = 2; w <= p.cap; ++w) best = std::min(best, predicted_step_ms(in, w));
+    for (int w = 1; w <= p.cap; ++w)
+      if (predicted_step_ms(in, w) <= best * 1.02) {
+        p.workers = w;
+        break;
+      }
+    if (p.workers < p.cap && predicted_step_ms(in, p.workers + 1) <= best * 1.02) ++p.workers;
+    if (const int t = loop_threads_with(in, p.workers); t < in.loop_threads) p.loop_threads = t;
+  }
   p.period_ms = period_ms(in, p.workers);
   p.predicted_step_ms = predicted_step_ms(in, p.workers);
   p.speedup = p.predicted_step_ms > 0 ? in.step_ms / p.predicted_step_ms : 1;

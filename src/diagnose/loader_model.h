@@ -22,6 +22,16 @@
 // contention already (beside two busy loops the bound predicted 0.94x where 1.17x was measured).
 // Loading that waits (storage, network, sleep: CPU time well below wall time) is sized past the
 // cores; loading that computes is capped at the cores the main process leaves.
+// Fitting the loop's threads (fit_threads): where the loop computes on the CPU and loading that
+// computes was measured inside it (num_workers=0), nothing of the loop ran beside the loading, and
+// a computing worker takes a core from the loop's intra-op threads. Oversubscribed, those threads
+// wait at every barrier for the one that lost its core (pytorch/examples vae on 2 cores, 2 intra-op
+// threads: 1 worker measured 36.6-41.2 ms per step against 28.7-37.8 ms without, its compute 11 ->
+// 24 ms). So the fix also sets the loop's threads to what the workers leave,
+//   threads(W) = min(loop_threads, cores - W),  compute(W) = compute x loop_threads / threads(W)
+// (as if the threads scaled perfectly: fewer of them cannot compute faster than that); where the
+// usual count would cost the loop threads, W is the fewest workers whose step is within 2% of the
+// best, plus the spare where it costs no more than that.
 #include <string>
 
 namespace ts::diagnose {
@@ -44,6 +54,9 @@ struct LoaderModelInput {
   // The worker's per-MiB hand-over measured on this host (fresh shared memory's faults and
   // zeroing, sample/shm_fault_cost.h); 0: the build VM's kWorkerCollateMsPerMiB.
   double worker_ms_per_mib = 0;
+  // The loop's threads are set to fit beside the workers (above): the CPU path, loading that
+  // computes, measured in the loop.
+  bool fit_threads = false;
 };
 
 struct LoaderPlan {
@@ -54,6 +67,7 @@ struct LoaderPlan {
   double period_ms = 0;      // a batch every period_ms with `workers`
   double predicted_step_ms = 0;
   double speedup = 1;        // step_ms / predicted_step_ms
+  int loop_threads = 0;      // the loop's intra-op threads the fix sets (0: left as they are)
 };
 
 // A batch every this many ms with `workers` worker processes (>= 1).
@@ -75,6 +89,11 @@ double worker_handover_ms(const LoaderModelInput& in);
 // The job's CPU per fed step over the cores left to it (the CPU path's bound above); 0 when the
 // loop computes on a GPU or the cores are unknown.
 double cpu_bound_step_ms(const LoaderModelInput& in, int workers);
+// The loop's intra-op threads with `workers` beside it: fewer where they are fitted (above), else
+// the loop's own (0 unknown).
+int loop_threads_with(const LoaderModelInput& in, int workers);
+// The loop's compute per step with `workers` beside it: longer where its threads are fitted.
+double compute_with_ms(const LoaderModelInput& in, int workers);
 // The recommended worker count: enough to deliver a batch per compute step, plus one spare for
 // jitter, within the cap; and its predicted step and speedup.
 LoaderPlan plan_workers(const LoaderModelInput& in);

@@ -418,6 +418,54 @@ TEST(CpuBoundTransforms, OnACpuOnlyRunNamesTheLoopNotAGpu) {
   EXPECT_NE(f->title.find("while the GPU waits"), std::string::npos) << f->title;
 }
 
+// A CPU-only loop loading in its main process: the busy share is its own two intra-op threads as
+// much as the loading, so saturation does not decide; the model with the loop's threads fitted
+// beside the workers does. pytorch/examples vae (measured 2026-11-28, 2 cores): loading is 65% of
+// the step and the fix (1 worker, 1 thread) gains although the host read 86% busy; mnist: loading
+// is 17% of a step whose compute is 87 ms on 2 threads, and halving the threads cannot pay.
+TEST(CpuBoundTransforms, CpuOnlyLoopLoadingInlineIsSizedByTheModel) {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 400;
+  a.step_ms = 31.3;
+  a.step_mean_ms = 31.3;
+  a.data_wait_pct = 65;
+  a.data_wait_ms = 20.3;
+  a.compute_ms = 10.6;
+  a.torch_threads = 2;
+  a.sample_getitem_ms = 0.155;
+  a.collate_ms = 0.4;
+  a.loading_cpu_share = 0.99;
+  a.cuda_available = false;
+  a.loaders.push_back({"VaeMnist", 128, 0, false, -1, false});
+  ev.agent = a;
+  SamplesEvidence s;
+  s.cpu_cores = 2;
+  s.host_cpu_mean_pct = 86;
+  ev.samples = s;
+  Diagnosis d = diagnose(ev);
+  EXPECT_EQ(find(d, "cpu-bound-transforms"), nullptr);
+  const Finding* f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(ev_value(*f, "recommended_num_workers"), 1);
+  EXPECT_GT(f->recoverable_fraction, 0.1);
+  EXPECT_NE(f->gain.find("num_workers=1 with torch.set_num_threads(1)"), std::string::npos) << f->gain;
+  EXPECT_NE(f->fix_code.find("torch.set_num_threads(1)"), std::string::npos) << f->fix_code;
+  EXPECT_NE(std::find(f->fix_settings.begin(), f->fix_settings.end(), std::pair<std::string, std::string>{"threads", "1"}),
+            f->fix_settings.end());
+  // mnist's numbers: no fit gains, so the cheaper samples speak and the workers stay silent.
+  ev.agent->step_ms = ev.agent->step_mean_ms = 105.8;
+  ev.agent->data_wait_pct = 17;
+  ev.agent->data_wait_ms = 18.0;
+  ev.agent->compute_ms = 86.0;
+  ev.agent->sample_getitem_ms = 0.264;
+  ev.agent->loaders[0].batch_size = 64;
+  ev.samples->host_cpu_mean_pct = 98;
+  d = diagnose(ev);
+  EXPECT_EQ(find(d, "dataloader-starvation"), nullptr);
+  EXPECT_NE(find(d, "cpu-bound-transforms"), nullptr);
+}
+
 TEST(CpuBoundTransforms, OtherProcessesBusyIsNotTheJob) {
   // The host is saturated by someone else; the job's own tree uses under a core of 4:
   // more DataLoader workers do help, so starvation (not cpu-bound-transforms) speaks.

@@ -4,7 +4,9 @@
 // Evidence: sampled CPU >= 85% of the usable cores, plus a data wait (agent or trace) >= 5% of
 // the step or a GPU mean below 80%; and, where the agent measured it, loading that computes (its
 // CPU time >= kLoadingWaitsCpuShare of its wall time). Loading that waits on storage while other
-// work (the ranks' compute, another job) fills the cores is dataloader-starvation's.
+// work (the ranks' compute, another job) fills the cores is dataloader-starvation's, and so is a
+// CPU-only loop loading in its main process where workers beside fewer loop threads gain (rule.h
+// fitted_loop_plan): its busy share is the loop's own threads as much as the loading.
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -15,6 +17,7 @@ namespace ts::diagnose::rules {
 
 std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
   if (!cpu_saturated(ev) || loading_waits(ev)) return std::nullopt;
+  if (const auto plan = fitted_loop_plan(ev); plan && plan->speedup >= 1 + th::kLoaderNoGainMargin) return std::nullopt;
   double wait = data_wait_pct(ev);
   Util gpu = gpu_util(ev);
   double recoverable = 0;

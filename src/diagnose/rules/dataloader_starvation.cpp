@@ -4,6 +4,9 @@
 // saturated and the loading computes (or is not measured): then more workers cannot help and
 // cpu-bound-transforms speaks instead. Loading that waits (its CPU time a small share of its wall
 // time: storage, network) is helped by workers whatever the cores are doing, since they sleep.
+// A CPU-only loop loading in the main process speaks whatever the saturation where the model, its
+// threads fitted beside the workers, gains (rule.h fitted_loop_plan): the busy share there is the
+// loop's own threads as much as the loading.
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -15,7 +18,10 @@
 namespace ts::diagnose::rules {
 
 std::optional<Finding> dataloader_starvation(const Evidence& ev) {
-  if (cpu_saturated(ev) && !loading_waits(ev)) return std::nullopt;
+  if (cpu_saturated(ev) && !loading_waits(ev)) {
+    const auto fitted = fitted_loop_plan(ev);
+    if (!fitted || fitted->speedup < 1 + th::kLoaderNoGainMargin) return std::nullopt;
+  }
   // The job's usable cores: the same number the threads section and cpu-bound-transforms use.
   int cores = static_cast<int>(usable_cores(ev));
   Finding f;
@@ -101,6 +107,10 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
         // whatever else ran on them (loader_model.h, the CPU bound).
         model.loop_threads = std::max(1, a->torch_threads);
         model.other_cores = other_work_cores(ev);
+        // Loading that computes, measured in the loop: nothing of the loop ran beside it, and the
+        // workers will take cores from its threads (loader_model.h, fitting the loop's threads).
+        model.fit_threads = current_workers <= 0 && !(a->loading_cpu_share >= 0 &&
+                                                      a->loading_cpu_share < th::kLoadingWaitsCpuShare);
         if (model.other_cores >= th::kOtherWorkCoresShown) add(f, "other_work_cores", model.other_cores, "cores");
       }
       if (a->batch_bytes > 0) {
@@ -151,6 +161,14 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
           per_batch, bs, a->sample_getitem_ms, consumer, gpu_step, per_batch, gpu_step,
           static_cast<int>(std::ceil(per_batch / gpu_step)) + 1, kind,
           plan->cap_reason.empty() ? "" : " (" + plan->cap_reason + ")");
+      if (plan->loop_threads > 0)
+        workers_how += fmt::format(
+            ". Each computing worker also takes a core from the loop's {} intra-op threads, and oversubscribed "
+            "they wait for each other at every parallel region, so the fix gives the loop {} thread{} beside {} "
+            "worker{} (torch.set_num_threads({})), and its compute grows to at most {:.1f} ms ({:.1f} ms x {} / {})",
+            model.loop_threads, plan->loop_threads, plan->loop_threads == 1 ? "" : "s", plan->workers,
+            plan->workers == 1 ? "" : "s", plan->loop_threads, compute_with_ms(model, plan->workers), model.compute_ms,
+            model.loop_threads, plan->loop_threads);
     }
   } else if (const auto* t = trace_with_steps(ev)) {
     pct = t->steps.pct(t->steps.total.dataloader);
@@ -198,6 +216,8 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     workers_how = fmt::format("the DataLoader sweep measured {} workers as the smallest that keeps up", workers);
     if (plan && model.load_ms > 0) {
       plan->workers = workers;
+      const int t = loop_threads_with(model, workers);
+      plan->loop_threads = t < model.loop_threads ? t : 0;
       plan->predicted_step_ms = predicted_step_ms(model, workers);
       plan->speedup = model.step_ms / plan->predicted_step_ms;
     }
@@ -231,6 +251,9 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   if (f.source != "samples") f.confidence = 0.9;
   f.title = fmt::format("{} waiting for data: loading takes {:.0f}% of each step",
                         no_gpu ? "Training loop" : "GPU", pct);
+  // The loop's threads the fix sets beside the workers (0: left as they are).
+  const int fit_threads = plan && workers > 0 ? plan->loop_threads : 0;
+  const std::string threads_text = fit_threads > 0 ? fmt::format(" with torch.set_num_threads({})", fit_threads) : "";
   if (plan && plan->predicted_step_ms > 0) {
     double x = speedup(sized_fraction);
     // Where the model's step beats removing the whole measured wait, the gain is that bound, and
@@ -239,15 +262,15 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     const double cpu_bound = cpu_bound_step_ms(model, workers);
     const bool cpu_sets_it = cpu_bound > 0 && cpu_bound >= plan->predicted_step_ms - 1e-9 &&
                              cpu_bound > std::max(plan->period_ms, model.compute_ms + handover_ms(model));
-    f.gain = fmt::format("num_workers={} gives about {:.1f}x (step {:.1f} -> {:.1f} ms{}: a batch every {:.1f} ms, "
+    f.gain = fmt::format("num_workers={}{} gives about {:.1f}x (step {:.1f} -> {:.1f} ms{}: a batch every {:.1f} ms, "
                          "compute {:.1f} ms, hand-over {:.1f} ms{})",
-                         workers, x, model.step_ms, model.step_ms / x,
+                         workers, threads_text, x, model.step_ms, model.step_ms / x,
                          bounded ? fmt::format(", no more than removing the whole measured wait; the model's step is "
                                                "{:.1f} ms",
                                                plan->predicted_step_ms)
                                  : std::string(),
-                         plan->period_ms > 0 ? plan->period_ms : model.load_ms / workers, model.compute_ms,
-                         handover_ms(model),
+                         plan->period_ms > 0 ? plan->period_ms : model.load_ms / workers,
+                         compute_with_ms(model, workers), handover_ms(model),
                          cpu_sets_it ? fmt::format("; the job's CPU per step over the {:.1f} cores it gets beside "
                                                    "other work sets the step: {:.1f} ms",
                                                    cores_left(model, workers), cpu_bound)
@@ -282,12 +305,19 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   f.explanation += steady_note;
   std::string n = workers > 0 ? std::to_string(workers) : "8";
   // Pinned memory and non_blocking copies only matter when batches go to a GPU.
-  f.fix = fmt::format("Load in parallel: num_workers={}{}, persistent_workers=True (no respawn each epoch){}.", n,
+  f.fix = fmt::format("Load in parallel: num_workers={}{}, persistent_workers=True (no respawn each epoch){}{}.", n,
                       workers > 0 ? "" : " (start at physical cores / 2 and sweep)",
-                      no_gpu ? "" : ", pin_memory=True with .cuda(non_blocking=True)");
+                      no_gpu ? "" : ", pin_memory=True with .cuda(non_blocking=True)",
+                      fit_threads > 0 ? fmt::format("; and torch.set_num_threads({}) so that the loop's threads and the "
+                                                    "workers fit the {} cores",
+                                                    fit_threads, cores)
+                                      : "");
   f.fix_code = no_gpu ? fmt::format(
-                            "loader = DataLoader(dataset, batch_size=BS, shuffle=True,\n"
+                            "{}loader = DataLoader(dataset, batch_size=BS, shuffle=True,\n"
                             "                    num_workers={}, persistent_workers=True)",
+                            fit_threads > 0 ? fmt::format("torch.set_num_threads({})  # the loop's threads beside the workers\n",
+                                                          fit_threads)
+                                            : "",
                             n)
                       : fmt::format(
                             "loader = DataLoader(dataset, batch_size=BS, shuffle=True,\n"
@@ -306,9 +336,11 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   if (workers > 0 && !has_them) {
     f.fix_settings = {{"dataloader.num_workers", n}, {"dataloader.persistent_workers", "true"}};
     if (!no_gpu) f.fix_settings.insert(f.fix_settings.end(), {{"dataloader.pin_memory", "true"}, {"copy.non_blocking", "true"}});
+    if (fit_threads > 0) f.fix_settings.push_back({"threads", std::to_string(fit_threads)});
   }
   point_at_fix(f, ev, "dataloader",
-               no_gain ? std::string("the loop's DataLoader: no change") : fmt::format("the loop's DataLoader: num_workers={} here", n),
+               no_gain ? std::string("the loop's DataLoader: no change")
+                       : fmt::format("the loop's DataLoader: num_workers={} here{}", n, threads_text),
                no_gain ? std::string("no change to dataloader_num_workers here")
                        : fmt::format("set dataloader_num_workers={}, dataloader_persistent_workers=True here", n));
   return f;

@@ -7,6 +7,7 @@
 
 #include "diagnose/evidence.h"
 #include "diagnose/finding.h"
+#include "diagnose/loader_model.h"
 #include "diagnose/thresholds.h"
 
 namespace ts::diagnose::rules {
@@ -98,6 +99,13 @@ const AgentEvidence* agent_steps(const Evidence& ev);
 double loading_cpu_share(const Evidence& ev);
 bool loading_waits(const Evidence& ev);
 bool loading_computes(const Evidence& ev);
+// A CPU-only loop (no CUDA) that loads in the main process (num_workers=0), its loading computing:
+// its CPU busy share mixes the loop's own intra-op threads with the loading, so saturation cannot
+// say whether workers help. The loader model with the loop's threads fitted beside the workers
+// (loader_model.h) can: its plan, from the agent's measured step, compute and batch; nullopt
+// outside that case. Where the plan gains, dataloader-starvation speaks even on saturated cores
+// and cpu-bound-transforms is silent; where it does not, the reverse.
+std::optional<LoaderPlan> fitted_loop_plan(const Evidence& ev);
 // Whether the job is data-starved by any evidence (share of step, 0-100; -1 unknown).
 double data_wait_pct(const Evidence& ev);
 // Device name: trace, agent, "" unknown. Compute capability major*10+minor, 0 unknown.

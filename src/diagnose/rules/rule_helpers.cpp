@@ -150,4 +150,26 @@ bool loading_waits(const Evidence& ev) {
 
 bool loading_computes(const Evidence& ev) { return loading_cpu_share(ev) >= th::kLoadingWaitsCpuShare; }
 
+std::optional<LoaderPlan> fitted_loop_plan(const Evidence& ev) {
+  const AgentEvidence* a = agent_steps(ev);
+  if (!a || !agent_without_cuda(ev) || a->gpu_ms > 0 || a->loaders.empty() || loading_waits(ev)) return std::nullopt;
+  const auto& l = a->loaders[0];
+  const int cores = static_cast<int>(usable_cores(ev));
+  if (l.num_workers != 0 || l.batch_size <= 0 || a->sample_getitem_ms < 0 || cores < 2 ||
+      a->data_wait_pct < th::kDataWaitPct)
+    return std::nullopt;
+  LoaderModelInput in;
+  in.step_ms = a->step_mean_ms > 0 ? a->step_mean_ms : a->step_ms;
+  in.compute_ms = a->compute_ms > 0 ? a->compute_ms : in.step_ms * (1 - a->data_wait_pct / 100);
+  in.load_ms = a->sample_getitem_ms * l.batch_size + std::max(0.0, a->collate_ms);
+  in.cpu_share = a->loading_cpu_share;
+  in.cores = cores;
+  in.loop_threads = std::max(1, a->torch_threads);
+  in.other_cores = other_work_cores(ev);
+  in.fit_threads = true;
+  if (a->batch_bytes > 0) in.batch_mib = a->batch_bytes / 1048576.0;
+  if (ev.samples && ev.samples->shm_fault_ms_per_mib > 0) in.worker_ms_per_mib = ev.samples->shm_fault_ms_per_mib;
+  return plan_workers(in);
+}
+
 }  // namespace ts::diagnose::rules
