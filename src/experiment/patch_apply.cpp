@@ -1,5 +1,6 @@
 #include "experiment/patch_apply.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -109,6 +110,31 @@ std::string copy_project(const fs::path& from, const fs::path& to, const std::ve
     if (ec) return fmt::format("{}: cannot copy: {}", it->path().string(), ec.message());
   }
   return ec ? fmt::format("{}: cannot copy: {}", from.string(), ec.message()) : "";
+}
+
+int link_siblings(const fs::path& from, const fs::path& to, const std::vector<std::string>& reserved) {
+  std::error_code ec;
+  const fs::path src = fs::absolute(from, ec).lexically_normal();
+  const fs::path parent = src.has_filename() ? src.parent_path() : src.parent_path().parent_path();
+  const fs::path self = src.has_filename() ? src.filename() : src.parent_path().filename();
+  const fs::path dst_parent = fs::absolute(to, ec).lexically_normal().parent_path();
+  if (parent.empty() || parent == parent.root_path()) return 0;
+  std::vector<fs::path> entries;
+  for (auto it = fs::directory_iterator(parent, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const fs::path name = it->path().filename();
+    if (name == self || std::find(reserved.begin(), reserved.end(), name.string()) != reserved.end()) continue;
+    if (entries.size() >= static_cast<size_t>(kMaxSiblingLinks)) return 0;
+    entries.push_back(name);
+  }
+  int made = 0;
+  for (const auto& name : entries) {
+    std::error_code e2;
+    if (fs::exists(fs::symlink_status(dst_parent / name, e2))) continue;
+    fs::create_symlink(parent / name, dst_parent / name, e2);
+    if (!e2) ++made;
+  }
+  return made;
 }
 
 std::string apply_patch(const std::string& dir, const std::string& diff) {

@@ -32,6 +32,15 @@ std::string copy_project(const std::filesystem::path& from, const std::filesyste
                          const std::vector<std::filesystem::path>& skip);
 inline constexpr uintmax_t kMaxCopyBytes = uintmax_t{1} << 30;
 
+// Beside the copy at `to`, a symlink to each sibling of `from` (the other entries of its parent
+// folder, but `from` itself and the names in `reserved`), so that a script's `../data` in the copy
+// reads the files the original's does (pytorch/examples open '../data'). Nothing for a parent of
+// "/" or of more than kMaxSiblingLinks entries; the links that could not be made are left out.
+// Returns how many were made.
+int link_siblings(const std::filesystem::path& from, const std::filesystem::path& to,
+                  const std::vector<std::string>& reserved);
+inline constexpr int kMaxSiblingLinks = 1000;
+
 // Applies `diff` (a file) in `dir` with -p1; "" when it applied, else the tool's complaint.
 std::string apply_patch(const std::string& dir, const std::string& diff);
 

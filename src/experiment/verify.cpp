@@ -249,6 +249,9 @@ void patch_and_measure(const VerifyOptions& opt, VerifyResult& r, const run::Age
   say(opt, fmt::format("patch: {} edit{} in {}; applying it to a copy of {} and running it", p.edits.size(),
                        p.edits.size() == 1 ? "" : "s", fmt::join(p.files, ", "), cwd));
   std::string why = copy_project(cwd, copy + "/project", {r.out_dir, cwd + "/trainscope-runs", cwd + "/.git"});
+  // The copy's `../x` reads what the original's does (its own names beside it are reserved; no
+  // `.git`, so that git in the copy never finds the user's repository above it).
+  if (why.empty()) link_siblings(cwd, copy + "/project", {"project", "run", "run-2", ".git"});
   if (why.empty()) why = apply_patch(copy + "/project", diff_path);
   if (!why.empty()) {
     p.problem = "the patch was not measured: " + why;

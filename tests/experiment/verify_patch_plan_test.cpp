@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
 #include "experiment/patch_apply.h"
 #include "experiment/patch_plan.h"
 #include "experiment/verify.h"
@@ -168,6 +172,34 @@ TEST(PatchPlan, SpreadAndReproduce) {
   EXPECT_FALSE(patch_reproduces(13.1, 10, 0.3));
   EXPECT_TRUE(patch_reproduces(4, 10, 0.3));  // faster: the gain is there
   EXPECT_FALSE(patch_reproduces(-1, 10, 0.3));
+}
+
+// The patched copy runs at <out>/patched/project: a script that opens '../data' (as every
+// pytorch/examples MNIST script does, datasets.MNIST('../data', ...)) must read the original's
+// sibling there, not an empty folder it then tries to download into.
+TEST(PatchCopy, SiblingsOfTheProjectAreLinkedBesideTheCopy) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("ts-siblings-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "examples" / "vae");
+  fs::create_directories(root / "examples" / "data" / "MNIST");
+  std::ofstream(root / "examples" / "data" / "MNIST" / "raw.bin") << "bytes";
+  std::ofstream(root / "examples" / "vae" / "main.py") << "open('../data/MNIST/raw.bin')\n";
+  fs::create_directories(root / "examples" / "run");  // a sibling named like verify's own folder
+  const fs::path out = root / "out" / "patched";
+  ASSERT_EQ(copy_project(root / "examples" / "vae", out / "project", {}), "");
+  EXPECT_EQ(link_siblings(root / "examples" / "vae", out / "project", {"project", "run", "run-2"}), 1);
+  EXPECT_TRUE(fs::is_symlink(out / "data"));
+  std::ifstream in(out / "project" / ".." / "data" / "MNIST" / "raw.bin");
+  std::string got;
+  in >> got;
+  EXPECT_EQ(got, "bytes");
+  EXPECT_FALSE(fs::exists(out / "vae"));  // the project itself: the copy stands for it
+  EXPECT_FALSE(fs::is_symlink(out / "run"));  // reserved for verify's runs
+  // A second call links nothing twice; a project at the root's top gets no links of "/".
+  EXPECT_EQ(link_siblings(root / "examples" / "vae", out / "project", {"project", "run", "run-2"}), 0);
+  EXPECT_EQ(link_siblings("/tmp", root / "top" / "project", {}), 0);
+  fs::remove_all(root);
 }
 
 }  // namespace
