@@ -104,6 +104,7 @@ void RecordDecoder::add_step(const StepRecord& s) {
   t.mem_reserved = std::max(t.mem_reserved, s.mem_reserved);
   t.rss = std::max(t.rss, s.rss);
   t.last_step = std::max(t.last_step, s.step);
+  t.last_end_ns = std::max(t.last_end_ns, s.t_end_ns);
   if (s.mem_allocated >= 0) add_mem(s, kind);
   bool keep = t.count <= kStepsHead || (s.flags & kStepProfiled);
   if (!keep) {

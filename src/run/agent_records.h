@@ -80,6 +80,8 @@ struct StepTotals {  // every step of one process and kind, never sampled
   int64_t count = 0, dur_ns = 0, data_wait_ns = 0, io_ns = 0, h2d_ns = 0, nonfinite = 0;
   int64_t samples = 0, getitem_ns = 0, collate_ns = 0, fetches = 0;  // over steps with samples > 0
   int64_t mem_peak = -1, mem_reserved = -1, rss = -1, last_step = -1;  // maxima
+  int64_t last_end_ns = 0;  // the latest step's end (t_end_ns, monotonic): where the loop ended
+                            // when the job died before its exit records
   // The sample's state: steps past the head seen, and the stride they are kept at.
   int64_t tail_seen = 0, tail_kept = 0, stride = 1;
 };

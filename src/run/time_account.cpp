@@ -36,13 +36,18 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
                                                   double wall_s, double steady_step_ms) {
   const TextRecord* ph = latest_phases(r, main_pid);
   if (!ph || wall_s <= 0) return std::nullopt;
-  const double first = ph->get_double("first_step_t", 0) / 1e9, last = ph->get_double("last_step_end_t", 0) / 1e9;
+  const double first = ph->get_double("first_step_t", 0) / 1e9;
+  double last = ph->get_double("last_step_end_t", 0) / 1e9;
   if (first <= 0) return std::nullopt;  // no step began
   // The loop's steps: the totals of the kind that counts last (a better marker takes over).
   const StepTotals* st = nullptr;
   int level = 0;
   for (auto it = r.step_totals.lower_bound({main_pid, 0}); it != r.step_totals.end() && it->first.first == main_pid; ++it)
     st = &it->second, level = it->first.second;
+  // A job killed by a signal never sends its final record: the latest one was sent at a step
+  // (16, 64, 256, every 1024th), and the steps after it are in the step records. The loop ends at
+  // the last step's end; what fell between (an evaluation, say) stays in the loop's time.
+  if (!ph->get_int("final", 0) && st && st->last_end_ns / 1e9 > last) last = st->last_end_ns / 1e9;
   // No backward, no optimizer: the steps are inference, and its forwards are the steps, not an
   // evaluation beside them.
   const bool trains = level >= static_cast<int>(StepSource::Backward);

@@ -9,7 +9,7 @@ bool indented(const std::string& s) { return !s.empty() && (s[0] == ' ' || s[0] 
 
 }  // namespace
 
-std::string failure_line(const std::vector<std::string>& tail) {
+std::string failure_line(const std::vector<std::string>& tail, bool traceback_only) {
   size_t last = tail.size();
   while (last > 0 && blank(tail[last - 1])) --last;
   if (last == 0) return "";
@@ -21,7 +21,7 @@ std::string failure_line(const std::vector<std::string>& tail) {
     if (j > i + 1 && j < last && !blank(tail[j])) return tail[j];
     break;  // a traceback cut short: no exception line to find
   }
-  return tail[last - 1];
+  return traceback_only ? "" : tail[last - 1];
 }
 
 }  // namespace ts

@@ -63,6 +63,28 @@ TEST(TimeAccount, EveryBucketFromItsRegion) {
   EXPECT_DOUBLE_EQ(a->steady_step_s, 0.02);
 }
 
+// A job killed by a signal (SIGTERM from a scheduler's time limit) sends no final record: the
+// latest one is from a step long before (the agent sends at steps 16, 64, 256 and every 1024th).
+// pytorch/examples siamese_network, killed at step 759 of 784 ms steps, was accounted 201 s of
+// training steps and 391 s of "other": the loop ends at the last step record's end instead.
+TEST(TimeAccount, AKilledJobsLoopEndsAtItsLastStepRecord) {
+  Records r = records();
+  r.texts[0].kv["final"] = "0";
+  r.texts[0].kv["last_step_end_t"] = std::to_string(1006 * kS);  // sent at an early step
+  r.texts[0].kv["t"] = std::to_string(1006 * kS);
+  for (auto k : {"eval_ns", "compile_ns", "io_ns", "eval_fetch_ns"}) r.texts[0].kv[k] = r.texts[0].kv[std::string("end_") + k];
+  r.step_totals.begin()->second.last_end_ns = 1013 * kS;  // the steps went on to 1013 s
+  auto a = time_account(r, 7, kLaunch, 15.0, 20.0);
+  ASSERT_TRUE(a);
+  EXPECT_NEAR(a->train_steps_s, 10.0 - 2.0 - 0.5 - 0.3 - 1.0, 1e-6);  // the whole loop, as if final
+  EXPECT_NEAR(a->other_s, 2.0, 1e-6);  // what the records cannot split after the last step
+  // A final record is believed as it is: a step record past it (none in practice) moves nothing.
+  r.texts[0].kv["final"] = "1";
+  a = time_account(r, 7, kLaunch, 15.0, 20.0);
+  ASSERT_TRUE(a);
+  EXPECT_GT(a->other_s, 8.0);  // 1006-1015 s is after the last step the record names
+}
+
 TEST(TimeAccount, NothingWithoutThePhasesRecordOrForAnotherProcess) {
   EXPECT_FALSE(time_account(records(false), 7, kLaunch, 15.0, 20.0));
   EXPECT_FALSE(time_account(records(), 8, kLaunch, 15.0, 20.0));

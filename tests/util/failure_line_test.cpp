@@ -50,5 +50,18 @@ TEST(FailureLine, WithoutATracebackTheLastNonBlankLine) {
             "  File \"a.py\", line 1, in <module>");
 }
 
+// A job stopped from outside (pytorch/examples siamese_network under `timeout`, SIGTERM at step
+// 759): its last stderr line was a profiler log line, quoted as the cause. Only a traceback's
+// exception line says why then (Ctrl-C's KeyboardInterrupt).
+TEST(FailureLine, StoppedFromOutsideOnlyATracebackSaysWhy) {
+  const std::vector<std::string> log = {"Train Epoch: 1 [48000/60000]",
+                                        "ERROR:2026-11-28 23:44:51 DeviceProperties.cpp:56] gpuGetDeviceCount failed"};
+  EXPECT_EQ(failure_line(log, true), "");
+  EXPECT_EQ(failure_line(log), log[1]);
+  const std::vector<std::string> interrupted = {"Traceback (most recent call last):", "  File \"main.py\", line 9, in <module>",
+                                                "    loss.backward()", "KeyboardInterrupt"};
+  EXPECT_EQ(failure_line(interrupted, true), "KeyboardInterrupt");
+}
+
 }  // namespace
 }  // namespace ts
