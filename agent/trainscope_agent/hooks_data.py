@@ -213,6 +213,8 @@ def _wrap_fetcher(cls, torch):
     def fetch(self, possibly_batched_index):
         if G.off:
             return fetch_orig(self, possibly_batched_index)
+        if S.tid != 0 and worker_info() is not None:
+            S.loader_worker()  # before the samples: their transforms may be modules
         try:
             cf = self.collate_fn
             if not getattr(cf, "_trainscope", False):

@@ -140,6 +140,18 @@ TEST(AgentRun, NoOptimizerFallsBackToDataLoaderFetches) {
   EXPECT_TRUE(e.optimizer.empty());
 }
 
+// A transform that is an nn.Module runs its forward in the DataLoader's worker once per sample:
+// those forwards are the worker's, never the loop's steps (agent state.py, loader_worker).
+TEST(AgentRun, AWorkersModuleTransformIsNoStep) {
+  REQUIRE_TORCH();
+  auto r = run_script({torch_python(), script("module_transform_workers.py"), "24"}, fresh_dir("module-transform"));
+  EXPECT_EQ(r.exit.shell_code(), 0);
+  const auto& e = r.agent.evidence;
+  EXPECT_EQ(e.step_source, "optimizer");
+  EXPECT_EQ(e.steps, 24);
+  EXPECT_EQ(e.optimizer, "SGD");
+}
+
 TEST(AgentRun, PythonDashMEntry) {
   REQUIRE_TORCH();
   auto cwd = fs::current_path();
