@@ -95,33 +95,15 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     const char* step_name = measured_on_gpu ? "gpu_step_ms" : (no_gpu ? "cpu_step_ms" : "compute_step_ms");
     const char* consumer = measured_on_gpu ? "the GPU needs" : (no_gpu ? "the model computes on the CPU for" : "the model computes for");
     int64_t bs = a->loaders.empty() ? -1 : a->loaders[0].batch_size;
-    if (a->sample_getitem_ms >= 0 && bs > 0 && gpu_step > 0) {
-      double per_batch = a->sample_getitem_ms * bs + std::max(0.0, a->collate_ms);
+    if (auto in = agent_loader_model(ev, gpu_step)) {
+      model = *in;
+      const double per_batch = model.load_ms;
       add(f, "sample_cost_ms", a->sample_getitem_ms, "ms");
       add(f, "batch_load_ms", per_batch, "ms");
       add(f, step_name, gpu_step, "ms");
-      model = {now_ms, gpu_step, per_batch, a->loading_cpu_share, cores, std::max(0, current_workers)};
-      model.pinned = !no_gpu;  // the fix pins batches bound for a GPU (pin_memory=True)
-      if (!measured_on_gpu && no_gpu) {
-        // The loop computes on the CPU: its threads and the workers share the cores with
-        // whatever else ran on them (loader_model.h, the CPU bound).
-        model.loop_threads = std::max(1, a->torch_threads);
-        model.other_cores = other_work_cores(ev);
-        // Loading that computes, measured in the loop: nothing of the loop ran beside it, and the
-        // workers will take cores from its threads (loader_model.h, fitting the loop's threads).
-        model.fit_threads = current_workers <= 0 && !(a->loading_cpu_share >= 0 &&
-                                                      a->loading_cpu_share < th::kLoadingWaitsCpuShare);
-        if (model.other_cores >= th::kOtherWorkCoresShown) add(f, "other_work_cores", model.other_cores, "cores");
-      }
-      if (a->batch_bytes > 0) {
-        model.batch_mib = a->batch_bytes / 1048576.0;
-        add(f, "batch_mib", model.batch_mib, "MiB");
-        // The worker's hand-over per MiB as measured on this host, when it was.
-        if (ev.samples && ev.samples->shm_fault_ms_per_mib > 0) {
-          model.worker_ms_per_mib = ev.samples->shm_fault_ms_per_mib;
-          add(f, "shm_fault_ms_per_mib", model.worker_ms_per_mib, "ms");
-        }
-      }
+      if (model.other_cores >= th::kOtherWorkCoresShown) add(f, "other_work_cores", model.other_cores, "cores");
+      if (model.batch_mib > 0) add(f, "batch_mib", model.batch_mib, "MiB");
+      if (model.worker_ms_per_mib > 0) add(f, "shm_fault_ms_per_mib", model.worker_ms_per_mib, "ms");
       // A prefetch queue draining: the current workers cannot deliver a batch as often as the
       // measured steps took one, so those steps drew on the num_workers x prefetch_factor batches
       // loaded during start-up, and the run ended before the steady state. The model's step with

@@ -106,6 +106,12 @@ bool loading_computes(const Evidence& ev);
 // outside that case. Where the plan gains, dataloader-starvation speaks even on saturated cores
 // and cpu-bound-transforms is silent; where it does not, the reverse.
 std::optional<LoaderPlan> fitted_loop_plan(const Evidence& ev);
+// The loader model's inputs from the agent's measurements (loader_model.h) for a loop whose
+// consumer (the GPU, else the loop's compute) takes `consumer_ms` per step: the mean step, a batch's
+// load (samples x __getitem__ + collate), its CPU share, the cores, the workers now, and on a
+// CPU-only loop its threads, the other work and whether they are fitted. nullopt without a sample
+// cost or a batch size.
+std::optional<LoaderModelInput> agent_loader_model(const Evidence& ev, double consumer_ms);
 // Whether the job is data-starved by any evidence (share of step, 0-100; -1 unknown).
 double data_wait_pct(const Evidence& ev);
 // Device name: trace, agent, "" unknown. Compute capability major*10+minor, 0 unknown.

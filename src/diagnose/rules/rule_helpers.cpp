@@ -150,26 +150,44 @@ bool loading_waits(const Evidence& ev) {
 
 bool loading_computes(const Evidence& ev) { return loading_cpu_share(ev) >= th::kLoadingWaitsCpuShare; }
 
-std::optional<LoaderPlan> fitted_loop_plan(const Evidence& ev) {
+std::optional<LoaderModelInput> agent_loader_model(const Evidence& ev, double consumer_ms) {
   const AgentEvidence* a = agent_steps(ev);
-  if (!a || !agent_without_cuda(ev) || a->gpu_ms > 0 || a->loaders.empty() || loading_waits(ev)) return std::nullopt;
-  const auto& l = a->loaders[0];
-  const int cores = static_cast<int>(usable_cores(ev));
-  if (l.num_workers != 0 || l.batch_size <= 0 || a->sample_getitem_ms < 0 || cores < 2 ||
-      a->data_wait_pct < th::kDataWaitPct)
-    return std::nullopt;
+  if (!a || a->loaders.empty() || consumer_ms <= 0) return std::nullopt;
+  const int64_t bs = a->loaders[0].batch_size;
+  if (a->sample_getitem_ms < 0 || bs <= 0) return std::nullopt;
+  const int workers = std::max(0, a->loaders[0].num_workers);
+  const bool no_gpu = agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);
   LoaderModelInput in;
   in.step_ms = a->step_mean_ms > 0 ? a->step_mean_ms : a->step_ms;
-  in.compute_ms = a->compute_ms > 0 ? a->compute_ms : in.step_ms * (1 - a->data_wait_pct / 100);
-  in.load_ms = a->sample_getitem_ms * l.batch_size + std::max(0.0, a->collate_ms);
+  in.compute_ms = consumer_ms;
+  in.load_ms = a->sample_getitem_ms * bs + std::max(0.0, a->collate_ms);
   in.cpu_share = a->loading_cpu_share;
-  in.cores = cores;
-  in.loop_threads = std::max(1, a->torch_threads);
-  in.other_cores = other_work_cores(ev);
-  in.fit_threads = true;
+  in.cores = static_cast<int>(usable_cores(ev));
+  in.current_workers = workers;
+  in.pinned = !no_gpu;  // the fix pins batches bound for a GPU (pin_memory=True)
+  if (a->gpu_ms <= 0 && no_gpu) {
+    // The loop computes on the CPU: its threads and the workers share the cores with whatever
+    // else ran on them (the CPU bound), and loading that computes, measured in the loop, ran
+    // beside nothing of the loop's: the workers will take cores from its threads (fitted).
+    in.loop_threads = std::max(1, a->torch_threads);
+    in.other_cores = other_work_cores(ev);
+    in.fit_threads = workers == 0 && !loading_waits(ev);
+  }
   if (a->batch_bytes > 0) in.batch_mib = a->batch_bytes / 1048576.0;
-  if (ev.samples && ev.samples->shm_fault_ms_per_mib > 0) in.worker_ms_per_mib = ev.samples->shm_fault_ms_per_mib;
-  return plan_workers(in);
+  if (in.batch_mib > 0 && ev.samples && ev.samples->shm_fault_ms_per_mib > 0)
+    in.worker_ms_per_mib = ev.samples->shm_fault_ms_per_mib;  // this host's, when measured
+  return in;
+}
+
+std::optional<LoaderPlan> fitted_loop_plan(const Evidence& ev) {
+  const AgentEvidence* a = agent_steps(ev);
+  if (!a || !agent_without_cuda(ev) || a->gpu_ms > 0 || a->loaders.empty() || a->loaders[0].num_workers != 0 ||
+      loading_waits(ev) || usable_cores(ev) < 2 || a->data_wait_pct < th::kDataWaitPct)
+    return std::nullopt;
+  const double step = a->step_mean_ms > 0 ? a->step_mean_ms : a->step_ms;
+  const auto in = agent_loader_model(ev, a->compute_ms > 0 ? a->compute_ms : step * (1 - a->data_wait_pct / 100));
+  if (!in) return std::nullopt;
+  return plan_workers(*in);
 }
 
 }  // namespace ts::diagnose::rules
