@@ -33,7 +33,8 @@ class _Model:
     depth = 0
     candidates = {}     # id -> [weakref(module), params, calls]: top-level modules seen so far
     chosen = _dead      # weakref to the model (the user may drop and rebuild it)
-    handles = []        # our hooks on the chosen model
+    handles = []        # our hooks on the chosen model (and on the modules it wraps)
+    inner_open = 0      # evaluation calls of a wrapped module open now (_inner_pre)
     reported = False
     autocast_dtype = ""
     frozen = False      # torch.compile was called: our hooks never change again (_on_compile)
@@ -71,7 +72,7 @@ def install(torch):
         compile.__doc__ = getattr(compile_orig, "__doc__", None)
         torch.compile = compile
     resolve_compiling(torch)
-    scripting.install(torch, (_fwd_pre, _fwd_post))  # torch.jit.script(model) must not compile them
+    scripting.install(torch, _OURS)  # torch.jit.script(model) must not compile them
     S.add_step_hook(_after_step)
     flops.install(torch)  # the model's FLOPs, counted once in step 3 (flops.py)
 
@@ -224,7 +225,31 @@ def _hook_model(best):
         return
     M.chosen = weakref.ref(best)
     M.handles = [best.register_forward_pre_hook(_fwd_pre), best.register_forward_hook(_fwd_post)]
-    pickling.keep_out(type(best), (_fwd_pre, _fwd_post))  # torch.save(model) must not carry them
+    pickling.keep_out(type(best), _OURS)  # torch.save(model) must not carry them
+    # Not once torch.compile was called: a compiled model's inner module runs in Dynamo's frame,
+    # and its hooks would be new guards.
+    for inner in ([] if M.frozen else _wrapped(best)):
+        M.handles += [inner.register_forward_pre_hook(_inner_pre), inner.register_forward_hook(_inner_post)]
+        pickling.keep_out(type(inner), _OURS)
+
+
+def _wrapped(model, levels=2):
+    """The modules the chosen model wraps: its one child holding >= 90% of its parameters, and that
+    child's, down `levels`. The loop trains through the wrapper (DDP, a task module holding the
+    model and its loss, as timm's train.py does) and evaluates the inner model directly
+    (`validate(model.module)`, timm's `eval_model`): those calls are evaluation too."""
+    out = []
+    total = _count_params(model)
+    m = model
+    for _ in range(levels):
+        if total <= 0:
+            break
+        big = [c for c in m.children() if _count_params(c) >= 0.9 * total]
+        if len(big) != 1:
+            break
+        m = big[0]
+        out.append(m)
+    return out
 
 
 def _fwd_pre(module, inputs):
@@ -267,6 +292,32 @@ def _fwd_post(module, inputs, output):
         if phases.Ph.depth:
             phases.eval_end(t)
     return None
+
+
+def _inner_pre(module, inputs):
+    """A module the model wraps, called outside the model's own forward: an evaluation call opens
+    phases.py's span (never a step marker: the wrapper's calls are the loop's)."""
+    if S.fwd_t0 or G.compiling() or G.off or S.graph_capture or not S.mine():
+        return None
+    try:
+        if not module.training or not M.grad_enabled():
+            phases.eval_start(now())
+            M.inner_open += 1
+        else:
+            phases.train_event()
+    except Exception as e:
+        fail("wrapped forward", e)
+    return None
+
+
+def _inner_post(module, inputs, output):
+    if M.inner_open and not S.fwd_t0 and not G.compiling() and not S.graph_capture and S.mine():
+        M.inner_open -= 1
+        phases.eval_end(now())
+    return None
+
+
+_OURS = (_fwd_pre, _fwd_post, _inner_pre, _inner_post)  # every hook we put on the user's modules
 
 
 def _autocast_dtype(torch):
