@@ -33,7 +33,9 @@ class _Model:
     depth = 0
     candidates = {}     # id -> [weakref(module), params, calls]: top-level modules seen so far
     chosen = _dead      # weakref to the model (the user may drop and rebuild it)
-    handles = []        # our hooks on the chosen model (and on the modules it wraps)
+    handles = []        # our hooks on the chosen model
+    inner = []          # weakrefs to the modules the chosen model wraps (_wrapped)
+    inner_handles = []  # our hooks on them, only while one is in eval mode (_on_train_mode)
     inner_open = 0      # evaluation calls of a wrapped module open now (_inner_pre)
     reported = False
     autocast_dtype = ""
@@ -49,6 +51,7 @@ M.grad_enabled = lambda: True  # torch.is_grad_enabled once installed (phases: e
 def install(torch):
     M.grad_enabled = torch.is_grad_enabled
     _install_forward_finder(torch)
+    _install_train_watch(torch)
     _install_backward(torch)
     _install_optimizer(torch)
     if hasattr(torch, "compile"):
@@ -226,11 +229,56 @@ def _hook_model(best):
     M.chosen = weakref.ref(best)
     M.handles = [best.register_forward_pre_hook(_fwd_pre), best.register_forward_hook(_fwd_post)]
     pickling.keep_out(type(best), _OURS)  # torch.save(model) must not carry them
+    _unhook_inner()
     # Not once torch.compile was called: a compiled model's inner module runs in Dynamo's frame,
     # and its hooks would be new guards.
-    for inner in ([] if M.frozen else _wrapped(best)):
-        M.handles += [inner.register_forward_pre_hook(_inner_pre), inner.register_forward_hook(_inner_post)]
-        pickling.keep_out(type(inner), _OURS)
+    M.inner = [] if M.frozen else [weakref.ref(m) for m in _wrapped(best)]
+    for ref in M.inner:
+        pickling.keep_out(type(ref()), _OURS)
+
+
+def _install_train_watch(torch):
+    """Module.train (which eval() calls) watched at class level: a module the chosen model wraps
+    gets its evaluation hooks when it goes into eval mode and loses them when it trains again, so
+    the training steps never pay for them (a hooked module leaves nn.Module's fast path). Runs
+    once per module per train()/eval() call, never per step."""
+    Module = torch.nn.Module
+    train_orig = patch(Module, "train", None)
+
+    def train(self, mode=True):
+        out = train_orig(self, mode)
+        if M.inner and not G.off:
+            try:
+                _on_train_mode(self, mode)
+            except Exception as e:
+                fail("train()", e)
+        return out
+
+    train.__wrapped__ = train_orig
+    train.__doc__ = getattr(train_orig, "__doc__", None)
+    Module.train = train
+
+
+def _on_train_mode(module, mode):
+    for ref in M.inner:
+        if ref() is module:
+            break
+    else:
+        return
+    if not mode and not M.inner_handles and not M.frozen:
+        M.inner_handles = [module.register_forward_pre_hook(_inner_pre), module.register_forward_hook(_inner_post)]
+    elif mode:
+        _unhook_inner()
+
+
+def _unhook_inner():
+    for h in M.inner_handles:
+        try:
+            h.remove()
+        except Exception:
+            pass
+    M.inner_handles = []
+    M.inner_open = 0
 
 
 def _wrapped(model, levels=2):
