@@ -260,12 +260,14 @@ def _install_train_watch(torch):
 
 
 def _on_train_mode(module, mode):
+    if M.frozen:
+        return  # torch.compile was called: hooks neither come nor go (Dynamo guards on them)
     for ref in M.inner:
         if ref() is module:
             break
     else:
         return
-    if not mode and not M.inner_handles and not M.frozen:
+    if not mode and not M.inner_handles:
         M.inner_handles = [module.register_forward_pre_hook(_inner_pre), module.register_forward_hook(_inner_post)]
     elif mode:
         _unhook_inner()
