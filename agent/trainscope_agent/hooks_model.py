@@ -216,12 +216,16 @@ def _choose_model():
     _hook_model(best)
 
 
-def _hook_model(best):
-    for h in M.handles:
+def _remove(handles):
+    for h in handles:
         try:
             h.remove()
         except Exception:
             pass
+
+
+def _hook_model(best):
+    _remove(M.handles)
     M.handles = []
     if best is None:
         M.chosen = _dead
@@ -274,11 +278,7 @@ def _on_train_mode(module, mode):
 
 
 def _unhook_inner():
-    for h in M.inner_handles:
-        try:
-            h.remove()
-        except Exception:
-            pass
+    _remove(M.inner_handles)
     M.inner_handles = []
     M.inner_open = 0
 

@@ -41,8 +41,7 @@ std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
   f.confidence = wait >= 0 ? 0.85 : 0.6;
   // On a CPU-only run there is no GPU to starve: the loop waits, and the cores the loading needs
   // are the ones the model computes on, so the fix is cheaper samples, never a GPU.
-  const bool no_gpu = agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);
-  if (no_gpu) {
+  if (cpu_only_run(ev)) {
     f.title = fmt::format("CPU-bound data pipeline: the training loop waits for data {:.0f}% of the step, the CPU {:.0f}% busy",
                           recoverable * 100, busy);
     f.gain = fmt::format("the loop waits {:.0f}% of the time: cheaper preprocessing gives {}", recoverable * 100,

@@ -39,7 +39,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   double stalled_fast_ms = -1;  // the loop's compute without stalls, when its steps stalled
   // On a CPU-only run there is no GPU to starve: the training loop itself waits, and the step
   // that consumes the batches is the CPU's (its evidence and text say so; the id stays).
-  bool no_gpu = agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);
+  bool no_gpu = cpu_only_run(ev);
 
   if (const auto* a = agent_steps(ev)) {
     // DDP ranks step in lockstep: the rank whose loader is slowest paces the job, and the others

@@ -91,6 +91,9 @@ double usable_cores(const Evidence& ev);
 double other_work_cores(const Evidence& ev);
 // The agent saw a process with no CUDA at all: a CPU-only run by necessity, not by mistake.
 bool agent_without_cuda(const Evidence& ev);
+// No GPU to wait: the agent saw no CUDA, or the trace has no GPU events. The loop itself waits,
+// and a fix never moves work to a GPU.
+bool cpu_only_run(const Evidence& ev);
 // The agent's step data, when it measured steps.
 const AgentEvidence* agent_steps(const Evidence& ev);
 // The loaders' CPU time against their wall time, every process that loads (the training

@@ -113,6 +113,8 @@ bool cpu_saturated(const Evidence& ev) {
 
 bool agent_without_cuda(const Evidence& ev) { return ev.agent && !ev.agent->cuda_available; }
 
+bool cpu_only_run(const Evidence& ev) { return agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present); }
+
 const AgentEvidence* agent_steps(const Evidence& ev) {
   if (!ev.agent || ev.agent->steps <= 0 || ev.agent->step_ms <= 0) return nullptr;
   return &*ev.agent;
@@ -156,7 +158,7 @@ std::optional<LoaderModelInput> agent_loader_model(const Evidence& ev, double co
   const int64_t bs = a->loaders[0].batch_size;
   if (a->sample_getitem_ms < 0 || bs <= 0) return std::nullopt;
   const int workers = std::max(0, a->loaders[0].num_workers);
-  const bool no_gpu = agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present);
+  const bool no_gpu = cpu_only_run(ev);
   LoaderModelInput in;
   in.step_ms = a->step_mean_ms > 0 ? a->step_mean_ms : a->step_ms;
   in.compute_ms = consumer_ms;
@@ -181,12 +183,13 @@ std::optional<LoaderModelInput> agent_loader_model(const Evidence& ev, double co
 
 std::optional<LoaderPlan> fitted_loop_plan(const Evidence& ev) {
   const AgentEvidence* a = agent_steps(ev);
-  if (!a || !agent_without_cuda(ev) || a->gpu_ms > 0 || a->loaders.empty() || a->loaders[0].num_workers != 0 ||
-      loading_waits(ev) || usable_cores(ev) < 2 || a->data_wait_pct < th::kDataWaitPct)
+  if (!a || !agent_without_cuda(ev) || a->loaders.empty() || a->loaders[0].num_workers != 0 || usable_cores(ev) < 2 ||
+      a->data_wait_pct < th::kDataWaitPct)
     return std::nullopt;
   const double step = a->step_mean_ms > 0 ? a->step_mean_ms : a->step_ms;
   const auto in = agent_loader_model(ev, a->compute_ms > 0 ? a->compute_ms : step * (1 - a->data_wait_pct / 100));
-  if (!in) return std::nullopt;
+  // Whether the threads are fitted (no CUDA-event times, loading that computes) is the model's.
+  if (!in || !in->fit_threads) return std::nullopt;
   return plan_workers(*in);
 }
 
