@@ -185,9 +185,14 @@ def _no_call(src, line, kind):
 
 def set_keywords(src, call, kind, keywords):
     """Replaces or adds keyword arguments of `call`; returns what was done, in words."""
-    if any(k.arg is None for k in call.keywords):
-        raise Refused("the call passes **kwargs (line %d): a keyword may come from there; set it where they "
-                      "are built" % call.lineno)
+    # A keyword may also come from a `**mapping`: with one such mapping, the new values go into a
+    # merged copy of it (`**{**opts, "num_workers": 4}`), which wins over what the mapping holds and
+    # cannot collide with it (`**opts, num_workers=4` raises TypeError when opts has the key). With
+    # several, which one holds the key is not known from the text.
+    stars = [k for k in call.keywords if k.arg is None]
+    if len(stars) > 1:
+        raise Refused("the call passes several **mappings (line %d): a keyword may come from any of them; set it "
+                      "where they are built" % call.lineno)
     positional = _POSITIONAL.get(kind, {})
     new = []
     done = []
@@ -205,6 +210,17 @@ def set_keywords(src, call, kind, keywords):
             raise Refused("%s is passed by position in this call (line %d): change it there" % (name, call.lineno))
         new.append("%s=%s" % (name, value))
         done.append("%s=%s" % (name, value))
+    if new and stars:
+        v = stars[0].value
+        s, e = src.start(v), src.end(v)
+        while src.text[s - 1] == "(" and src.text[e] == ")":   # `**(a or b)`: its parentheses too
+            s, e = s - 1, e + 1
+        old = src.text[s:e]
+        if old[0] != "(" and not isinstance(v, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Dict)):
+            old = "(%s)" % old   # `{**a or b}` does not parse; `{**(a or b)}` does
+        merged = ", ".join('"%s": %s' % tuple(kw.split("=", 1)) for kw in new)
+        src.add(s, e, "{**%s, %s}" % (old, merged))
+        return ", ".join(done) + " (over what **%s holds)" % src.text[s:e]
     if new:
         _append_arguments(src, call, new)
     return ", ".join(done)

@@ -246,6 +246,27 @@ case("bom-and-tabs",
      {"b.py": b"\xef\xbb\xbfloader = DataLoader(ds, num_workers=4, persistent_workers=True)\n",
       "t.py": "import torch\nfor x in data:\n\twith torch.autocast('cpu'):\n\t\tloss = model(x)\n\tloss.backward()\n"})
 
+# 8c. Keywords of a call that passes one **mapping (pytorch/examples' mnist:
+# `DataLoader(dataset1, **train_kwargs)`, num_workers in it on CUDA): they go into a merged copy of the
+# mapping, which wins over the key it may hold; a keyword written out is replaced where it is; a
+# mapping that is an expression is parenthesized.
+case("one-mapping",
+     {"m.py": "from torch.utils.data import DataLoader\n"
+              "kw = {'batch_size': 8}\n"
+              "kw.update({'num_workers': 1, 'pin_memory': True})\n"
+              "loader = DataLoader(ds, **kw)\n"
+              "test = DataLoader(ds, shuffle=False, **(kw or {}))\n"
+              "opt = torch.optim.AdamW(params, lr=1e-3, **opt_kw)\n"},
+     lambda p: [p.edit("m.py", "keywords", 4, call="loader", keywords=KW),
+                p.edit("m.py", "keywords", 5, call="loader", keywords=[["shuffle", "True"], ["num_workers", "2"]]),
+                p.edit("m.py", "keywords", 6, call="optimizer", keywords=[["lr", "1e-3"], ["fused", "True"]])],
+     {"m.py": "from torch.utils.data import DataLoader\n"
+              "kw = {'batch_size': 8}\n"
+              "kw.update({'num_workers': 1, 'pin_memory': True})\n"
+              "loader = DataLoader(ds, **{**kw, \"num_workers\": 4, \"persistent_workers\": True})\n"
+              "test = DataLoader(ds, shuffle=True, **{**(kw or {}), \"num_workers\": 2})\n"
+              "opt = torch.optim.AdamW(params, lr=1e-3, **{**opt_kw, \"fused\": True})\n"})
+
 # 9. Bad input (issue 39, item 5): one line per site, the other sites still patched.
 good = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8)\n"
 good_after = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, persistent_workers=True)\n"
@@ -272,7 +293,7 @@ def bad_sites(p):
     ro = os.path.join(p.root, "readonly.py")
     os.chmod(ro, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
     edits.append(p.edit("readonly.py", "keywords", 2, call="loader", keywords=KW))
-    # **kwargs
+    # two **mappings: which one holds num_workers is not in the text
     edits.append(p.edit("kwargs.py", "keywords", 2, call="loader", keywords=KW))
     # num_workers by position
     edits.append(p.edit("positional.py", "keywords", 2, call="loader", keywords=KW))
@@ -289,14 +310,14 @@ out = case("bad-input",
            {"good.py": good, "changed.py": good,
             "via_exec.py": "from torch.utils.data import DataLoader\nexec('loader = DataLoader(ds)')\n",
             "venv/lib/python3.11/site-packages/pkg/data.py": good, "readonly.py": good,
-            "kwargs.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, **opts)\n",
+            "kwargs.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, **opts, **more)\n",
             "positional.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds, 8, True, None, None, 0)\n"},
            bad_sites,
            {"good.py": good_after, "changed.py": good, "readonly.py": good},
            refused=["changed.py:2: changed since the run", "2718281828.py:2: a notebook cell",
                     "via_exec.py:2: the call is made by code run through exec()",
                     "libs.zip/helpers.py:2: inside the archive", "site-packages/pkg/data.py:2: in an installed package",
-                    "readonly.py:2: read-only", "kwargs.py:2: the call passes **kwargs",
+                    "readonly.py:2: read-only", "kwargs.py:2: the call passes several **mappings",
                     "positional.py:2: num_workers is passed by position", "outside the directory the command runs in"])
 os.remove(os.path.join(tempfile.gettempdir(), "ts_patch_outside_%d.py" % os.getpid()))
 check([e["file"] for e in out["edits"]] == ["good.py"], "bad-input: only good.py patched: %s" % out["edits"])
