@@ -121,12 +121,18 @@ LoaderPlan plan_workers(const LoaderModelInput& in) {
         break;
       }
     if (p.workers < p.cap && predicted_step_ms(in, p.workers + 1) <= best * 1.02) ++p.workers;
-    if (const int t = loop_threads_with(in, p.workers); t < in.loop_threads) p.loop_threads = t;
   }
-  p.period_ms = period_ms(in, p.workers);
-  p.predicted_step_ms = predicted_step_ms(in, p.workers);
-  p.speedup = p.predicted_step_ms > 0 ? in.step_ms / p.predicted_step_ms : 1;
+  set_workers(in, p, p.workers);
   return p;
+}
+
+void set_workers(const LoaderModelInput& in, LoaderPlan& p, int workers) {
+  p.workers = workers;
+  const int t = loop_threads_with(in, workers);
+  p.loop_threads = t < in.loop_threads ? t : 0;
+  p.period_ms = period_ms(in, workers);
+  p.predicted_step_ms = predicted_step_ms(in, workers);
+  p.speedup = p.predicted_step_ms > 0 ? in.step_ms / p.predicted_step_ms : 1;
 }
 
 }  // namespace ts::diagnose

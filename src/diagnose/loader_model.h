@@ -97,5 +97,8 @@ double compute_with_ms(const LoaderModelInput& in, int workers);
 // The recommended worker count: enough to deliver a batch per compute step, plus one spare for
 // jitter, within the cap; and its predicted step and speedup.
 LoaderPlan plan_workers(const LoaderModelInput& in);
+// The plan's figures (threads, period, step, speedup) with `workers`: the model's own choice, or
+// the count a DataLoader sweep measured.
+void set_workers(const LoaderModelInput& in, LoaderPlan& p, int workers);
 
 }  // namespace ts::diagnose

@@ -114,6 +114,26 @@ TEST(DataloaderStarvation, FromAgentSizesWorkersFromSampleCost) {
   EXPECT_EQ(ev_value(*find(d, "dataloader-starvation"), "recommended_num_workers"), 3);
 }
 
+// A DataLoader sweep's measured count replaces the model's, and the whole plan follows it: 32
+// samples x 2 ms = 64 ms a batch, so 2 workers cannot deliver one faster than every 32 ms (the
+// model's own 5 would: every ~13 ms).
+TEST(DataloaderStarvation, ASweepsWorkerCountSetsThePlansPeriod) {
+  Evidence ev = starved_loop();
+  ev.agent->gpu_ms = 20;
+  LoaderSweepEvidence sweep;
+  sweep.recommended_workers = 2;
+  ev.loader = sweep;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(ev_value(*f, "recommended_num_workers"), 2);
+  const std::string key = "a batch every ";
+  size_t at = f->gain.find(key);
+  ASSERT_NE(at, std::string::npos) << f->gain;
+  EXPECT_GE(std::stod(f->gain.substr(at + key.size())), 32.0) << f->gain;
+  EXPECT_NE(f->gain.find("num_workers=2 "), std::string::npos) << f->gain;
+}
+
 // examples/data_starved.py's loop as the agent saw it on the 2-core VM with PyTorch 2.13: 8 samples
 // of 4.11 ms sleep each, collate 0.12 ms, no workers; the step and compute figures vary per case.
 Evidence demo_loop(double step_ms, double step_mean_ms, double wait_ms, double wait_pct, double compute_ms,

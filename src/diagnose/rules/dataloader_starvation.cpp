@@ -196,13 +196,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   if (ev.loader && ev.loader->recommended_workers > 0) {
     workers = ev.loader->recommended_workers;
     workers_how = fmt::format("the DataLoader sweep measured {} workers as the smallest that keeps up", workers);
-    if (plan && model.load_ms > 0) {
-      plan->workers = workers;
-      const int t = loop_threads_with(model, workers);
-      plan->loop_threads = t < model.loop_threads ? t : 0;
-      plan->predicted_step_ms = predicted_step_ms(model, workers);
-      plan->speedup = model.step_ms / plan->predicted_step_ms;
-    }
+    if (plan && model.load_ms > 0) set_workers(model, *plan, workers);
   }
   if (double busy = cpu_busy_pct_of_budget(ev); busy >= 0) add(f, "cpu_busy_pct", busy, "%");
   if (workers > 0) add(f, "recommended_num_workers", workers, "count");
