@@ -156,7 +156,7 @@ TEST_F(VerifyCli, OverridesWithoutADataLoaderAreReportedAndTheRunContinues) {
 // spawn_ddp (2 gloo ranks, 8 ms of waiting per sample): its dataloader-starvation fix is applied in
 // the ranks, and sleeping loaders gain from workers whatever the cores do (at least 1.3x asserted).
 TEST_F(VerifyCli, SpawnRanksGetTheFixAndAreMeasured) {
-  Result r = cli(fmt::format("verify --json --steps 60 -- /usr/bin/python3 {}/tests/corpus/spawn_ddp/train.py 60", TS_SOURCE_DIR));
+  Result r = cli(fmt::format("verify --json --steps 40 -- /usr/bin/python3 {}/tests/corpus/spawn_ddp/train.py 40", TS_SOURCE_DIR));
   ASSERT_EQ(r.code, 0) << r.err;
   simdjson::dom::element doc = parser_.parse(r.out);
   auto f = fix_for(doc, "dataloader-starvation");
