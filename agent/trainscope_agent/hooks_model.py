@@ -230,7 +230,7 @@ def _hook_model(best):
     if best is None:
         M.chosen = _dead
         return
-    M.chosen = weakref.ref(best)
+    M.chosen = weakref.ref(best, _dropped)
     M.handles = [best.register_forward_pre_hook(_fwd_pre), best.register_forward_hook(_fwd_post)]
     pickling.keep_out(type(best), _OURS)  # torch.save(model) must not carry them
     _unhook_inner()
@@ -239,6 +239,19 @@ def _hook_model(best):
     M.inner = [] if M.frozen else [weakref.ref(m) for m in _wrapped(best)]
     for ref in M.inner:
         pickling.keep_out(type(ref()), _OURS)
+
+
+def _dropped(ref):
+    """The chosen model was freed: rebuilt, or reloaded for a last evaluation after the loop
+    (`model = torch.load(best)`, pytorch/examples' word_language_model). The global finder comes
+    back now, not at the next 16th step, which may never come: the new model's calls are seen
+    (an evaluation after the last step is evaluation, not "other") and the next step boundary
+    picks it as before. A weakref callback: it runs wherever the last reference went."""
+    try:
+        if ref is M.chosen and not M.frozen and not G.off and not M.global_handles and S.torch is not None:
+            _install_forward_finder(S.torch)
+    except Exception as e:
+        fail("model dropped", e)
 
 
 def _install_train_watch(torch):
