@@ -135,7 +135,7 @@ def _install_forward_finder(torch):
 
 
 def _top_level(module):
-    """A module called outside any other: the model (the one with the most parameters) calling
+    """A module called outside any other: the largest one seen (before the first step boundary) calling
     again is the FORWARD marker while no better marker was seen."""
     S.touch()
     if not S.first_kind:
@@ -194,12 +194,35 @@ def _after_step(step):
 
 
 def _best_candidate():
-    best, best_n = None, -1
-    for ref, n, calls in M.candidates.values():
-        m = ref()
-        if m is not None and n > best_n:
-            best, best_n = m, n
-    return best
+    """The model the loop trains: the largest top-level module whose parameters an optimizer holds
+    or backward reached; else the largest. A larger module the loop only runs under no_grad (a
+    distillation teacher, a DQN's target network, a frozen feature extractor) is not the model:
+    its calls inside each step are part of the step, not an evaluation. Once per choice."""
+    alive = [(m, n) for m, n in ((ref(), n) for ref, n, calls in M.candidates.values()) if m is not None]
+    if not alive:
+        return None
+    held = _optimized_params()
+    trained = [(m, n) for m, n in alive if n > 0 and _trains(m, held)]
+    return max(trained or alive, key=lambda mn: mn[1])[0]
+
+
+def _optimized_params():
+    """ids of the parameters the optimizers built so far hold."""
+    ids = set()
+    for opt in list(O.reported) + list(O.built):
+        try:
+            for g in opt.param_groups:
+                ids.update(id(p) for p in g["params"])
+        except Exception:
+            pass
+    return ids
+
+
+def _trains(module, held):
+    try:
+        return any(id(p) in held or p.grad is not None for p in module.parameters())
+    except Exception:
+        return False
 
 
 def _drop_finder():
