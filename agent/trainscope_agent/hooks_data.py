@@ -82,6 +82,40 @@ def install(torch):
     fetch = torch.utils.data._utils.fetch
     for cls in (fetch._MapDatasetFetcher, fetch._IterableDatasetFetcher):
         _wrap_fetcher(cls, torch)
+    _install_shard_watch(torch)  # after the fetchers took the original (state.loader_worker)
+
+
+def _install_shard_watch(torch):
+    """An IterableDataset hands its stream to workers only as far as its own __iter__ splits it:
+    one that never asks get_worker_info() yields the whole stream in every worker, and
+    num_workers=N repeats each sample N times (PyTorch docs, torch.utils.data.IterableDataset).
+    The first call from code outside torch and trainscope (the user's dataset, or a library's
+    such as Hugging Face datasets) is recorded once, with its line: the rule recommends workers
+    for a stream only where it is split. One frame look per call until then, none after."""
+    import os
+    import sys
+    mod = torch.utils.data
+    orig = mod.get_worker_info
+    skip = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(__file__) + os.sep)
+
+    def get_worker_info():
+        if not _Shards.seen and not G.off:
+            try:
+                f = sys._getframe(1)
+                if not f.f_code.co_filename.startswith(skip) and S.channel is not None:
+                    _Shards.seen = True
+                    S.channel.send_text("loader_shards", [("file", f.f_code.co_filename), ("line", f.f_lineno)])
+            except Exception as e:
+                fail("get_worker_info", e)
+        return orig()
+
+    get_worker_info.__wrapped__ = orig
+    get_worker_info.__doc__ = getattr(orig, "__doc__", None)
+    patch(mod, "get_worker_info", get_worker_info)
+
+
+class _Shards:
+    seen = False
 
 
 class _Batch:
@@ -178,6 +212,7 @@ def _record_loader(it, loader):
     S.channel.send_text("loader", [
         ("dataset", type(ds).__name__ if ds is not None else ""),
         ("dataset_len", n),
+        ("iterable", getattr(loader, "_dataset_kind", 0) == 1),  # _DatasetKind.Iterable (1.13 and 2.x)
         ("batch_size", _batch_size(loader)),
         ("num_workers", loader.num_workers),
         ("pin_memory", bool(loader.pin_memory)),

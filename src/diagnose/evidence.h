@@ -139,8 +139,12 @@ struct AgentEvidence {
     bool pin_memory = false;
     int prefetch_factor = -1;
     bool persistent_workers = false;
+    bool iterable = false;  // an IterableDataset: workers split its stream only as its __iter__ does
   };
   std::vector<Loader> loaders;
+  // Code outside torch asked get_worker_info() (agent hooks_data.py): a stream split across
+  // workers by its own __iter__; false: each worker would yield all of an IterableDataset.
+  bool stream_split = false;
   // Tensor bytes of the first batch the loop received (-1 unknown): a worker's hand-over of a
   // batch grows with it (loader_model.h).
   int64_t batch_bytes = -1;

@@ -184,7 +184,10 @@ AgentSummary summarise(const Records& r) {
       l.pin_memory = t.get_bool("pin_memory");
       l.prefetch_factor = static_cast<int>(t.get_int("prefetch_factor", -1));
       l.persistent_workers = t.get_bool("persistent_workers");
+      l.iterable = t.get_bool("iterable");
       ev.loaders.push_back(l);
+    } else if (t.kind == "loader_shards") {
+      ev.stream_split = true;
     } else if (t.kind == "batch" && mine) {
       ev.batch_bytes = t.get_int("bytes", -1);
     } else if (t.kind == "trace" && (mine || out.trace_path.empty())) {

@@ -105,9 +105,11 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
     w.field("pin_memory", l.pin_memory);
     w.field("prefetch_factor", l.prefetch_factor);
     w.field("persistent_workers", l.persistent_workers);
+    w.field("iterable", l.iterable);
     w.end_object();
   }
   w.end_array();
+  w.field("stream_split", e.stream_split);
   w.end_object();
 
   w.key("summary").begin_object();

@@ -5,6 +5,8 @@ Markers (README.md beside this file):
   # expect: top ID                 the first finding is ID
   # expect: finding ID             ID is among the findings
   # expect: absent ID[, ID...]     none of these is among the findings
+  # expect: code-change ID         ID is among the findings and its fix is a change to the code only:
+                                   no --set setting (fix_settings empty), so verify cannot run it as is
   <code>  # expect-site: ID        finding ID names this line (file:line) among its sites
   <code>  # expect-site: ID names V   ... and its note starts with V (the variable a leak is kept in)
   # corpus: run ARGS...            the command (default: python train.py); `torchrun` runs as
@@ -30,13 +32,13 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from checks import Checks  # noqa: E402
 
-EXPECT = re.compile(r"#\s*expect:\s*(top|finding|absent)\s+(.+?)\s*$")
+EXPECT = re.compile(r"#\s*expect:\s*(top|finding|absent|code-change)\s+(.+?)\s*$")
 SITE = re.compile(r"#\s*expect-site:\s*([a-z0-9-]+)(?:\s+names\s+(\S+))?\s*$")
 CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only|own-times)\s*(.*?)\s*$")
 
 
 def markers(case):
-    m = {"top": None, "finding": [], "absent": [], "sites": [], "run": None, "set": [], "torch2_only": False,
+    m = {"top": None, "finding": [], "absent": [], "code-change": [], "sites": [], "run": None, "set": [], "torch2_only": False,
          "own_times": False}
     for name in sorted(os.listdir(case)):
         if not name.endswith(".py"):
@@ -134,6 +136,10 @@ def main():
             check("finding " + fid, fid in ids, "got %s" % ids)
         for fid in m["absent"]:
             check("absent " + fid, fid not in ids, "got %s" % ids)
+        for fid in m["code-change"]:
+            f = next((f for f in findings if f["id"] == fid), None)
+            check("code-change " + fid, f is not None and not f.get("fix_settings"),
+                  "fix_settings: %s" % (f.get("fix_settings") if f else "no finding %s (got %s)" % (fid, ids)))
         for fid, fname, lineno, names in m["sites"]:
             f = next((f for f in findings if f["id"] == fid), None)
             check("site %s %s:%d" % (fid, fname, lineno), f is not None, "no finding %s (got %s)" % (fid, ids))

@@ -114,6 +114,36 @@ TEST(DataloaderStarvation, FromAgentSizesWorkersFromSampleCost) {
   EXPECT_EQ(ev_value(*find(d, "dataloader-starvation"), "recommended_num_workers"), 3);
 }
 
+// An IterableDataset has no sampler: the code to paste has no shuffle=. Unsplit (its __iter__
+// never asked get_worker_info()), num_workers=N alone would yield every sample N times: the fix
+// splits the stream first and offers no --set for verify to run as it is; split, it is sized and
+// applied as for a map-style dataset.
+TEST(DataloaderStarvation, AnUnsplitStreamGetsItsSplitFirstAndNoSetting) {
+  Evidence ev = starved_loop();
+  ev.agent->gpu_ms = 20;
+  ev.agent->loaders[0].iterable = true;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->fix_settings.empty());
+  EXPECT_NE(f->fix_code.find("get_worker_info()"), std::string::npos) << f->fix_code;
+  EXPECT_EQ(f->fix_code.find("shuffle="), std::string::npos) << f->fix_code;
+  EXPECT_NE(f->fix.find("Split the stream"), std::string::npos) << f->fix;
+
+  ev.agent->stream_split = true;
+  d = diagnose(ev);
+  f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  ASSERT_FALSE(f->fix_settings.empty());
+  EXPECT_EQ(f->fix_settings[0].first, "dataloader.num_workers");
+  EXPECT_EQ(f->fix_code.find("get_worker_info()"), std::string::npos) << f->fix_code;
+  EXPECT_EQ(f->fix_code.find("shuffle="), std::string::npos) << f->fix_code;
+
+  ev.agent->loaders[0].iterable = false;  // map-style: shuffled, as before
+  d = diagnose(ev);
+  EXPECT_NE(find(d, "dataloader-starvation")->fix_code.find("shuffle=True"), std::string::npos);
+}
+
 // A DataLoader sweep's measured count replaces the model's, and the whole plan follows it: 32
 // samples x 2 ms = 64 ms a batch, so 2 workers cannot deliver one faster than every 32 ms (the
 // model's own 5 would: every ~13 ms).

@@ -2,6 +2,8 @@
 // PyTorch 1.13 on CPU. The scripts plant known costs (sleeps of known length per sample, a
 // checkpoint every step, a raise, a Ctrl-C) and the tests check the agent measured them.
 #include <gtest/gtest.h>
+
+#include <tuple>
 #include <fcntl.h>
 #include <gnu/libc-version.h>
 #include <signal.h>
@@ -12,6 +14,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <thread>
+#include <tuple>
 
 #include "run/run_text.h"
 #include "run_test_util.h"
@@ -150,6 +153,24 @@ TEST(AgentRun, AWorkersModuleTransformIsNoStep) {
   EXPECT_EQ(e.step_source, "optimizer");
   EXPECT_EQ(e.steps, 24);
   EXPECT_EQ(e.optimizer, "SGD");
+}
+
+// An IterableDataset: the loader record says so, and a stream split by worker is seen where its
+// __iter__ asks get_worker_info(), in the loop's process (num_workers=0) or only in the workers;
+// a stream that never asks is not split (workers would each yield all of it).
+TEST(AgentRun, AnIterableDatasetsSplitIsSeenWhereverItsIterRuns) {
+  REQUIRE_TORCH();
+  for (const auto& [mode, workers, split] : {std::tuple{"split", "0", true}, {"split", "2", true}, {"unsplit", "0", false}}) {
+    SCOPED_TRACE(std::string(mode) + " num_workers=" + workers);
+    auto r = run_script({torch_python(), script("stream_loader.py"), mode, workers, "12"},
+                        fresh_dir(std::string("stream-") + mode + workers));
+    EXPECT_EQ(r.exit.shell_code(), 0);
+    const auto& e = r.agent.evidence;
+    ASSERT_FALSE(e.loaders.empty());
+    EXPECT_TRUE(e.loaders[0].iterable);
+    EXPECT_EQ(e.stream_split, split);
+    EXPECT_EQ(e.steps, 12);
+  }
 }
 
 TEST(AgentRun, PythonDashMEntry) {

@@ -280,8 +280,26 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   f.explanation += stall_note;
   f.explanation += steady_note;
   std::string n = workers > 0 ? std::to_string(workers) : "8";
+  // An IterableDataset has no sampler (no shuffle=), and workers split its stream only as its own
+  // __iter__ does: one that never asks get_worker_info() yields the whole stream in every worker,
+  // so num_workers=N alone would repeat every sample N times (PyTorch docs,
+  // torch.utils.data.IterableDataset).
+  const bool stream = ev.agent && !ev.agent->loaders.empty() && ev.agent->loaders[0].iterable;
+  const bool unsplit = stream && !ev.agent->stream_split;
+  const char* shuffle = stream ? "" : " shuffle=True,";
+  if (unsplit)
+    f.explanation += fmt::format(
+        " The loader reads an IterableDataset whose __iter__ never asks torch.utils.data.get_worker_info(): "
+        "each worker would yield the whole stream, and num_workers={0} alone would train on every sample {0} "
+        "times. Split the stream by worker first (PyTorch docs, torch.utils.data.IterableDataset); that is a "
+        "code change, so no --set applies it.",
+        n);
   // Pinned memory and non_blocking copies only matter when batches go to a GPU.
-  f.fix = fmt::format("Load in parallel: num_workers={}{}, persistent_workers=True (no respawn each epoch){}{}.", n,
+  f.fix = fmt::format("{}oad in parallel: num_workers={}{}, persistent_workers=True (no respawn each epoch){}{}.",
+                      unsplit ? "Split the stream across workers in the dataset's __iter__ (each worker takes every "
+                                "num_workers-th record from get_worker_info().id), then l"
+                              : "L",
+                      n,
                       workers > 0 ? "" : " (start at physical cores / 2 and sweep)",
                       no_gpu ? "" : ", pin_memory=True with .cuda(non_blocking=True)",
                       fit_threads > 0 ? fmt::format("; and torch.set_num_threads({}) so that the loop's threads and the "
@@ -289,17 +307,25 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
                                                     fit_threads, cores)
                                       : "");
   f.fix_code = no_gpu ? fmt::format(
-                            "{}loader = DataLoader(dataset, batch_size=BS, shuffle=True,\n"
+                            "{}loader = DataLoader(dataset, batch_size=BS,{}\n"
                             "                    num_workers={}, persistent_workers=True)",
                             fit_threads > 0 ? fmt::format("torch.set_num_threads({})  # the loop's threads beside the workers\n",
                                                           fit_threads)
                                             : "",
-                            n)
+                            shuffle, n)
                       : fmt::format(
-                            "loader = DataLoader(dataset, batch_size=BS, shuffle=True,\n"
+                            "loader = DataLoader(dataset, batch_size=BS,{}\n"
                             "                    num_workers={}, persistent_workers=True, pin_memory=True)\n"
                             "xb = xb.cuda(non_blocking=True)",
-                            n);
+                            shuffle, n);
+  if (unsplit)
+    f.fix_code = "# in the dataset's __iter__: each worker its own share of the stream\n"
+                 "info = torch.utils.data.get_worker_info()\n"
+                 "shard, shards = (info.id, info.num_workers) if info else (0, 1)\n"
+                 "for i, record in enumerate(records):\n"
+                 "    if i % shards == shard:\n"
+                 "        yield record\n" +
+                 f.fix_code;
   if (no_gain) {
     // A note: no code to paste, and the line named as it is. The sized setting stays in
     // fix_settings so that `trainscope verify` can measure the claim that it cannot help.
@@ -309,7 +335,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     f.fix_code.clear();
   }
   // What `trainscope verify` applies at run time: the sized fix only (an unsized one is a sweep).
-  if (workers > 0 && !has_them) {
+  if (workers > 0 && !has_them && !unsplit) {
     f.fix_settings = {{"dataloader.num_workers", n}, {"dataloader.persistent_workers", "true"}};
     if (!no_gpu) f.fix_settings.insert(f.fix_settings.end(), {{"dataloader.pin_memory", "true"}, {"copy.non_blocking", "true"}});
     if (fit_threads > 0) f.fix_settings.push_back({"threads", std::to_string(fit_threads)});
