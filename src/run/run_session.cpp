@@ -387,6 +387,19 @@ Records stop_watching(Session& s) {
 }
 
 // Stage 7: the agents' records, how the job ended and the sampler's series -> Evidence.
+// A stream read by several workers that never split it: each yields all of it, so the loop trains
+// on every sample N times (PyTorch docs, torch.utils.data.IterableDataset). Whether the workers
+// came from the script or from --set, the user should hear it; it is correctness, not speed, so
+// a warning rather than a finding.
+std::string repeated_stream_warning(const diagnose::AgentEvidence& e) {
+  if (e.loaders.empty() || !e.loaders[0].iterable || e.loaders[0].num_workers < 2 || e.stream_split) return "";
+  return fmt::format("the loop's DataLoader reads an IterableDataset ({}) with num_workers={} and no code asked "
+                     "torch.utils.data.get_worker_info(): each worker yields the whole stream, so every sample "
+                     "comes {} times; split it by worker in its __iter__ (PyTorch docs, "
+                     "torch.utils.data.IterableDataset)",
+                     e.loaders[0].dataset, e.loaders[0].num_workers, e.loaders[0].num_workers);
+}
+
 void summarise_evidence(Session& s, const Records& records) {
   RunResult& res = s.res;
   res.agent = summarise(records);
@@ -406,6 +419,7 @@ void summarise_evidence(Session& s, const Records& records) {
                                       !res.agent.agent_loaded ? "the agent did not reach a Python process"
                                       : res.agent.evidence.torch_version.empty() ? "the script never imported torch"
                                                                                  : "the agent gave no answer (switched off?)");
+  if (auto w = repeated_stream_warning(res.agent.evidence); !w.empty()) res.warnings.push_back(std::move(w));
   res.evidence.ranks = summarise_ranks(records);  // torchrun: each rank on its own, the straggler
   {
     diagnose::JobEvidence job;

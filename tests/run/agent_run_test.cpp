@@ -157,10 +157,12 @@ TEST(AgentRun, AWorkersModuleTransformIsNoStep) {
 
 // An IterableDataset: the loader record says so, and a stream split by worker is seen where its
 // __iter__ asks get_worker_info(), in the loop's process (num_workers=0) or only in the workers;
-// a stream that never asks is not split (workers would each yield all of it).
+// a stream that never asks is not split, and read by two workers the run warns that every sample
+// came twice.
 TEST(AgentRun, AnIterableDatasetsSplitIsSeenWhereverItsIterRuns) {
   REQUIRE_TORCH();
-  for (const auto& [mode, workers, split] : {std::tuple{"split", "0", true}, {"split", "2", true}, {"unsplit", "0", false}}) {
+  for (const auto& [mode, workers, split] :
+       {std::tuple{"split", "0", true}, {"split", "2", true}, {"unsplit", "0", false}, {"unsplit", "2", false}}) {
     SCOPED_TRACE(std::string(mode) + " num_workers=" + workers);
     auto r = run_script({torch_python(), script("stream_loader.py"), mode, workers, "12"},
                         fresh_dir(std::string("stream-") + mode + workers));
@@ -170,6 +172,9 @@ TEST(AgentRun, AnIterableDatasetsSplitIsSeenWhereverItsIterRuns) {
     EXPECT_TRUE(e.loaders[0].iterable);
     EXPECT_EQ(e.stream_split, split);
     EXPECT_EQ(e.steps, 12);
+    bool warned = false;
+    for (const auto& w : r.warnings) warned |= w.find("every sample comes 2 times") != std::string::npos;
+    EXPECT_EQ(warned, !split && std::string(workers) == "2");
   }
 }
 
