@@ -152,14 +152,16 @@ def _top_level(module):
 
 
 def _eval_or_train(module):
-    """A model's call: evaluation (eval mode or autograd off) opens or extends phases.py's span,
-    training closes it. Modules without parameters (a loss) are neither."""
+    """A model's call: evaluation (eval mode) opens or extends phases.py's span, training closes
+    it, inference in training mode under no_grad does neither (phases.call_kind). Modules without
+    parameters (a loss) are neither."""
     c = M.candidates.get(id(module))
     if c is not None and c[1] == 0:
         return
-    if phases.is_eval_call(module, S.torch):
+    kind = phases.call_kind(module, S.torch)
+    if kind == phases.EVAL:
         phases.eval_start(now())
-    else:
+    elif kind == phases.TRAIN:
         phases.train_event()
 
 
@@ -349,9 +351,9 @@ def _fwd_pre(module, inputs):
         if S.source <= FORWARD and S.in_opt == 0:
             S.mark_start(FORWARD)  # may end the program (--steps): after our own bookkeeping
         S.fwd_t0 = now()
-        if not module.training or not M.grad_enabled():  # phases.is_eval_call, inlined
+        if not module.training:  # phases.call_kind, inlined
             phases.eval_start(S.fwd_t0)
-        else:
+        elif M.grad_enabled():
             Ph.fetch_after_train = None  # phases.train_event, inlined
             if Ph.open:
                 phases.close()
@@ -386,10 +388,10 @@ def _inner_pre(module, inputs):
     if S.fwd_t0 or G.compiling() or G.off or S.graph_capture or not S.mine():
         return None
     try:
-        if not module.training or not M.grad_enabled():
+        if not module.training:  # phases.call_kind
             phases.eval_start(now())
             M.inner_open += 1
-        else:
+        elif M.grad_enabled():
             phases.train_event()
     except Exception as e:
         fail("wrapped forward", e)

@@ -89,13 +89,22 @@ def _totals():
     return (Ph.eval_ns, compile_ns(), Ph.io_ns, Ph.eval_fetch_ns, Ph.prof_ns)
 
 
-def is_eval_call(module, torch):
-    """A call of a model that does not train: eval mode, or autograd off (hooks_model inlines it
-    on the chosen model's path)."""
+EVAL, TRAIN, IN_LOOP = 1, 2, 0
+
+
+def call_kind(module, torch):
+    """A model's call (hooks_model inlines this on the chosen model's path):
+    EVAL in eval mode (`model.eval()`: evaluation, which Trainer, Lightning, nanoGPT and timm all
+    switch to); TRAIN in training mode with autograd on; IN_LOOP in training mode with autograd
+    off: inference that feeds the training (an RL rollout or action, a distillation teacher, a
+    target network), part of the loop, neither an evaluation nor the end of one. cleanrl's
+    ppo.py collects its rollouts that way: counted as evaluation, they were 41% of its run."""
     try:
-        return not module.training or not torch.is_grad_enabled()
+        if not module.training:
+            return EVAL
+        return TRAIN if torch.is_grad_enabled() else IN_LOOP
     except Exception:
-        return False
+        return TRAIN
 
 
 def eval_start(t):

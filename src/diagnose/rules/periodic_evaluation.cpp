@@ -42,8 +42,8 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
                        "run {}",
                        0.5 * t.eval_s, t.job_s(), gain_text(f.run_fraction));
   f.explanation = fmt::format(
-      "{:.1f} s of the run's {:.1f} s went to forward passes outside training (the model in eval mode or under "
-      "torch.no_grad()/torch.inference_mode()): no training happens meanwhile. An evaluation's cost is the batches it "
+      "{:.1f} s of the run's {:.1f} s went to forward passes outside training (the model in eval mode, "
+      "model.eval()): no training happens meanwhile. An evaluation's cost is the batches it "
       "runs, so it scales with how often it runs and on how many batches.",
       t.eval_s, t.job_s());
   f.fix =
