@@ -37,6 +37,8 @@ class _Model:
     inner = []          # weakrefs to the modules the chosen model wraps (_wrapped)
     inner_handles = []  # our hooks on them, only while one is in eval mode (_on_train_mode)
     inner_open = 0      # evaluation calls of a wrapped module open now (_inner_pre)
+    copy_keys = None    # {(class, parameter count)} of the model and the module it wraps (_copy_keys)
+    copies = None       # WeakKeyDictionary: a copy of the model in eval mode -> our hook handles
     reported = False
     autocast_dtype = ""
     frozen = False      # torch.compile was called: our hooks never change again (_on_compile)
@@ -254,6 +256,7 @@ def _hook_model(best):
     M.handles = []
     if best is None:
         M.chosen = _dead
+        M.copy_keys = None
         return
     M.chosen = weakref.ref(best, _dropped)
     M.handles = [best.register_forward_pre_hook(_fwd_pre), best.register_forward_hook(_fwd_post)]
@@ -264,6 +267,7 @@ def _hook_model(best):
     M.inner = [] if M.frozen else [weakref.ref(m) for m in _wrapped(best)]
     for ref in M.inner:
         pickling.keep_out(type(ref()), _OURS)
+    M.copy_keys = None if M.frozen else _copy_keys(best)
 
 
 def _dropped(ref):
@@ -289,7 +293,7 @@ def _install_train_watch(torch):
 
     def train(self, mode=True):
         out = train_orig(self, mode)
-        if M.inner and not G.off:
+        if (M.inner or M.copy_keys) and not G.off:
             try:
                 _on_train_mode(self, mode)
             except Exception as e:
@@ -308,11 +312,44 @@ def _on_train_mode(module, mode):
         if ref() is module:
             break
     else:
+        if M.copy_keys and any(type(module) is t for t, _ in M.copy_keys):
+            _on_copy_mode(module, mode)
         return
     if not mode and not M.inner_handles:
         M.inner_handles = [module.register_forward_pre_hook(_inner_pre), module.register_forward_hook(_inner_post)]
     elif mode:
         _unhook_inner()
+
+
+def _copy_keys(model):
+    """What a copy of the model looks like: its class and parameter count, or those of the module
+    it wraps (DDP(model) trains; an EMA is a deepcopy of the bare model). A module of another
+    size is not a copy: a submodule of the same class (nn.Sequential in nn.Sequential), a
+    distillation teacher."""
+    keys = {(type(model), _count_params(model))}
+    for ref in M.inner:
+        m = ref()
+        if m is not None:
+            keys.add((type(m), _count_params(m)))
+    return keys
+
+
+def _on_copy_mode(module, mode):
+    """Another instance of the model's class, put in eval mode: an EMA of the model (timm's
+    ModelEmaV3 keeps `deepcopy(model)` in eval mode and `validate()` calls its eval() again), the
+    best weights kept aside (`best = copy.deepcopy(model)`). Its calls are evaluation: the same
+    hooks as a wrapped module's, while it is in eval mode. A deep copy carries none of ours
+    (pickling.keep_out), so it runs free of them until then."""
+    if module is M.chosen() or (type(module), _count_params(module)) not in M.copy_keys:
+        return
+    import weakref as _w
+    if M.copies is None:
+        M.copies = _w.WeakKeyDictionary()
+    handles = M.copies.get(module)
+    if not mode and handles is None:
+        M.copies[module] = [module.register_forward_pre_hook(_inner_pre), module.register_forward_hook(_inner_post)]
+    elif mode and handles is not None:
+        _remove(M.copies.pop(module))
 
 
 def _unhook_inner():
