@@ -341,8 +341,9 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     if (fit_threads > 0) f.fix_settings.push_back({"threads", std::to_string(fit_threads)});
   }
   point_at_fix(f, ev, "dataloader",
-               no_gain ? std::string("the loop's DataLoader: no change")
-                       : fmt::format("the loop's DataLoader: num_workers={} here{}", n, threads_text),
+               no_gain   ? std::string("the loop's DataLoader: no change")
+               : unsplit ? fmt::format("the loop's DataLoader: split its stream by worker, then num_workers={} here", n)
+                         : fmt::format("the loop's DataLoader: num_workers={} here{}", n, threads_text),
                no_gain ? std::string("no change to dataloader_num_workers here")
                        : fmt::format("set dataloader_num_workers={}, dataloader_persistent_workers=True here", n));
   return f;
