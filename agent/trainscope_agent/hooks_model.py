@@ -38,7 +38,7 @@ class _Model:
     inner_handles = []  # our hooks on them, only while one is in eval mode (_on_train_mode)
     inner_open = 0      # evaluation calls of a wrapped module open now (_inner_pre)
     copy_keys = None    # {(class, parameter count)} of the model and the module it wraps (_copy_keys)
-    copies = None       # WeakKeyDictionary: a copy of the model in eval mode -> our hook handles
+    copies = None       # a copy of the model in eval mode -> our hook handles (weak keys, below)
     reported = False
     autocast_dtype = ""
     frozen = False      # torch.compile was called: our hooks never change again (_on_compile)
@@ -47,6 +47,7 @@ class _Model:
 
 M = _Model()
 M.chosen = _dead  # on the instance: a function stored on the class would be bound to it
+M.copies = weakref.WeakKeyDictionary()
 M.grad_enabled = lambda: True  # torch.is_grad_enabled once installed (phases: evaluation or training)
 
 
@@ -342,9 +343,6 @@ def _on_copy_mode(module, mode):
     (pickling.keep_out), so it runs free of them until then."""
     if module is M.chosen() or (type(module), _count_params(module)) not in M.copy_keys:
         return
-    import weakref as _w
-    if M.copies is None:
-        M.copies = _w.WeakKeyDictionary()
     handles = M.copies.get(module)
     if not mode and handles is None:
         M.copies[module] = [module.register_forward_pre_hook(_inner_pre), module.register_forward_hook(_inner_post)]
@@ -425,10 +423,11 @@ def _inner_pre(module, inputs):
     if S.fwd_t0 or G.compiling() or G.off or S.graph_capture or not S.mine():
         return None
     try:
-        if not module.training:  # phases.call_kind
+        kind = phases.call_kind(module, S.torch)
+        if kind == phases.EVAL:
             phases.eval_start(now())
             M.inner_open += 1
-        elif M.grad_enabled():
+        elif kind == phases.TRAIN:
             phases.train_event()
     except Exception as e:
         fail("wrapped forward", e)

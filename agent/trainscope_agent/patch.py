@@ -208,7 +208,7 @@ def set_keywords(src, call, kind, keywords):
         idx = positional.get(name)
         if idx is not None and (len(call.args) > idx or any(isinstance(a, ast.Starred) for a in call.args)):
             raise Refused("%s is passed by position in this call (line %d): change it there" % (name, call.lineno))
-        new.append("%s=%s" % (name, value))
+        new.append((name, value))
         done.append("%s=%s" % (name, value))
     if new and stars:
         v = stars[0].value
@@ -218,11 +218,11 @@ def set_keywords(src, call, kind, keywords):
         old = src.text[s:e]
         if old[0] != "(" and not isinstance(v, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Dict)):
             old = "(%s)" % old   # `{**a or b}` does not parse; `{**(a or b)}` does
-        merged = ", ".join('"%s": %s' % tuple(kw.split("=", 1)) for kw in new)
+        merged = ", ".join('"%s": %s' % kv for kv in new)
         src.add(s, e, "{**%s, %s}" % (old, merged))
         return ", ".join(done) + " (over what **%s holds)" % src.text[s:e]
     if new:
-        _append_arguments(src, call, new)
+        _append_arguments(src, call, ["%s=%s" % kv for kv in new])
     return ", ".join(done)
 
 

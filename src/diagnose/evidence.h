@@ -145,6 +145,8 @@ struct AgentEvidence {
   // Code outside torch asked get_worker_info() (agent hooks_data.py): a stream split across
   // workers by its own __iter__; false: each worker would yield all of an IterableDataset.
   bool stream_split = false;
+  // The loop's loader reads an IterableDataset that nothing split by worker.
+  bool unsplit_stream() const { return !loaders.empty() && loaders[0].iterable && !stream_split; }
   // Tensor bytes of the first batch the loop received (-1 unknown): a worker's hand-over of a
   // batch grows with it (loader_model.h).
   int64_t batch_bytes = -1;

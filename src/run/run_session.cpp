@@ -386,13 +386,12 @@ Records stop_watching(Session& s) {
   return s.channel.snapshot();
 }
 
-// Stage 7: the agents' records, how the job ended and the sampler's series -> Evidence.
 // A stream read by several workers that never split it: each yields all of it, so the loop trains
 // on every sample N times (PyTorch docs, torch.utils.data.IterableDataset). Whether the workers
 // came from the script or from --set, the user should hear it; it is correctness, not speed, so
 // a warning rather than a finding.
 std::string repeated_stream_warning(const diagnose::AgentEvidence& e) {
-  if (e.loaders.empty() || !e.loaders[0].iterable || e.loaders[0].num_workers < 2 || e.stream_split) return "";
+  if (!e.unsplit_stream() || e.loaders[0].num_workers < 2) return "";
   return fmt::format("the loop's DataLoader reads an IterableDataset ({}) with num_workers={} and no code asked "
                      "torch.utils.data.get_worker_info(): each worker yields the whole stream, so every sample "
                      "comes {} times; split it by worker in its __iter__ (PyTorch docs, "
@@ -400,6 +399,7 @@ std::string repeated_stream_warning(const diagnose::AgentEvidence& e) {
                      e.loaders[0].dataset, e.loaders[0].num_workers, e.loaders[0].num_workers);
 }
 
+// Stage 7: the agents' records, how the job ended and the sampler's series -> Evidence.
 void summarise_evidence(Session& s, const Records& records) {
   RunResult& res = s.res;
   res.agent = summarise(records);

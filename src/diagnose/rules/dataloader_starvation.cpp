@@ -285,7 +285,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   // so num_workers=N alone would repeat every sample N times (PyTorch docs,
   // torch.utils.data.IterableDataset).
   const bool stream = ev.agent && !ev.agent->loaders.empty() && ev.agent->loaders[0].iterable;
-  const bool unsplit = stream && !ev.agent->stream_split;
+  const bool unsplit = ev.agent && ev.agent->unsplit_stream();
   const char* shuffle = stream ? "" : " shuffle=True,";
   if (unsplit)
     f.explanation += fmt::format(
