@@ -49,8 +49,14 @@ def _fallback():
 
 
 def sample():
-    """(CPU ns, run-queue delay ns) of the calling thread: /proc/<pid>/task/<tid>/schedstat read
-    through a cached fd (~2 us); thread CPU time and no delay where it cannot be read."""
+    """(CPU ns, run-queue delay ns) of the calling thread. The CPU time is the thread's clock
+    (CLOCK_THREAD_CPUTIME_ID), which the kernel brings up to date when read; schedstat's first field
+    is only as fresh as the scheduler's last update of the running thread (a tick, a switch), so a
+    fetch shorter than a tick that ends before the thread sleeps shows almost no CPU there (measured:
+    0.14 of a busy 0.2 ms fetch, 0.61 of a 5 ms one). The run delay, schedstat's second field, is
+    settled each time the thread gets a core, so it is current for a thread reading its own.
+    /proc/<pid>/task/<tid>/schedstat is read through a cached fd (~2 us); no delay where it cannot be
+    read."""
     s = _sched
     if _tid is None:
         return _fallback()
@@ -65,7 +71,7 @@ def sample():
         return _fallback()
     try:
         f = os.pread(s.fd, 96, 0).split()
-        return int(f[0]), int(f[1])
+        return time.thread_time_ns(), int(f[1])
     except (OSError, ValueError, IndexError):
         s.fd = -1
         return _fallback()

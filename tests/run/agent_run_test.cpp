@@ -16,6 +16,7 @@
 #include <thread>
 #include <tuple>
 
+#include "diagnose/thresholds.h"
 #include "run/run_text.h"
 #include "run_test_util.h"
 
@@ -102,6 +103,26 @@ TEST(AgentRun, WorkersAtLeastHalveASleepBoundLoadersStep) {
   EXPECT_LT(e4.sample_getitem_ms, e0.data_wait_ms / 2);  // per sample, not per batch of 4
   EXPECT_LE(e4.step_ms, e0.step_ms / 2) << "4 workers: " << e4.step_ms << " ms per step, none: " << e0.step_ms;
   EXPECT_LE(e4.data_wait_ms, e0.data_wait_ms / 2) << "4 workers: " << e4.data_wait_ms << " ms wait, none: " << e0.data_wait_ms;
+}
+
+// Loading that computes, in fetches shorter than a scheduler tick with a sleep between them
+// (busy_loader.py: 4 samples of ~50 us of arithmetic per batch, the loop sleeping 3 ms a
+// step), in the loop and in two workers: it computes, whatever the load. Its CPU time was read from
+// schedstat, which the kernel brings up to date only at a tick or a switch: such fetches showed
+// 14-20% of their wall time as CPU, "loading waits", and workers were sized past the cores
+// (makemore's loader on 2 cores). The share is CPU over the time the loading could run (the run
+// delay taken out), so a busy machine cannot pull it down either.
+TEST(AgentRun, ALoaderComputingInShortFetchesIsSeenComputing) {
+  REQUIRE_TORCH();
+  OneIntraOpThread one;
+  for (const char* workers : {"0", "2"}) {
+    auto r = run_script({torch_python(), script("busy_loader.py"), workers, "40", "300", "4", "3"},
+                        fresh_dir(std::string("busy") + workers));
+    const auto& e = r.agent.evidence;
+    EXPECT_EQ(r.exit.shell_code(), 0) << workers;
+    EXPECT_EQ(e.steps, 40) << workers;
+    EXPECT_GE(e.loading_cpu_share, diagnose::th::kLoadingWaitsCpuShare) << "num_workers=" << workers;
+  }
 }
 
 TEST(AgentRun, SaveEveryStepIsMeasuredAsIo) {
