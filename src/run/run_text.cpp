@@ -78,8 +78,9 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
                      "optimizer {:.2f}, H2D {:.2f}, I/O {:.2f} ms ({:.0f}%)\n",
                      step, e.data_wait_ms, e.data_wait_pct, e.forward_ms, e.backward_ms, e.optimizer_ms, e.h2d_ms,
                      e.io_ms, e.io_pct);
-    // The wait's ms and % are one statistic: the mean wait and its share of the mean step.
-    if (e.step_mean_ms > 0 && std::abs(e.step_mean_ms - step) > 0.1 * step)
+    // The wait's ms and % are one statistic: the mean wait and its share of the mean step. Said only
+    // where there is a wait to hide: steps of uneven length alone (an RL loop's episodes) need no note.
+    if (e.step_mean_ms > 0 && std::abs(e.step_mean_ms - step) > 0.1 * step && e.data_wait_ms >= 0.005)
       o += fmt::format("  data wait is the mean per step ({:.2f} ms) and its share of the mean step, {:.2f} ms: the "
                        "median step hides the steps that wait\n",
                        e.data_wait_ms, e.step_mean_ms);
