@@ -1,6 +1,7 @@
 """The model's FLOPs per training step, counted once after warm-up (for MFU / achieved FLOP/s).
 
-For exactly one step (the one after step 2, so step 3 normally) global module forward hooks
+For exactly one step (the one after step 2, so step 3 normally, of the loop's final step marker:
+never a provisional forward step while an optimizer waits for its first step) global module forward hooks
 (torch >= 1.8, the same ones hooks_model uses in step 1) count, from the shapes alone (no data
 read, no GPU sync), the multiply-accumulates of every forward of:
   nn.Linear                  input elements x out_features
@@ -68,7 +69,10 @@ def on_step(step):
         return
     try:
         if C.phase == 0:
-            if step >= 2:
+            # Only steps that are the loop's for good: while an optimizer waits for its first
+            # step, a forward counts a provisional step, and an RL loop's twelve policy forwards
+            # per optimizer step would be measured as one (pytorch/examples reinforce.py).
+            if step >= 2 and S.final():
                 _start(step)
         elif step == C.at_step + 1 and C.calls > 0:
             _report(step)

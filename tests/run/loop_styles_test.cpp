@@ -102,6 +102,23 @@ TEST(LoopStyles, ManualSgdWithoutOptimizer) {
   expect_steps_stop("manual_sgd", {"60"});
 }
 
+// An RL loop (episodes.py, REINFORCE's shape): 12 policy forwards with autograd per optimizer
+// step, the optimizer built before the loop. Until the first optimizer step the forwards count the
+// steps provisionally, one each; the FLOPs count must wait for the optimizer's steps, or it
+// measures one forward (4,608 FLOPs) for a step of twelve.
+TEST(LoopStyles, PolicyEpisodesCountTheirForwardsPerStep) {
+  REQUIRE_TORCH();
+  auto l = run_loop("episodes", {"30", "12"});
+  EXPECT_EQ(l->cli.status, 0) << l->cli.err;
+  expect_clean(*l, "episodes");
+  EXPECT_EQ(l->str("run", "agent", "step_source"), "optimizer");
+  // Linear(4, 128) and Linear(128, 2) on one observation: 768 multiply-accumulates a forward, x2
+  // FLOPs, x3 with its backward, twelve forwards a step.
+  double flops = -1;
+  EXPECT_EQ(l->doc["host"]["model_flops_per_step"].get(flops), simdjson::SUCCESS) << l->report;
+  EXPECT_EQ(flops, 12.0 * 3 * 2 * (4 * 128 + 128 * 2));
+}
+
 TEST(LoopStyles, PreBatchedTensorsWordLanguageModel) {
   REQUIRE_TORCH();
   auto l = run_loop("word_lm", {});
