@@ -32,6 +32,9 @@ struct SamplesEvidence {
   double process_tree_cpu_mean_pct = -1;  // the job's processes, 100 = one core
   double process_tree_cpu_max_pct = -1;
   double process_tree_cpu_demand_max_pct = -1;  // peak CPU used + run-queue wait (sample/sampler.h)
+  // The span (s) of steady steps the host and job CPU figures above cover (run/samples_evidence.h,
+  // steady_cpu); -1: the whole run.
+  double cpu_window_s = -1;
   int process_count = 0;
   double nonvoluntary_switches_per_s = 0;
   int threads_total = 0;

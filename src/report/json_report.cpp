@@ -373,6 +373,8 @@ void samples_obj(JsonWriter& w, const diagnose::SamplesEvidence& s) {
   w.field("process_tree_cpu_mean_pct", s.process_tree_cpu_mean_pct);
   w.field("process_tree_cpu_max_pct", s.process_tree_cpu_max_pct);
   w.field("process_tree_cpu_demand_max_pct", s.process_tree_cpu_demand_max_pct);
+  w.key("cpu_window_s");
+  if (s.cpu_window_s >= 0) w.value(s.cpu_window_s); else w.null();
   w.field("process_count", s.process_count);
   w.field("threads_total", s.threads_total);
   w.field("nonvoluntary_switches_per_s", s.nonvoluntary_switches_per_s);

@@ -450,6 +450,12 @@ void summarise_evidence(Session& s, const Records& records) {
   }
   for (const auto& st : res.agent.steps)
     se.step_start_s.push_back((st.t_end_ns - st.dur_ns) / 1e9 - s.sampler_t0);
+  // The CPU the job used while it trained: from the first step after warm-up to the last.
+  const auto& steps = res.agent.steps;
+  if (steps.size() > static_cast<size_t>(res.agent.warmup_steps) + 1) {
+    const auto& first = steps[static_cast<size_t>(res.agent.warmup_steps)];
+    steady_cpu(se, host, (first.t_end_ns - first.dur_ns) / 1e9 - s.sampler_t0, steps.back().t_end_ns / 1e9 - s.sampler_t0);
+  }
   fill_evidence(res.job, se);
   // The DataLoader model's worker hand-over, measured on this host now that the job has ended (it
   // never competes with the training): only when the script loaded through a DataLoader.

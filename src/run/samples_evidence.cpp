@@ -1,5 +1,7 @@
 #include "run/samples_evidence.h"
 
+#include <algorithm>
+
 namespace ts::run {
 
 diagnose::SamplesEvidence samples_evidence(const sample::Summary& s) {
@@ -33,6 +35,34 @@ diagnose::SamplesEvidence samples_evidence(const sample::Summary& s) {
   e.shm_total_bytes = s.shm_total_bytes;
   e.shm_used_max_bytes = s.shm_used_max_bytes;
   return e;
+}
+
+bool steady_cpu(diagnose::SamplesEvidence& e, const sample::HostHistory& h, double t0_s, double t1_s) {
+  if (!(t1_s > t0_s)) return false;
+  double sum = 0, max = -1, demand = -1;
+  int n = 0;
+  bool all_demand = true;
+  for (size_t i = 1; i < h.tree_cpu.size(); ++i) {
+    // A reading covers the time since the one before it: both ends inside the span.
+    if (h.tree_cpu[i - 1].t_s < t0_s || h.tree_cpu[i].t_s > t1_s) continue;
+    const double v = h.tree_cpu[i].v;
+    sum += v, ++n, max = std::max(max, v);
+    const double d = i < h.tree_demand.size() ? h.tree_demand[i].v : -1;
+    if (d < 0) all_demand = false;
+    demand = std::max(demand, d);
+  }
+  if (n < 2) return false;
+  e.process_tree_cpu_mean_pct = sum / n;
+  e.process_tree_cpu_max_pct = max;
+  e.process_tree_cpu_demand_max_pct = all_demand ? demand : -1;
+  // The host's mean over the same span: other work is the host's use less the job's.
+  double hsum = 0;
+  int hn = 0;
+  for (size_t i = 0; i < h.cpu_busy.size(); ++i)
+    if (h.cpu_busy[i].t_s > t0_s && h.cpu_busy[i].t_s <= t1_s) hsum += h.cpu_busy[i].v, ++hn;
+  if (hn > 0) e.host_cpu_mean_pct = hsum / hn;
+  e.cpu_window_s = t1_s - t0_s;
+  return true;
 }
 
 }  // namespace ts::run

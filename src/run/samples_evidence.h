@@ -9,4 +9,12 @@ namespace ts::run {
 
 diagnose::SamplesEvidence samples_evidence(const sample::Summary& s);
 
+// The host's and the job's CPU figures (host_cpu_mean_pct, process_tree_cpu_mean/max/demand_max)
+// over the steady steps, [t0_s, t1_s] on the sampler's clock, instead of the whole run: start-up
+// peaks at every core (imports, DataLoader workers started with spawn or forkserver importing torch,
+// a compile's worker pool) and says nothing of whether the loop's loading finds a free core while
+// it trains. Only process readings wholly inside the span count, and only when there are at least
+// two; otherwise the figures stay the whole run's. Returns whether it windowed them.
+bool steady_cpu(diagnose::SamplesEvidence& e, const sample::HostHistory& h, double t0_s, double t1_s);
+
 }  // namespace ts::run

@@ -183,6 +183,7 @@ void Sampler::accumulate(const Tick& t) {
       if (have_queue) a.tree_demand_max = std::max(a.tree_demand_max, cpu + queued);
       a.nonvol_sum += nonvol, ++a.nonvol_n;
       host_hist_.tree_cpu.push(t.t_s, cpu);
+      host_hist_.tree_demand.push(t.t_s, have_queue ? cpu + queued : -1);
     }
   }
   last_ = t;

@@ -102,8 +102,10 @@ struct GpuHistory {
         driver_util(cap) {}
 };
 struct HostHistory {
-  Series cpu_busy, tree_cpu;
-  explicit HostHistory(size_t cap) : cpu_busy(cap), tree_cpu(cap) {}
+  // tree_cpu and tree_demand (CPU used + run-queue wait, -1 where schedstat is missing) come at
+  // each process reading (the slow tick): a point covers the time since the one before it.
+  Series cpu_busy, tree_cpu, tree_demand;
+  explicit HostHistory(size_t cap) : cpu_busy(cap), tree_cpu(cap), tree_demand(cap) {}
 };
 
 class NvmlSampler;

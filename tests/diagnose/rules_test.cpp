@@ -297,6 +297,40 @@ TEST(DataloaderStarvation, GainIsTheRecommendedWorkersGain) {
   EXPECT_EQ(f->fix_settings[0], (std::pair<std::string, std::string>{"dataloader.num_workers", "1"}));
 }
 
+// The explanation says why workers fit: free cores, or, with the job's cores busy, loading that
+// sleeps and needs none (it said "The CPU is not saturated" beside cpu_busy_pct 100%).
+TEST(DataloaderStarvation, BusyCoresAndWaitingLoadingSayWhyWorkersStillFit) {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 200;
+  a.step_ms = 33.6;
+  a.data_wait_ms = 33.1;
+  a.data_wait_pct = 98.5;
+  a.compute_ms = 0.5;
+  a.cuda_available = false;
+  a.sample_getitem_ms = 4.125;
+  a.collate_ms = 0;
+  a.loading_cpu_share = 0.02;
+  a.loaders.push_back({"SlowStorage", 8, 0, false, -1, false});
+  ev.agent = a;
+  SamplesEvidence s;
+  s.cpu_cores = 2;
+  s.host_cpu_mean_pct = 30;
+  s.process_tree_cpu_mean_pct = 40;
+  s.process_tree_cpu_max_pct = 60;
+  ev.samples = s;
+  const Finding* f = find(diagnose(ev), "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->explanation.find("The CPU is not saturated"), std::string::npos) << f->explanation;
+  ev.samples->process_tree_cpu_max_pct = 200;  // both cores busy
+  Diagnosis d = diagnose(ev);
+  f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(ev_value(*f, "cpu_busy_pct"), 100);
+  EXPECT_EQ(f->explanation.find("not saturated"), std::string::npos) << f->explanation;
+  EXPECT_NE(f->explanation.find("the loading mostly waits rather than computes"), std::string::npos) << f->explanation;
+}
+
 // The step time that sizes the workers is labelled for what it is: CUDA-event GPU time on a GPU
 // run, the loop's compute on a CPU-only run (no "gpu_step_ms", no pin_memory/.cuda in the fix).
 TEST(DataloaderStarvation, CpuOnlyRunIsLabelledHonestly) {

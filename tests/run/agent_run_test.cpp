@@ -125,6 +125,22 @@ TEST(AgentRun, ALoaderComputingInShortFetchesIsSeenComputing) {
   }
 }
 
+// Spawned DataLoader workers import torch at start: the job's CPU peaks near every core (197% of
+// two here), then the loop waits on workers that sleep (~45%). Whether loading finds a free core
+// is a question about the steady steps, so the job's CPU figures cover those (run/samples_evidence.h,
+// steady_cpu); over the whole run the peak said "saturated" beside a loader that sleeps. The
+// steady steps' peak stays far below the import peak whatever the load: sleeping takes no CPU.
+TEST(AgentRun, TheJobsCpuIsMeasuredOverItsSteadySteps) {
+  REQUIRE_TORCH();
+  auto r = run_script({torch_python(), script("spawn_workers.py"), "60", "2"}, fresh_dir("spawn-workers"));
+  EXPECT_EQ(r.exit.shell_code(), 0);
+  EXPECT_EQ(r.agent.evidence.steps, 60);
+  ASSERT_TRUE(r.evidence.samples.has_value());
+  const auto& s = *r.evidence.samples;
+  EXPECT_GT(s.cpu_window_s, 1.0);  // 60 steps of 16 x 4 ms over 2 workers: about 2 s
+  EXPECT_LT(s.process_tree_cpu_max_pct, 150.0) << "the spawned workers' imports counted";
+}
+
 TEST(AgentRun, SaveEveryStepIsMeasuredAsIo) {
   REQUIRE_TORCH();
   auto r = run_script({torch_python(), script("save_every_step.py"), "20"}, fresh_dir("save"));

@@ -267,15 +267,20 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     f.gain = fmt::format("data wait is {:.0f}% of the step: hiding it entirely gives {}", pct,
                          gain_text(f.recoverable_fraction));
   }
+  // Why workers can run beside the loop: free cores, or loading that sleeps and needs none.
+  const char* room = cpu_saturated(ev) ? "The cores are busy, but the loading mostly waits rather than computes, so"
+                                       : "The CPU is not saturated, so";
   f.explanation = no_gpu
-      ? "The training loop spends this share of every step waiting for the DataLoader to hand over the "
-        "next batch, and the model's computation waits with it. The CPU is not saturated, so the "
-        "loading can run in parallel worker processes that prepare the next batches while the main "
-        "process computes the current one (PyTorch torch.utils.data docs, \"Multi-process data loading\")."
-      : "The training loop spends this share of every step waiting for the DataLoader to hand over the "
-        "next batch, and the GPU has nothing to do meanwhile. The CPU is not saturated, so the "
-        "loading can run in parallel worker processes that prepare the next batches while the GPU "
-        "computes the current one (PyTorch torch.utils.data docs, \"Multi-process data loading\").";
+      ? fmt::format("The training loop spends this share of every step waiting for the DataLoader to hand over the "
+                    "next batch, and the model's computation waits with it. {} the loading can run in parallel "
+                    "worker processes that prepare the next batches while the main process computes the current "
+                    "one (PyTorch torch.utils.data docs, \"Multi-process data loading\").",
+                    room)
+      : fmt::format("The training loop spends this share of every step waiting for the DataLoader to hand over the "
+                    "next batch, and the GPU has nothing to do meanwhile. {} the loading can run in parallel "
+                    "worker processes that prepare the next batches while the GPU computes the current one "
+                    "(PyTorch torch.utils.data docs, \"Multi-process data loading\").",
+                    room);
   if (!workers_how.empty()) f.explanation += " Sizing: " + workers_how + ".";
   f.explanation += stall_note;
   f.explanation += steady_note;

@@ -1,0 +1,77 @@
+// steady_cpu (run/samples_evidence.h): the job's CPU figures over its steady steps, on a history
+// built in memory the way the sampler fills it (a process reading every 0.5 s, the host every 0.1 s).
+#include <gtest/gtest.h>
+
+#include "run/samples_evidence.h"
+
+namespace ts::run {
+namespace {
+
+// 8 s of readings: the job at 197% of a core for its first 4 s (two spawned DataLoader workers
+// importing torch beside the loop), then 50% (the loop, its workers asleep on storage); the host
+// at 100% then 25% of its two cores.
+sample::HostHistory spawn_start() {
+  sample::HostHistory h(1000);
+  for (int i = 1; i <= 80; ++i) h.cpu_busy.push(0.1 * i, i <= 40 ? 100 : 25);
+  for (int i = 1; i <= 16; ++i) {
+    const double t = 0.5 * i, v = t <= 4.0 ? 197 : 50;
+    h.tree_cpu.push(t, v);
+    h.tree_demand.push(t, v + 3);
+  }
+  return h;
+}
+
+diagnose::SamplesEvidence whole_run() {
+  diagnose::SamplesEvidence e;
+  e.host_cpu_mean_pct = 62.5;
+  e.process_tree_cpu_mean_pct = 123.5;
+  e.process_tree_cpu_max_pct = 197;
+  e.process_tree_cpu_demand_max_pct = 200;
+  return e;
+}
+
+TEST(SteadyCpu, StartUpPeaksAreLeftOutOfTheSteadySteps) {
+  auto h = spawn_start();
+  auto e = whole_run();
+  // Steady steps from 4.2 s to 7.9 s: readings at 5.0 ... 7.5 lie wholly inside.
+  ASSERT_TRUE(steady_cpu(e, h, 4.2, 7.9));
+  EXPECT_DOUBLE_EQ(e.process_tree_cpu_max_pct, 50);
+  EXPECT_DOUBLE_EQ(e.process_tree_cpu_mean_pct, 50);
+  EXPECT_DOUBLE_EQ(e.process_tree_cpu_demand_max_pct, 53);
+  EXPECT_DOUBLE_EQ(e.host_cpu_mean_pct, 25);
+  EXPECT_NEAR(e.cpu_window_s, 3.7, 1e-12);
+}
+
+TEST(SteadyCpu, AReadingThatStraddlesTheStartIsNotTheSteadySteps) {
+  auto h = spawn_start();
+  auto e = whole_run();
+  // From 3.8 s: the reading at 4.0 s covers 3.5-4.0 s (start-up) and stays out; 4.5 s on count.
+  ASSERT_TRUE(steady_cpu(e, h, 3.8, 6.0));
+  EXPECT_DOUBLE_EQ(e.process_tree_cpu_max_pct, 50);
+}
+
+TEST(SteadyCpu, FewerThanTwoReadingsKeepTheWholeRun) {
+  auto h = spawn_start();
+  auto e = whole_run();
+  EXPECT_FALSE(steady_cpu(e, h, 4.2, 5.2));  // one reading (5.0 s) wholly inside
+  EXPECT_FALSE(steady_cpu(e, h, 6.0, 6.0));  // no span
+  EXPECT_DOUBLE_EQ(e.process_tree_cpu_max_pct, 197);
+  EXPECT_DOUBLE_EQ(e.host_cpu_mean_pct, 62.5);
+  EXPECT_EQ(e.cpu_window_s, -1);
+}
+
+TEST(SteadyCpu, NoRunQueueReadingsLeaveNoDemand) {
+  auto h = spawn_start();
+  sample::HostHistory g(1000);
+  for (size_t i = 0; i < h.tree_cpu.size(); ++i) {
+    g.tree_cpu.push(h.tree_cpu[i].t_s, h.tree_cpu[i].v);
+    g.tree_demand.push(h.tree_cpu[i].t_s, -1);  // no schedstat on this kernel
+  }
+  auto e = whole_run();
+  ASSERT_TRUE(steady_cpu(e, g, 4.2, 7.9));
+  EXPECT_EQ(e.process_tree_cpu_demand_max_pct, -1);
+  EXPECT_DOUBLE_EQ(e.process_tree_cpu_max_pct, 50);
+}
+
+}  // namespace
+}  // namespace ts::run
