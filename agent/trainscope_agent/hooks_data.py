@@ -54,10 +54,12 @@ def install(torch):
             if not G.off:
                 # Loading done in the loop itself (num_workers=0) that sat in the run queue waited
                 # for a core other work held, not for data (load_cost.py).
-                waited = max(0, now() - t0 - load_cost.Queued.ns)
+                span = now() - t0
+                queued = min(span, load_cost.Queued.ns)
+                waited = span - queued
                 S.data_ns += waited
                 S.fetches += 1
-                phases.fetched(t0, waited)
+                phases.fetched(t0, waited, self.__dict__.get("_dataset"), queued)
                 site = self.__dict__.get("_ts_site")
                 if site is not None:
                     site.count += 1  # the loader's fetches and wait, at the line that built it

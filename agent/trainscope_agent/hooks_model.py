@@ -389,9 +389,14 @@ def _fwd_pre(module, inputs):
         if not module.training:  # phases.call_kind, inlined
             phases.eval_start(S.fwd_t0)
         elif M.grad_enabled():
-            Ph.fetch_after_train = None  # phases.train_event, inlined
+            if Ph.fetch_after_train is not None:  # phases.train_event, inlined
+                Ph.fetch_after_train = None
+                if Ph.fetch_key is not None and len(Ph.train_keys) < 64:
+                    Ph.train_keys.add(Ph.fetch_key)
             if Ph.open:
                 phases.close()
+        elif phases.nograd_is_eval():  # a validation batch without model.eval()
+            phases.eval_start(S.fwd_t0)
         if M.fwd_site is None:
             M.fwd_site = sites.add(sites.where("forward", 2)) or False  # once: a frame walk
         if S.first_fwd_in_step:

@@ -40,10 +40,17 @@ class Ph:
     c0 = 0
     fetch_ok = 0
     fetch_pending = 0
-    fetch_after_train = None  # (start, ns) of a fetch since the last training event
+    fetch_after_train = None  # (start, ns, queued ns) of a fetch since the last training event
+    # The loop's own loading (num_workers=0) waiting on a run queue, outside evaluation spans: the
+    # steps' data wait leaves it out (a core, not data, was missing), the account puts it back.
+    queued_ns = 0
+    # Where batches come from: id() of the dataset of the latest fetch, and of every dataset a
+    # training event followed a fetch from (the training data; a validation loader never is).
+    fetch_key = None
+    train_keys = set()
     depth = 0            # the evaluation call in progress (nested module calls are inside it)
     site = None          # the first evaluation call's line (sites.py role "eval"); False: none
-    pre = None           # (eval_ns, compile_ns, io_ns, eval_fetch_ns, prof_ns) at the first step's start
+    pre = None           # (eval_ns, compile_ns, io_ns, eval_fetch_ns, prof_ns, queued_ns) at the first step's start
     at_end = None        # ... at the last step's end
 
 
@@ -86,7 +93,7 @@ def compile_frames():
 
 
 def _totals():
-    return (Ph.eval_ns, compile_ns(), Ph.io_ns, Ph.eval_fetch_ns, Ph.prof_ns)
+    return (Ph.eval_ns, compile_ns(), Ph.io_ns, Ph.eval_fetch_ns, Ph.prof_ns, Ph.queued_ns)
 
 
 EVAL, TRAIN, IN_LOOP = 1, 2, 0
@@ -98,13 +105,27 @@ def call_kind(module, torch):
     switch to); TRAIN in training mode with autograd on; IN_LOOP in training mode with autograd
     off: inference that feeds the training (an RL rollout or action, a distillation teacher, a
     target network), part of the loop, neither an evaluation nor the end of one. cleanrl's
-    ppo.py collects its rollouts that way: counted as evaluation, they were 41% of its run."""
+    ppo.py collects its rollouts that way: counted as evaluation, they were 41% of its run.
+    Except where its batch says otherwise (nograd_is_eval): a no-grad call on a batch from data the
+    training steps never took a batch from is a validation that skipped model.eval()."""
     try:
         if not module.training:
             return EVAL
-        return TRAIN if torch.is_grad_enabled() else IN_LOOP
+        if torch.is_grad_enabled():
+            return TRAIN
+        return EVAL if nograd_is_eval() else IN_LOOP
     except Exception:
         return TRAIN
+
+
+def nograd_is_eval():
+    """A no-grad call in training mode whose latest batch came from a DataLoader over a dataset
+    that no training event ever followed a fetch from: a validation loop without model.eval()
+    (a model with no dropout or batch norm behaves the same either way, so many loops skip it).
+    A rollout fetches nothing; a teacher runs on the training batch; before the first training
+    event nothing is known, and nothing is taken for evaluation."""
+    p = Ph
+    return p.fetch_key is not None and p.train_keys and p.fetch_key not in p.train_keys
 
 
 def eval_start(t):
@@ -120,7 +141,8 @@ def eval_start(t):
         p.fetch_ok = p.fetch_pending = 0
         fa = p.fetch_after_train
         if fa is not None:  # the batch fetched for this call (no training since): the span starts there
-            p.t0, p.fetch_ok = fa
+            p.t0, p.fetch_ok, q = fa
+            p.queued_ns -= q  # inside the span's wall time now
         if p.site is None:  # once: the user's line that runs the evaluation (a frame walk)
             p.site = sites.add(sites.where("eval", 3)) or False
     else:
@@ -136,15 +158,19 @@ def eval_end(t):
             p.t1 = t
 
 
-def fetched(t0, ns):
+def fetched(t0, ns, dataset=None, queued=0):
+    Ph.fetch_key = id(dataset) if dataset is not None else None
     if Ph.open:
         Ph.fetch_pending += ns
     else:
-        Ph.fetch_after_train = (t0, ns)
+        Ph.fetch_after_train = (t0, ns, queued)
+        Ph.queued_ns += queued
 
 
 def train_event():
     """A forward in training mode, a backward or an optimizer step: the open span ends."""
+    if Ph.fetch_after_train is not None and Ph.fetch_key is not None and len(Ph.train_keys) < 64:
+        Ph.train_keys.add(Ph.fetch_key)  # the training data (hooks_model inlines this)
     Ph.fetch_after_train = None
     if Ph.open:
         close()
@@ -199,6 +225,7 @@ def send(channel, final=False):
     f = [("first_step_t", p.first_start), ("last_step_end_t", p.last_end), ("t", now()),
          ("final", 1 if final else 0), ("eval_spans", p.eval_spans), ("eval_calls", p.eval_calls),
          ("io_n", p.io_n), ("compile_frames", compile_frames())]
-    for name, i in (("eval_ns", 0), ("compile_ns", 1), ("io_ns", 2), ("eval_fetch_ns", 3), ("profiler_ns", 4)):
+    for name, i in (("eval_ns", 0), ("compile_ns", 1), ("io_ns", 2), ("eval_fetch_ns", 3), ("profiler_ns", 4),
+                    ("queued_ns", 5)):
         f += [(name, tot[i]), ("pre_" + name, pre[i]), ("end_" + name, end[i])]
     channel.send_text("phases", f)

@@ -105,7 +105,10 @@ struct TimeAccount {
   double eval_s = 0;               // forward passes outside training (eval mode / autograd off)
   double checkpoint_s = 0;         // torch.save, safetensors, the file writes hooks_io times
   double profiler_s = 0;           // trainscope's own profiler window: its start, stop and export
-  double data_wait_s = 0;          // the training loop waiting for its batches
+  double data_wait_s = 0;          // the training loop waiting for its batches (all of it, as its own clock reads)
+  // ... of which the loop's own loading (num_workers=0) sat runnable while other work held the
+  // cores: a core was missing, not data (the steps' data wait and the DataLoader model leave it out).
+  double data_queued_s = 0;
   double other_s = 0;              // after the last step (teardown, logging), the rest
   double goodput_pct = 0;          // train_steps_s / job_s() x 100
   // The run as it would be without trainscope's profiler window: the scale of every share of the

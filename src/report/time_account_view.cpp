@@ -22,6 +22,9 @@ std::string account_line(const diagnose::TimeAccount& t) {
   for (const auto& p : account_parts(t)) {
     if (t.total_s <= 0 || p.s < 0.005 * t.total_s) continue;
     o += fmt::format("{}{} {:.1f} s ({:.0f}%)", o.empty() ? "" : " · ", p.label, p.s, 100 * p.s / t.total_s);
+    // The loop's own loading queued for a core: a slow CPU share, not slow data.
+    if (p.glyph == 'd' && t.data_queued_s >= 0.05 && t.data_queued_s >= 0.1 * t.data_wait_s)
+      o += fmt::format(", {:.1f} s of it loading queued for a core", t.data_queued_s);
   }
   const bool ours = t.profiler_s > 0.005 * t.total_s;  // goodput's scale is the run without our profiler
   return o + fmt::format("{}goodput {:.0f}% (training steps' share of the {:.1f} s{})", o.empty() ? "" : " · ",

@@ -59,7 +59,7 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
     const double end = std::clamp(sec(("end_" + n).c_str()), pre, tot);
     return Split{pre, end - pre, tot - end};
   };
-  const Split comp = split("compile_ns"), io = split("io_ns"), prof = split("profiler_ns");
+  const Split comp = split("compile_ns"), io = split("io_ns"), prof = split("profiler_ns"), queued = split("queued_ns");
   const Split eval = trains ? split("eval_ns") : Split{0, 0, 0}, efetch = trains ? split("eval_fetch_ns") : Split{0, 0, 0};
   const double exit_s = launch_mono_s + wall_s;
   const double pre_wall = std::clamp(first - launch_mono_s, 0.0, wall_s);
@@ -74,7 +74,10 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   a.checkpoint_s = io.pre + io.in + io.post;
   a.profiler_s = prof.pre + prof.in + prof.post;
   const double steps_data = st ? st->data_wait_ns / 1e9 : 0;
-  a.data_wait_s = std::max(0.0, steps_data - efetch.in);
+  // The steps' data wait leaves out the loop's own loading queued for a core (the DataLoader model
+  // must not size workers for it); the account puts it back: the loop waited in next() all the same.
+  a.data_queued_s = queued.in;
+  a.data_wait_s = std::max(0.0, steps_data - efetch.in) + a.data_queued_s;
   a.before_first_step_s = std::max(0.0, pre_wall - comp.pre - eval.pre - io.pre - prof.pre);
   a.train_steps_s = std::max(0.0, loop_wall - comp.in - eval.in - io.in - prof.in - a.data_wait_s);
   a.other_s = std::max(0.0, post_wall - comp.post - eval.post - io.post - prof.post);

@@ -47,6 +47,17 @@ TEST(TimeAccountView, LineNamesEveryBucketAndTheGoodput) {
     EXPECT_NE(l.find(w), std::string::npos) << w << " in " << l;
 }
 
+// The loop's own loading queued for a core is said where it is a tenth of the wait or more.
+TEST(TimeAccountView, LineSaysHowMuchOfTheWaitWasQueuedForACore) {
+  auto t = account();
+  EXPECT_EQ(account_line(t).find("queued for a core"), std::string::npos);
+  t.data_queued_s = 0.4;
+  EXPECT_NE(account_line(t).find("data wait 1.0 s (2%), 0.4 s of it loading queued for a core"), std::string::npos)
+      << account_line(t);
+  t.data_queued_s = 0.05;  // a twentieth: not worth a word
+  EXPECT_EQ(account_line(t).find("queued for a core"), std::string::npos);
+}
+
 TEST(TimeAccountView, ReportsShowTheAccount) {
   ReportInput in;
   in.command = "run";

@@ -63,6 +63,31 @@ TEST(TimeAccount, EveryBucketFromItsRegion) {
   EXPECT_DOUBLE_EQ(a->steady_step_s, 0.02);
 }
 
+// The loop's own loading (num_workers=0) queued for a core: the steps' data wait leaves it out
+// (the DataLoader model must not size workers for a missing core), and so did the account, which
+// then read 0.2-0.3 s against the script's own 0.5-0.8 s of next() under ctest -j2 (corpus
+// distill_teacher). The account counts the loop's whole wait and says how much was queued: 0.4 s
+// in the loop (0.1 s before the first step is start-up's; 0.05 s after the last is other's).
+TEST(TimeAccount, TheLoopsWaitCountsItsQueuedLoading) {
+  Records r = records();
+  auto ns = [](double s) { return std::to_string(static_cast<int64_t>(s * kS)); };
+  r.texts[0].kv["queued_ns"] = ns(0.55);
+  r.texts[0].kv["pre_queued_ns"] = ns(0.1);
+  r.texts[0].kv["end_queued_ns"] = ns(0.5);
+  auto a = time_account(r, 7, kLaunch, 15.0, 20.0);
+  ASSERT_TRUE(a);
+  EXPECT_NEAR(a->data_queued_s, 0.4, 1e-6);
+  EXPECT_NEAR(a->data_wait_s, 1.2 - 0.2 + 0.4, 1e-6);
+  EXPECT_NEAR(a->train_steps_s, 10.0 - 2.0 - 0.5 - 0.3 - 1.4, 1e-6);
+  EXPECT_NEAR(a->before_first_step_s, 3.0 - 0.4, 1e-6);  // its queued loading is start-up's wall already
+  const double sum = a->before_first_step_s + a->compile_s + a->train_steps_s + a->eval_s + a->checkpoint_s +
+                     a->data_wait_s + a->other_s;
+  EXPECT_NEAR(sum, a->total_s, 1e-9);
+  // An agent without the total (older): nothing queued.
+  auto b = time_account(records(), 7, kLaunch, 15.0, 20.0);
+  EXPECT_EQ(b->data_queued_s, 0);
+}
+
 // A job killed by a signal (SIGTERM from a scheduler's time limit) sends no final record: the
 // latest one is from a step long before (the agent sends at steps 16, 64, 256 and every 1024th).
 // pytorch/examples siamese_network, killed at step 759 of 784 ms steps, was accounted 201 s of
