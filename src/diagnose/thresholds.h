@@ -15,6 +15,10 @@ inline constexpr double kDataWaitPct = 5.0;
 // time (storage, network, sleep): then the workers mostly sleep and more of them than the cores
 // help. Half: loading that computes more than that would fill a core per two workers.
 inline constexpr double kLoadingWaitsCpuShare = 0.5;
+// A CPU-only loop's workers cost more than they save when it waits this many times one batch's
+// loading or more (cpu-bound-transforms): the loading measured in the workers holds their collate into
+// shared memory, which the loop would not pay, so the bound is conservative; 10% for jitter.
+inline constexpr double kWorkersCostMoreRatio = 1.1;
 // Most worker processes ever recommended: each is a fork of the training process with its own
 // Python heap and prefetch buffers, and starting them costs the first steps (PyTorch warns
 // past the CPU count); beyond 16 a loader wants asynchronous I/O, not processes.

@@ -502,6 +502,53 @@ TEST(CpuBoundTransforms, OnACpuOnlyRunNamesTheLoopNotAGpu) {
   EXPECT_NE(f->title.find("while the GPU waits"), std::string::npos) << f->title;
 }
 
+// karpathy/makemore on 2 busy cores with 4 workers (verify's baseline, 2026-11-29): 21.76 ms steps
+// waiting 1.51 ms for batches of 32 names that load in 1.35 ms (30 us a sample + 0.39 ms collate),
+// the loading computing (98%). The loop waits longer than loading the batch itself takes, and on
+// busy cores the workers' CPU (1.35 x 0.98 + the 0.7 ms hand-over) came out of the model's compute:
+// num_workers=0, step 21.76 - 1.51 - 2.023 + 1.35 = 19.577 ms (verify measured 17.83 ms).
+TEST(CpuBoundTransforms, WorkersThatCostACpuOnlyLoopMoreThanTheySaveGoToZero) {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 400;
+  a.step_ms = 21.76;
+  a.data_wait_pct = 100 * 1.51 / 21.76;
+  a.loading_cpu_share = 0.98;
+  a.sample_getitem_ms = 0.03;
+  a.collate_ms = 0.39;
+  a.cuda_available = false;
+  a.loaders.push_back({"CharDataset", 32, 4, true, 2, false});
+  ev.agent = a;
+  SamplesEvidence s;
+  s.cpu_cores = 2;
+  s.host_cpu_mean_pct = 100;
+  ev.samples = s;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "cpu-bound-transforms");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->title.find("DataLoader workers cost this CPU-only loop more than they save"), std::string::npos) << f->title;
+  ASSERT_EQ(f->fix_settings.size(), 1u);
+  EXPECT_EQ(f->fix_settings[0], (std::pair<std::string, std::string>{"dataloader.num_workers", "0"}));
+  EXPECT_NEAR(ev_value(*f, "batch_load_ms"), 1.35, 1e-9);
+  EXPECT_NEAR(ev_value(*f, "workers_cpu_ms"), 1.35 * 0.98 + 0.7, 1e-9);
+  EXPECT_NEAR(ev_value(*f, "predicted_step_ms"), 21.76 - 1.51 - (1.35 * 0.98 + 0.7) + 1.35, 1e-9);
+  EXPECT_NEAR(f->recoverable_fraction, 1 - (21.76 - 1.51 - (1.35 * 0.98 + 0.7) + 1.35) / 21.76, 1e-9);
+  EXPECT_NE(f->fix_code.find("num_workers=0"), std::string::npos) << f->fix_code;
+  // A wait under the loading's own time (1.2 ms for a 1.35 ms batch): the workers may be hiding
+  // part of it, so the finding keeps its cheaper-samples fix and no setting.
+  ev.agent->data_wait_pct = 100 * 1.2 / 21.76;
+  d = diagnose(ev);
+  f = find(d, "cpu-bound-transforms");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->title.find("workers cost"), std::string::npos) << f->title;
+  EXPECT_TRUE(f->fix_settings.empty());
+  // With num_workers=0 the loading already is in the loop: not this fix.
+  ev.agent->data_wait_pct = 100 * 1.51 / 21.76;
+  ev.agent->loaders[0].num_workers = 0;
+  d = diagnose(ev);
+  for (const auto& g : d.findings) EXPECT_EQ(g.title.find("workers cost"), std::string::npos) << g.id << ": " << g.title;
+}
+
 // A CPU-only loop loading in its main process: the busy share is its own two intra-op threads as
 // much as the loading, so saturation does not decide; the model with the loop's threads fitted
 // beside the workers does. pytorch/examples vae (measured 2026-11-28, 2 cores): loading is 65% of
