@@ -242,10 +242,9 @@ TEST(DataloaderStarvation, StallsBesideOtherWorkGoWithTheWaitAndTheCoresLeftSetT
   EXPECT_NE(f->explanation.find("stalls after the wait"), std::string::npos) << f->explanation;
 }
 
-// Waiting vs computing loading, told apart by the loaders' CPU time against their wall time.
-// A loop on 2 cores waiting 33.1 of a 33.6 ms step; 8 samples x 4.125 ms = 33 ms per batch;
-// 0.5 ms of compute.
-TEST(DataloaderStarvation, GainIsTheRecommendedWorkersGain) {
+// A CPU-only loop on 2 cores waiting 33.1 of a 33.6 ms step; 8 samples x 4.125 ms = 33 ms per
+// batch, loading that waits (2% CPU); 0.5 ms of compute; the host 30% busy.
+Evidence slow_storage_loop() {
   Evidence ev;
   AgentEvidence a;
   a.steps = 200;
@@ -263,6 +262,12 @@ TEST(DataloaderStarvation, GainIsTheRecommendedWorkersGain) {
   s.cpu_cores = 2;
   s.host_cpu_mean_pct = 30;
   ev.samples = s;
+  return ev;
+}
+
+// Waiting vs computing loading, told apart by the loaders' CPU time against their wall time.
+TEST(DataloaderStarvation, GainIsTheRecommendedWorkersGain) {
+  Evidence ev = slow_storage_loop();
   Diagnosis d = diagnose(ev);
   const Finding* f = find(d, "dataloader-starvation");
   ASSERT_NE(f, nullptr);
@@ -300,25 +305,9 @@ TEST(DataloaderStarvation, GainIsTheRecommendedWorkersGain) {
 // The explanation says why workers fit: free cores, or, with the job's cores busy, loading that
 // sleeps and needs none (it said "The CPU is not saturated" beside cpu_busy_pct 100%).
 TEST(DataloaderStarvation, BusyCoresAndWaitingLoadingSayWhyWorkersStillFit) {
-  Evidence ev;
-  AgentEvidence a;
-  a.steps = 200;
-  a.step_ms = 33.6;
-  a.data_wait_ms = 33.1;
-  a.data_wait_pct = 98.5;
-  a.compute_ms = 0.5;
-  a.cuda_available = false;
-  a.sample_getitem_ms = 4.125;
-  a.collate_ms = 0;
-  a.loading_cpu_share = 0.02;
-  a.loaders.push_back({"SlowStorage", 8, 0, false, -1, false});
-  ev.agent = a;
-  SamplesEvidence s;
-  s.cpu_cores = 2;
-  s.host_cpu_mean_pct = 30;
-  s.process_tree_cpu_mean_pct = 40;
-  s.process_tree_cpu_max_pct = 60;
-  ev.samples = s;
+  Evidence ev = slow_storage_loop();
+  ev.samples->process_tree_cpu_mean_pct = 40;
+  ev.samples->process_tree_cpu_max_pct = 60;
   const Finding* f = find(diagnose(ev), "dataloader-starvation");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->explanation.find("The CPU is not saturated"), std::string::npos) << f->explanation;
