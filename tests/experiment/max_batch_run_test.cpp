@@ -11,6 +11,7 @@
 
 #include "experiment/max_batch.h"
 #include "experiment/stats.h"
+#include "support/one_intra_op_thread.h"
 #include "torch_python.h"
 
 using namespace ts::experiment;
@@ -39,11 +40,15 @@ static double reference_step_bytes(int batch) {
 }
 
 // A trial's peak RSS depends on how the allocator's arenas fill, which other processes' load can
-// change: a full ctest once saw the search land on 31 where the limit implies 42 (it passed alone
-// every time). So a miss measures once more, the reference and the search both; a second miss
-// fails, and the bound is unchanged.
+// change: with two intra-op threads, two busy loops beside the test made the search land on 29-31
+// where the limit implies 42, twice in a row (a fresh clone's ctest failed so). One intra-op thread
+// (the reference and the search both): 42 against 42.4-42.5 on four of five tries under the same
+// load, and 31 once, which its second measurement fixed. The kernel's RSS counters are per-CPU
+// and read approximately, which the load moves too. So a miss measures again, the reference and
+// the search both, twice at most; a third miss fails, and the bound is unchanged.
 TEST(MaxBatchRun, MatchesWhatTheLimitImplies) {
   TS_REQUIRE_TORCH();
+  ts::test::OneIntraOpThread one;
   const double limit = 128.0 * 1024 * 1024;
   MaxBatchOptions o;
   o.target = std::string(TS_SOURCE_DIR) + "/examples/lab/tiny_convnet.py:wide_activations";
@@ -62,7 +67,7 @@ TEST(MaxBatchRun, MatchesWhatTheLimitImplies) {
   auto lands = [&] { return std::abs(double(r.max_batch) - implied) <= std::max(3.0, 0.1 * implied); };
   ASSERT_TRUE(measure()) << "the reference steps measured nothing";
   std::string tries = fmt::format("search {} against {:.1f} implied", r.max_batch, implied);
-  if (!lands()) {
+  for (int again = 0; again < 2 && !lands(); ++again) {
     ASSERT_TRUE(measure()) << "the reference steps measured nothing";
     tries += fmt::format("; measured again: search {} against {:.1f}", r.max_batch, implied);
   }

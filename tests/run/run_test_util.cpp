@@ -19,16 +19,6 @@ namespace fs = std::filesystem;
 
 const std::string& torch_python() { return ts::test::torch_python(); }
 
-OneIntraOpThread::OneIntraOpThread() {
-  if (const char* v = std::getenv("OMP_NUM_THREADS")) had = true, saved = v;
-  setenv("OMP_NUM_THREADS", "1", 1);
-}
-
-OneIntraOpThread::~OneIntraOpThread() {
-  if (had) setenv("OMP_NUM_THREADS", saved.c_str(), 1);
-  else unsetenv("OMP_NUM_THREADS");
-}
-
 std::string scripts_dir() { return std::string(TS_SOURCE_DIR) + "/tests/run/scripts"; }
 
 std::string fresh_dir(const std::string& name) {

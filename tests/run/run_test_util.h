@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "run/run_session.h"
+#include "support/one_intra_op_thread.h"
 
 namespace ts::run::test {
 
@@ -30,12 +31,7 @@ CliResult run_cli(const std::vector<std::string>& args, const std::string& cwd =
 // about the data wait, whose "compute" is a sleep: PyTorch 2.x's intra-op pool on this 2-core
 // machine, shared with other tests (ctest -j2), makes a tiny backward wait for its second thread
 // (measured here: 0.2 ms alone, 18-40 ms at load 4), which is not what those tests measure.
-struct OneIntraOpThread {
-  OneIntraOpThread();
-  ~OneIntraOpThread();
-  std::string saved;
-  bool had = false;
-};
+using ts::test::OneIntraOpThread;  // support/one_intra_op_thread.h
 
 std::string slurp(const std::string& path);
 int count(const std::string& hay, const std::string& needle);
