@@ -389,12 +389,10 @@ def _fwd_pre(module, inputs):
         if not module.training:  # phases.call_kind, inlined
             phases.eval_start(S.fwd_t0)
         elif M.grad_enabled():
-            if Ph.fetch_after_train is not None:  # phases.train_event, inlined
-                Ph.fetch_after_train = None
-                if Ph.fetch_key is not None and len(Ph.train_keys) < 64:
-                    Ph.train_keys.add(Ph.fetch_key)
-            if Ph.open:
-                phases.close()
+            # phases.train_event, called only when it has work: a batch fetched since the last
+            # training event (once a step) or an evaluation span to close.
+            if Ph.fetch_after_train is not None or Ph.open:
+                phases.train_event()
         elif phases.nograd_is_eval():  # a validation batch without model.eval()
             phases.eval_start(S.fwd_t0)
         if M.fwd_site is None:

@@ -170,7 +170,7 @@ def fetched(t0, ns, dataset=None, queued=0):
 def train_event():
     """A forward in training mode, a backward or an optimizer step: the open span ends."""
     if Ph.fetch_after_train is not None and Ph.fetch_key is not None and len(Ph.train_keys) < 64:
-        Ph.train_keys.add(Ph.fetch_key)  # the training data (hooks_model inlines this)
+        Ph.train_keys.add(Ph.fetch_key)  # the training data
     Ph.fetch_after_train = None
     if Ph.open:
         close()

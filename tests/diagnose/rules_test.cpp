@@ -573,6 +573,9 @@ TEST(CpuBoundTransforms, CpuOnlyLoopLoadingInlineIsSizedByTheModel) {
   EXPECT_NE(f->fix_code.find("torch.set_num_threads(1)"), std::string::npos) << f->fix_code;
   EXPECT_NE(std::find(f->fix_settings.begin(), f->fix_settings.end(), std::pair<std::string, std::string>{"threads", "1"}),
             f->fix_settings.end());
+  // Loading that computes on busy cores: the room is the loop's threads, not a loading that waits.
+  EXPECT_EQ(f->explanation.find("mostly waits"), std::string::npos) << f->explanation;
+  EXPECT_NE(f->explanation.find("with fewer of those threads"), std::string::npos) << f->explanation;
   // mnist's numbers: no fit gains, so the cheaper samples speak and the workers stay silent.
   ev.agent->step_ms = ev.agent->step_mean_ms = 105.8;
   ev.agent->data_wait_pct = 17;

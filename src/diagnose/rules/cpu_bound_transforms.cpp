@@ -25,10 +25,10 @@ namespace {
 // CPU per batch (their loading and their hand-over) came out of the model's compute, and it comes
 // back when they go, while the loop pays the loading itself:
 //   step(0) = step - wait - (load x cpu_share + worker hand-over) + load
-// karpathy/makemore on 2 cores, 4 workers: 20.07 ms steps waiting 1.61 ms for 1.36 ms batches;
-// predicted 16.9 ms (1.19x), `verify` measured 16.68 ms (1.20x); the wait and loading alone said
-// 1.01x. Claimed only where the wait alone exceeds the loading (a measured fact, whatever the
-// model). Returns whether it rewrote the finding.
+// karpathy/makemore on 2 cores, 4 workers, `verify` (2026-11-29): 21.76 ms steps waiting 1.51 ms
+// for 1.35 ms batches, predicted 1.11x, measured 17.83 ms (1.22x); in an earlier verify the wait
+// and the loading alone predicted 1.01x where 1.20x was measured. Claimed only where the wait alone
+// exceeds the loading (a measured fact, whatever the model). Returns whether it rewrote the finding.
 bool workers_cost_more(const Evidence& ev, Finding& f) {
   const AgentEvidence* a = agent_steps(ev);
   if (!a || !cpu_only_run(ev) || a->loaders.empty() || a->loaders[0].num_workers <= 0) return false;

@@ -267,20 +267,19 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     f.gain = fmt::format("data wait is {:.0f}% of the step: hiding it entirely gives {}", pct,
                          gain_text(f.recoverable_fraction));
   }
-  // Why workers can run beside the loop: free cores, or loading that sleeps and needs none.
-  const char* room = cpu_saturated(ev) ? "The cores are busy, but the loading mostly waits rather than computes, so"
-                                       : "The CPU is not saturated, so";
-  f.explanation = no_gpu
-      ? fmt::format("The training loop spends this share of every step waiting for the DataLoader to hand over the "
-                    "next batch, and the model's computation waits with it. {} the loading can run in parallel "
-                    "worker processes that prepare the next batches while the main process computes the current "
-                    "one (PyTorch torch.utils.data docs, \"Multi-process data loading\").",
-                    room)
-      : fmt::format("The training loop spends this share of every step waiting for the DataLoader to hand over the "
-                    "next batch, and the GPU has nothing to do meanwhile. {} the loading can run in parallel "
-                    "worker processes that prepare the next batches while the GPU computes the current one "
-                    "(PyTorch torch.utils.data docs, \"Multi-process data loading\").",
-                    room);
+  // Why workers can run beside the loop: free cores; loading that sleeps and needs none; or, where
+  // the rule speaks on busy cores for loading that computes (a CPU-only loop loading inline,
+  // fitted_loop_plan), cores the loop's own threads give up.
+  const char* room = !cpu_saturated(ev) ? "The CPU is not saturated, so"
+                     : loading_waits(ev) ? "The cores are busy, but the loading mostly waits rather than computes, so"
+                                         : "The cores are busy with the loop's own intra-op threads as much as with the "
+                                           "loading, so with fewer of those threads";
+  f.explanation = fmt::format(
+      "The training loop spends this share of every step waiting for the DataLoader to hand over the next batch, and "
+      "{}. {} the loading can run in parallel worker processes that prepare the next batches while {} computes the "
+      "current one (PyTorch torch.utils.data docs, \"Multi-process data loading\").",
+      no_gpu ? "the model's computation waits with it" : "the GPU has nothing to do meanwhile", room,
+      no_gpu ? "the main process" : "the GPU");
   if (!workers_how.empty()) f.explanation += " Sizing: " + workers_how + ".";
   f.explanation += stall_note;
   f.explanation += steady_note;
