@@ -101,14 +101,21 @@ JobInspector::~JobInspector() {
   if (thread_.joinable()) finish();
 }
 
-void JobInspector::on_step(int64_t step) {
+void JobInspector::on_step(pid_t pid, int64_t step) {
   int64_t prev = max_step_.load(std::memory_order_relaxed);
   while (step > prev && !max_step_.compare_exchange_weak(prev, step, std::memory_order_relaxed)) {
   }
-  if (step >= cfg_.trigger_step && prev < cfg_.trigger_step) {
-    std::lock_guard<std::mutex> lk(mu_);  // so the wake-up cannot slip in before the wait
-    cv_.notify_all();
-  }
+  if (step < cfg_.trigger_step) return;
+  // Under the lock, so the wake-up cannot slip in before the wait; the inspector holds it only
+  // to read these sets, never while it measures.
+  std::lock_guard<std::mutex> lk(mu_);
+  if (warm_.insert(pid).second) cv_.notify_all();
+}
+
+bool JobInspector::new_warm_process() const {
+  for (pid_t p : warm_)
+    if (!looked_at_.count(p)) return true;
+  return false;
 }
 
 JobInspection JobInspector::finish() {
@@ -127,6 +134,7 @@ void JobInspector::loop() {
     run();
   } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lk(mu_);
+    if (result_.inspected || result_.oversubscription) return;  // a later look failed: keep the first
     result_ = JobInspection{};
     result_.skipped = std::string("job inspection failed: ") + e.what();
   }
@@ -151,10 +159,40 @@ void JobInspector::run() {
       return;
     }
   }
+  std::string trigger = by_step ? fmt::format("step {}", cfg_.trigger_step)
+                                : fmt::format("after {:.0f} s without {} steps", cfg_.fallback_s, cfg_.trigger_step);
+  auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  JobInspection j = look(trigger, seconds());
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    result_ = std::move(j);
+  }
+  for (int n = 1; n < kMaxLooks; ++n) {
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      cv_.wait(lk, [&] { return stop_ || new_warm_process(); });
+      if (stop_) return;
+    }
+    JobInspection k = look(fmt::format("step {} of a training process that started later", cfg_.trigger_step), seconds());
+    auto seen = [](const JobInspection& x) { return x.oversubscription ? x.oversubscription->processes : 0; };
+    std::lock_guard<std::mutex> lk(mu_);
+    if (seen(k) > seen(result_)) {
+      result_ = std::move(k);
+    } else {
+      result_.cost_cpu_s = k.cost_cpu_s;  // the looks' cost so far, kept or not
+    }
+  }
+}
+
+JobInspection JobInspector::look(const std::string& trigger, double at_s) {
   JobInspection j;
-  j.trigger = by_step ? fmt::format("step {}", cfg_.trigger_step)
-                      : fmt::format("after {:.0f} s without {} steps", cfg_.fallback_s, cfg_.trigger_step);
-  j.at_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  j.trigger = trigger;
+  j.at_s = at_s;
+  std::set<pid_t> considered;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    considered = warm_;
+  }
   std::vector<JobProcess> procs;
   try {
     procs = training_processes(records_ ? records_() : Records{}, root_);
@@ -163,21 +201,27 @@ void JobInspector::run() {
   }
   read_runtimes(j, procs);
   std::vector<int> pids;
-  for (const auto& p : j.processes)
+  for (const auto& p : j.processes) {
+    considered.insert(p.pid);
     if (alive(p.pid)) pids.push_back(p.pid);
+  }
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    looked_at_.insert(considered.begin(), considered.end());
+  }
   if (!pids.empty()) {
     int budget = cfg_.cpu_budget;
     if (budget <= 0) budget = sample::read_cpu_budget(root_).whole_cores();
     // The measure ends early by itself once every process has exited.
     j.oversubscription = sample::measure_oversubscription(pids, cfg_.window_s, budget);
   }
-  // What the look itself cost (this thread's CPU time): the job must not pay for being watched.
+  // What the looks cost (this thread's CPU time, all looks so far): the job must not pay for
+  // being watched.
   rusage ru{};
   if (getrusage(RUSAGE_THREAD, &ru) == 0)
     j.cost_cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                    static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-  std::lock_guard<std::mutex> lk(mu_);
-  result_ = std::move(j);
+  return j;
 }
 
 void fill_evidence(const JobInspection& j, diagnose::SamplesEvidence& s) {

@@ -3,9 +3,12 @@
 // or some seconds passed without), `trainscope run` reads its training processes' /proc/PID/maps
 // (the BLAS and OpenMP runtimes really mapped, sample/runtime_libraries.h), the CPU vendor, and
 // measures thread oversubscription live across them for one second
-// (sample/oversubscription.h). Once per run. It works on its own low-priority thread, so the
-// launcher's wait loop stays responsive and the job never waits for it; processes that exit
-// mid-measure only shorten what is seen.
+// (sample/oversubscription.h). It looks again when another training process warms up after the
+// look (hogwild's mp.Process trainers, a spawned rank that was slow to import torch), at most
+// kMaxLooks times, and keeps the look that saw the most training processes: a job's processes
+// that start one after another would otherwise be measured one at a time. It works on its own
+// low-priority thread, so the launcher's wait loop stays responsive and the job never waits for
+// it; processes that exit mid-measure only shorten what is seen.
 // Training processes: torchrun's ranks (the agent's hello records carry pid and RANK), else the
 // processes with step records (most steps first), else the launched process itself.
 #include <sys/types.h>
@@ -15,6 +18,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -68,8 +72,9 @@ class JobInspector {
   JobInspector(const JobInspector&) = delete;
   JobInspector& operator=(const JobInspector&) = delete;
 
-  // From the channel's reader thread for every step record: cheap.
-  void on_step(int64_t step);
+  static constexpr int kMaxLooks = 4;
+  // From the channel's reader thread for every step record of process `pid`: cheap.
+  void on_step(pid_t pid, int64_t step);
   // The job has ended: stops waiting (a measure in progress ends as its processes have gone),
   // joins the thread and returns what was found.
   JobInspection finish();
@@ -77,6 +82,8 @@ class JobInspector {
  private:
   void loop();
   void run();
+  JobInspection look(const std::string& trigger, double at_s);
+  bool new_warm_process() const;  // under mu_
   pid_t root_;
   std::function<Records()> records_;
   Config cfg_;
@@ -84,6 +91,8 @@ class JobInspector {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  std::set<pid_t> warm_;         // processes past the trigger step (under mu_)
+  std::set<pid_t> looked_at_;    // the training processes of the last look (under mu_)
   JobInspection result_;
   std::thread thread_;
 };

@@ -200,7 +200,7 @@ std::map<std::string, std::string> open_agent_channel(Session& s) {
     if (level == s.steps_level.load() && r.step > s.steps_seen.load()) s.steps_seen = r.step;
     if (auto* l = s.live_ptr.load()) l->on_step(r);
     if (auto* p = s.panel_ptr.load()) p->model().on_step(r);
-    if (auto* j = s.inspector_ptr.load()) j->on_step(r.step);
+    if (auto* j = s.inspector_ptr.load()) j->on_step(r.pid, r.step);
   }, [&s](const TextRecord& t) {
     if (auto* l = s.live_ptr.load()) l->on_text(t);
   }, [&s](const GpuRecord& g) {
@@ -279,7 +279,7 @@ void start_watching(Session& s, pid_t pid) {
   try {
     s.inspector = std::make_unique<JobInspector>(pid, [&s] { return s.channel.snapshot(); });
     s.inspector_ptr = s.inspector.get();
-    s.inspector->on_step(s.steps_seen.load());
+    s.inspector->on_step(pid, s.steps_seen.load());  // steps seen before it existed
   } catch (const std::exception& e) {
     res.warnings.push_back(std::string("job not inspected: ") + e.what());
   }

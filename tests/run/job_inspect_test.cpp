@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "run/job_inspect.h"
@@ -101,7 +102,7 @@ TEST(JobInspector, JobEndsBeforeItIsWarm) {
   JobInspector::Config cfg;
   cfg.fallback_s = 30;
   JobInspector j(pid, [] { return Records{}; }, cfg);
-  j.on_step(2);  // not warm yet
+  j.on_step(pid, 2);  // not warm yet
   auto t0 = std::chrono::steady_clock::now();
   JobInspection res = j.finish();
   EXPECT_LT(since(t0), 5.0);  // finish() does not wait for the fallback
@@ -120,7 +121,7 @@ TEST(JobInspector, StepTriggerReadsMapsAndMeasuresTheSpinner) {
   cfg.window_s = 0.5;
   cfg.cpu_budget = 2;
   JobInspector j(pid, [&r] { return r; }, cfg);
-  j.on_step(3);
+  j.on_step(pid, 3);
   std::this_thread::sleep_for(std::chrono::milliseconds(900));
   JobInspection res = j.finish();
   reap(pid);
@@ -169,6 +170,43 @@ TEST(JobInspector, FallbackAfterTimeAndAProcessThatExitsMidWindow) {
   EXPECT_EQ(res.oversubscription->processes, 1);
   EXPECT_GT(res.oversubscription->samples, 0);
   EXPECT_LT(res.oversubscription->window_s, 4.0);
+}
+
+// Hogwild's trainers (mp.Process, spawn) start one after another: the second reached step 3 a
+// second after the first (pytorch/examples mnist_hogwild on 2 cores), so one look at the first
+// step 3 measured one process of two and missed their 4 threads on 2 cores. The inspector looks
+// again when a process warms up after its look, and keeps the look that saw both.
+TEST(JobInspector, ATrainingProcessThatWarmsUpLaterIsLookedAtAgain) {
+  pid_t first = spawn("while :; do :; done");
+  pid_t second = spawn("while :; do :; done");
+  std::mutex mu;
+  Records r;
+  add_steps(r, first, 3);
+  JobInspector::Config cfg;
+  cfg.fallback_s = 60;
+  cfg.window_s = 0.5;
+  cfg.cpu_budget = 2;
+  JobInspector j(first, [&] {
+    std::lock_guard<std::mutex> lk(mu);
+    return r;
+  }, cfg);
+  j.on_step(first, 3);
+  j.on_step(first, 4);  // the same process again: no second look
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    add_steps(r, second, 3);
+  }
+  j.on_step(second, 3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(900));
+  JobInspection res = j.finish();
+  reap(first);
+  reap(second);
+  ASSERT_TRUE(res.oversubscription.has_value()) << res.skipped;
+  EXPECT_EQ(res.oversubscription->processes, 2);
+  EXPECT_NE(res.trigger.find("started later"), std::string::npos) << res.trigger;
+  ASSERT_EQ(res.processes.size(), 2u);
+  EXPECT_GT(res.oversubscription->runnable_threads, 1.0);
 }
 
 }  // namespace

@@ -135,7 +135,10 @@ std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
         "xb = gpu_augment(xb)  # e.g. torchvision.transforms.v2 / kornia on CUDA tensors";
   }
   if (workers_cost_more(ev, f)) return f;
-  point_at_fix(f, ev, "dataloader", "the loop's DataLoader: its dataset's __getitem__ and transforms run in its workers",
+  const bool inline_loading = ev.agent && !ev.agent->loaders.empty() && ev.agent->loaders[0].num_workers == 0;
+  point_at_fix(f, ev, "dataloader",
+               inline_loading ? "the loop's DataLoader: its dataset's __getitem__ and transforms run in the loop's process"
+                              : "the loop's DataLoader: its dataset's __getitem__ and transforms run in its workers",
                "set dataloader_num_workers here");
   return f;
 }

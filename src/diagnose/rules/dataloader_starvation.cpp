@@ -22,8 +22,10 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     const auto fitted = fitted_loop_plan(ev);
     if (!fitted || fitted->speedup < 1 + th::kLoaderNoGainMargin) return std::nullopt;
   }
-  // The job's usable cores: the same number the threads section and cpu-bound-transforms use.
-  int cores = static_cast<int>(usable_cores(ev));
+  // This process's share of the job's usable cores (the number the threads section and
+  // cpu-bound-transforms use, over the training processes that share it).
+  int cores = cores_per_training_process(ev);
+  const int procs_here = training_processes_here(ev);
   Finding f;
   double pct = -1;
   int workers = -1;
@@ -73,8 +75,11 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
     // go with the wait: the model sizes the loop from the steps that did not stall, and the fix's
     // bound is everything in the mean step but that compute. Stalled: the 10th percentile of the
     // steps' compute under half its median (most steps stall), or the median under half of the
-    // mean step's non-waiting part (some steps stall long).
-    if (!measured_on_gpu && a->compute_ms > 0) {
+    // mean step's non-waiting part (some steps stall long). Not when the job's own threads were
+    // measured queueing for the cores (oversubscribed): then the slow steps waited for a core, and
+    // a fed loop would wait the same.
+    const bool queued = ev.samples && ev.samples->threads_oversubscribed;
+    if (!measured_on_gpu && a->compute_ms > 0 && !queued) {
       const bool low_stall = a->compute_low_ms > 0 && a->compute_low_ms < th::kComputeStallRatio * a->compute_ms;
       const double fast = low_stall ? a->compute_low_ms : a->compute_ms;
       const double mean_rest = now_ms - pct / 100 * now_ms;  // the mean step's non-waiting part
@@ -307,8 +312,12 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
                       workers > 0 ? "" : " (start at physical cores / 2 and sweep)",
                       no_gpu ? "" : ", pin_memory=True with .cuda(non_blocking=True)",
                       fit_threads > 0 ? fmt::format("; and torch.set_num_threads({}) so that the loop's threads and the "
-                                                    "workers fit the {} cores",
-                                                    fit_threads, cores)
+                                                    "workers fit the {} core{}{}",
+                                                    fit_threads, cores, cores == 1 ? "" : "s",
+                                                    procs_here > 1 ? fmt::format(" this process gets of the {:.0f} its {} "
+                                                                                 "training processes share",
+                                                                                 usable_cores(ev), procs_here)
+                                                                   : "")
                                       : "");
   f.fix_code = no_gpu ? fmt::format(
                             "{}loader = DataLoader(dataset, batch_size=BS,{}\n"

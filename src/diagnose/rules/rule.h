@@ -85,6 +85,12 @@ bool cpu_saturated(const Evidence& ev);
 // own budget measured live (affinity from sched_getaffinity and the cgroup's cpu.max quota,
 // sample/cpu_budget.h) when it was, else the sampled root's budget, else its affinity; 0 unknown.
 double usable_cores(const Evidence& ev);
+// The job's training processes that share those cores, measured live on this host (DDP ranks,
+// hogwild's mp.Process trainers; their DataLoader workers are not among them); 1 when not measured.
+int training_processes_here(const Evidence& ev);
+// One training process's share of the usable cores (at least 1 when any are known, 0 unknown):
+// the cores its loader plan may count on, since every other training process computes on the same.
+int cores_per_training_process(const Evidence& ev);
 // Cores other work kept busy while the job ran: the host's mean CPU use less the job's own
 // processes', 0 when none or unknown (no process tree sampled). Taken as lasting: the fixed run
 // shares the host with the same work.

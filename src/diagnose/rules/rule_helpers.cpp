@@ -80,6 +80,17 @@ double usable_cores(const Evidence& ev) {
   return s.cpu_cores;
 }
 
+int training_processes_here(const Evidence& ev) {
+  if (!ev.samples || !ev.samples->threads_measured) return 1;
+  return std::max<int>(1, static_cast<int>(ev.samples->thread_loads.size()));
+}
+
+int cores_per_training_process(const Evidence& ev) {
+  const double cores = usable_cores(ev);
+  if (cores <= 0) return 0;
+  return std::max(1, static_cast<int>(cores / training_processes_here(ev)));
+}
+
 double other_work_cores(const Evidence& ev) {
   if (!ev.samples) return 0;
   const auto& s = *ev.samples;
@@ -164,7 +175,7 @@ std::optional<LoaderModelInput> agent_loader_model(const Evidence& ev, double co
   in.compute_ms = consumer_ms;
   in.load_ms = a->sample_getitem_ms * bs + std::max(0.0, a->collate_ms);
   in.cpu_share = a->loading_cpu_share;
-  in.cores = static_cast<int>(usable_cores(ev));
+  in.cores = cores_per_training_process(ev);
   in.current_workers = workers;
   in.pinned = !no_gpu;  // the fix pins batches bound for a GPU (pin_memory=True)
   if (a->gpu_ms <= 0 && no_gpu) {
@@ -183,7 +194,7 @@ std::optional<LoaderModelInput> agent_loader_model(const Evidence& ev, double co
 
 std::optional<LoaderPlan> fitted_loop_plan(const Evidence& ev) {
   const AgentEvidence* a = agent_steps(ev);
-  if (!a || !agent_without_cuda(ev) || a->loaders.empty() || a->loaders[0].num_workers != 0 || usable_cores(ev) < 2 ||
+  if (!a || !agent_without_cuda(ev) || a->loaders.empty() || a->loaders[0].num_workers != 0 || cores_per_training_process(ev) < 2 ||
       a->data_wait_pct < th::kDataWaitPct)
     return std::nullopt;
   const double step = a->step_mean_ms > 0 ? a->step_mean_ms : a->step_ms;

@@ -57,18 +57,39 @@ std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& 
   add(f, "threads_total", threads_total, "count");
   if (intra > 0) add(f, "torch_threads_per_process", intra, "count");
   int per_proc = std::max(1, budget / procs);
-  // Threads queued for a core do no work: the queue beyond the budget is lost time, capped.
+  // Where the time goes: an OpenMP thread that has done its share of a parallel region waits at
+  // the region's barrier for its siblings, spinning on a core first (libgomp: GOMP_SPINCOUNT,
+  // 300,000 spins by default, only 100 when a process has more threads than available CPUs;
+  // Intel's OpenMP: KMP_BLOCKTIME, 200 ms). Oversubscribed, a sibling is often queued for a core,
+  // so the spinners burn the cores it waits for, and the queue beyond the budget is lost whole.
+  // With more intra-op threads than cores (libgomp barely spins) only the switching is lost: a
+  // quarter of it. Checked against verify's threads=1 re-runs (docs/FINDINGS.md, "Thread
+  // oversubscription's gain").
+  const bool iomp = std::any_of(s.openmp_libs.begin(), s.openmp_libs.end(),
+                                [](const std::string& l) { return l.find("iomp") != std::string::npos; });
+  const bool spins = iomp || intra <= 0 || intra <= budget;
   double excess = (s.runnable_threads_mean - budget) / s.runnable_threads_mean;
-  f.recoverable_fraction = std::clamp(excess * 0.5, 0.05, 0.3);
+  f.recoverable_fraction = spins ? std::clamp(excess, 0.05, 0.6) : std::clamp(excess * 0.25, 0.05, 0.3);
+  add(f, "barrier_spin", spins ? 1 : 0, "bool");
   f.severity = severity_for(f.recoverable_fraction);
   f.confidence = 0.85;
   f.title = fmt::format("Thread oversubscription: {:.1f} threads want a core on {} core{} ({:.1f}x), {} process{}",
                         s.runnable_threads_mean, budget, budget == 1 ? "" : "s", s.runnable_threads_mean / budget,
                         procs, procs == 1 ? "" : "es");
-  f.gain = "CPU time goes to switching between threads instead of work";
+  f.gain = spins ? "the cores spin at OpenMP barriers and switch between threads instead of working"
+                 : "CPU time goes to switching between threads instead of work";
   f.explanation = std::string(kExplanation) + fmt::format(
       " Measured live over {:.1f} s: {}. OMP_NUM_THREADS={}{}.", s.threads_window_s, per, omp,
       intra > 0 ? fmt::format(", torch.get_num_threads()={}", intra) : std::string());
+  f.explanation += spins
+      ? fmt::format(" {} intra-op thread{} per process on {} core{}: OpenMP threads that finish their share of a parallel "
+                    "region spin at its barrier while a sibling waits for a core ({}), so the queue beyond the cores "
+                    "is lost whole.",
+                    intra > 0 ? std::to_string(intra) : "The default", intra == 1 ? "" : "s", budget, budget == 1 ? "" : "s",
+                    iomp ? "Intel OpenMP's KMP_BLOCKTIME" : "libgomp's GOMP_SPINCOUNT")
+      : fmt::format(" More intra-op threads per process ({}) than cores ({}): libgomp barely spins at its barriers then "
+                    "(GOMP_SPINCOUNT), so only the switching is lost.",
+                    intra, budget);
   f.fix = fix_text(per_proc);
   f.fix_code = fix_code(per_proc);
   f.fix_settings = {{"threads", std::to_string(per_proc)}};
