@@ -74,10 +74,21 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
                                                     : "DataLoader fetch";
     o += fmt::format("\n{}Steps{} ({} by {}, medians of {} after warm-up and the profiler window):\n", bold, reset,
                      e.steps, by, std::max<int64_t>(0, e.steps - r.agent.warmup_steps));
-    o += fmt::format("  step {:.2f} ms: data wait {:.2f} ms ({:.0f}%), forward {:.2f}, backward {:.2f}, "
-                     "optimizer {:.2f}, H2D {:.2f}, I/O {:.2f} ms ({:.0f}%)\n",
-                     step, e.data_wait_ms, e.data_wait_pct, e.forward_ms, e.backward_ms, e.optimizer_ms, e.h2d_ms,
-                     e.io_ms, e.io_pct);
+    // The forward is timed by the model's forward hooks, which only a module call runs: a loop that
+    // calls `layer.forward(x)` itself (pytorch/examples mnist_forward_forward) never shows one.
+    // The phases are medians, so they need not add up; a rest over a tenth of the step is shown.
+    const bool fwd_unseen = e.forward_ms <= 0 && e.backward_ms > 0;
+    const double rest = step - std::max(0.0, e.data_wait_ms) - std::max(0.0, e.forward_ms) -
+                        std::max(0.0, e.backward_ms) - std::max(0.0, e.optimizer_ms) - std::max(0.0, e.h2d_ms) -
+                        std::max(0.0, e.io_ms);
+    o += fmt::format("  step {:.2f} ms: data wait {:.2f} ms ({:.0f}%), forward {}, backward {:.2f}, "
+                     "optimizer {:.2f}, H2D {:.2f}, I/O {:.2f} ms ({:.0f}%){}\n",
+                     step, e.data_wait_ms, e.data_wait_pct, fwd_unseen ? std::string("not seen") : fmt::format("{:.2f}", e.forward_ms),
+                     e.backward_ms, e.optimizer_ms, e.h2d_ms, e.io_ms, e.io_pct,
+                     rest > 0.1 * step ? fmt::format(", the rest {:.2f} ms", rest) : std::string());
+    if (fwd_unseen)
+      o += "  forward not seen: no module call ran the model's forward hooks in a step (a module's forward called as "
+           "`m.forward(x)` skips them, PyTorch's nn.Module docs), so its time is in the rest\n";
     // The wait's ms and % are one statistic: the mean wait and its share of the mean step. Said only
     // where there is a wait to hide: steps of uneven length alone (an RL loop's episodes) need no note.
     if (e.step_mean_ms > 0 && std::abs(e.step_mean_ms - step) > 0.1 * step && e.data_wait_ms >= 0.005)
