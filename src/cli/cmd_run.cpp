@@ -160,7 +160,12 @@ void register_run(CLI::App& app) {
   std::string keys;
   for (const auto& k : ts::run::override_keys()) keys += fmt::format("\n  {}={}: {}", k.key, k.values, k.what);
   sub->add_option("--set", a->set, "Apply a setting at run time without changing the script (repeatable):" + keys)
-      ->check(CLI::Validator([](std::string& s) { return ts::run::check_override(s); }, "KEY=VALUE", "override"));
+      ->check(CLI::Validator([](std::string& s) { return ts::run::check_override(s); }, "KEY=VALUE", "override"))
+      // One value per --set: a vector option takes values until `--`, which then only ends the
+      // option (CLI11), so `--set threads=1 -- python -c ...` read `-c` as trainscope's option.
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   auto* live = sub->add_flag("--live", a->live,
                               "Live view at the bottom of the terminal while it runs: steps, the median step's phases "
                               "(data wait, H2D, forward, backward, optimizer, GPU), the top finding so far (default "

@@ -95,6 +95,20 @@ TEST(UsageErrors, EveryCommandRejectsAnUnknownFlagInOneLine) {
     expect_usage_error(fmt::format("{} --not-a-flag", c), fmt::format("trainscope: {}: ", c));
 }
 
+// `--set` takes one value each time: CLI11 lets a vector option take values until `--`, which then
+// only ends the option, and `run --set threads=1 -- python -c ...` failed with "-c not expected".
+TEST(UsageErrors, TheCommandsOwnOptionsAfterSetAreTheCommands) {
+  fs::path out = fs::temp_directory_path() / fmt::format("ts_usage_set_{}", getpid());
+  Result r = run(fmt::format("run --no-store --no-profile --no-sample --no-live --out {} --set threads=1 --set "
+                             "optimizer.foreach=true -- /bin/sh -c 'exit 3' -x --epochs 2",
+                             out.string()));
+  EXPECT_EQ(r.code, 3) << r.err;  // the command's own exit status, passed through
+  EXPECT_EQ(r.err.find("not expected"), std::string::npos) << r.err;
+  fs::remove_all(out);
+  // Two values after one --set: the second is not a key, so the command would start with it.
+  expect_usage_error("run --set threads=1 threads=2 -- true", "run: The following argument was not expected: true");
+}
+
 TEST(UsageErrors, HelpAndVersionStillExitZero) {
   Result r = run("analyze --help");
   EXPECT_EQ(r.code, 0);
