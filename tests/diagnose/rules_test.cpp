@@ -901,6 +901,30 @@ TEST(CommunicationBound, ExposedCommunication) {
   EXPECT_NEAR(f->recoverable_fraction, 0.15, 1e-9);
 }
 
+// Fabric's 2 CPU ranks (gloo) with 2 intra-op threads each on 2 cores: the collectives' 39% of the
+// step was read as "the GPUs wait", and nothing said the ranks' queued threads stretch them.
+TEST(CommunicationBound, OnTheCpuItIsTheRanksThatWaitAndQueuedThreadsAreSaid) {
+  Evidence ev;
+  auto t = trace_with_steps(4, 100, 0, 70);
+  t.steps.total.communication = 60'000'000;
+  t.steps.total.other -= 60'000'000;
+  t.gpu.present = false;
+  t.parallel.world_size = 2;
+  ev.trace = t;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "communication-bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->explanation.rfind("The ranks wait", 0), 0u) << f->explanation;
+  EXPECT_EQ(f->explanation.find("queueing"), std::string::npos) << f->explanation;
+  SamplesEvidence s;
+  s.threads_oversubscribed = true;
+  ev.samples = s;
+  Diagnosis d2 = diagnose(ev);
+  const Finding* g = find(d2, "communication-bound");
+  ASSERT_NE(g, nullptr);
+  EXPECT_NE(g->explanation.find("gloo's threads queue with them"), std::string::npos) << g->explanation;
+}
+
 TEST(ComputeBound, MfuWhenFlopsKnown) {
   Evidence ev;
   ev.trace = trace_with_steps(4, 100, 1, 95);

@@ -43,11 +43,16 @@ std::optional<Finding> communication_bound(const Evidence& ev) {
   if (wait_pct > 0) f.title += fmt::format(" (besides {:.0f}% waiting for a straggler rank)", wait_pct);
   f.gain = fmt::format("communication not hidden by compute: overlapping or amortising it gives {}",
                        gain_text(f.recoverable_fraction));
-  f.explanation =
-      "The GPUs wait for gradient all-reduce (or all-gather) with no compute running alongside. "
+  f.explanation = std::string(t->gpu.present ? "The GPUs wait" : "The ranks wait") +
+      " for gradient all-reduce (or all-gather) with no compute running alongside. "
       "Fewer synchronisations per sample (gradient accumulation with no_sync, a larger batch), "
       "better overlap (DDP bucket sizes, gradient_as_bucket_view) or less data per sync (bf16 "
       "gradients) reduce the exposed time.";
+  // On the CPU the collectives run on the ranks' own cores: queued threads stretch them too.
+  if (!t->gpu.present && ev.samples && ev.samples->threads_oversubscribed)
+    f.explanation += " The ranks' threads were measured queueing for the cores (thread-oversubscription), and gloo's "
+                     "threads queue with them: part of the collectives' time is that wait, so measure again after "
+                     "giving each rank its share of the threads.";
   f.fix = "Accumulate gradients over K micro-batches with model.no_sync() (one all-reduce per K), "
           "or raise the batch; tune DDP bucket_cap_mb; compress gradients to bf16.";
   f.fix_code =
