@@ -65,6 +65,21 @@ TEST(ThreadOversubscription, LiveMeasureFires) {
   EXPECT_NE(f->explanation.find("rank 1: 12 threads, 8.0 runnable"), std::string::npos) << f->explanation;
   EXPECT_NE(f->explanation.find("OMP_NUM_THREADS=unset"), std::string::npos) << f->explanation;
   EXPECT_NE(f->fix_code.find("set_num_threads(4)"), std::string::npos);  // 8 cores / 2 ranks
+  // At the user's line: the model's call in the loop each process runs.
+  CodeSite fwd;
+  fwd.role = "forward";
+  fwd.file = "/work/job/train.py";
+  fwd.path = "train.py";
+  fwd.line = 57;
+  fwd.function = "trainer";
+  fwd.code = "loss = F.cross_entropy(model(x), y)";
+  ev.agent->sites.push_back(fwd);
+  Diagnosis d_s = diagnose(ev);
+  const Finding* g = find(d_s, "thread-oversubscription");
+  ASSERT_NE(g, nullptr);
+  ASSERT_FALSE(g->sites.empty());
+  EXPECT_EQ(g->sites[0].line, 57);
+  EXPECT_NE(g->sites[0].note.find("torch.set_num_threads(4) before it"), std::string::npos) << g->sites[0].note;
 }
 
 // The gain follows what the runtime does at its barriers (libgomp's GOMP_SPINCOUNT: 100 spins

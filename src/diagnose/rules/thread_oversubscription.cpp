@@ -36,6 +36,12 @@ const char* kExplanation =
     "ops, then run many more threads than there are cores and the scheduler switches between them "
     "constantly: CPU and GPU utilisation both drop.";
 
+// The user's line: the model's call in the loop each process runs; the threads are set before it.
+void point_at_thread_fix(Finding& f, const Evidence& ev, int per_proc) {
+  point_at_fix(f, ev, "forward",
+               fmt::format("the loop each training process runs: torch.set_num_threads({}) before it", per_proc));
+}
+
 std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& s) {
   if (!s.threads_oversubscribed) return std::nullopt;
   int procs = std::max<int>(1, static_cast<int>(s.thread_loads.size()));
@@ -93,6 +99,7 @@ std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& 
   f.fix = fix_text(per_proc);
   f.fix_code = fix_code(per_proc);
   f.fix_settings = {{"threads", std::to_string(per_proc)}};
+  point_at_thread_fix(f, ev, per_proc);
   return f;
 }
 
@@ -128,6 +135,7 @@ std::optional<Finding> thread_oversubscription(const Evidence& ev) {
   f.fix = fix_text(per_proc);
   f.fix_code = fix_code(per_proc);
   f.fix_settings = {{"threads", std::to_string(per_proc)}};
+  point_at_thread_fix(f, ev, per_proc);
   return f;
 }
 

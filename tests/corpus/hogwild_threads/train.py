@@ -59,7 +59,7 @@ def trainer(rank, model, data):
     while step < STEPS:
         for x, y in loader:
             opt.zero_grad()
-            F.cross_entropy(model(x), y).backward()
+            F.cross_entropy(model(x), y).backward()  # expect-site: thread-oversubscription
             opt.step()
             step += 1
             if step == STEPS:
