@@ -59,6 +59,9 @@ struct SamplesEvidence {
   std::string threads_summary;          // one line for reports
   struct ThreadLoad {
     int pid = -1, rank = -1, threads = 0;  // rank -1: not a torchrun rank
+    // The training process this one is a child of (its DataLoader workers, any helper it
+    // started): their threads want the same cores. -1: a training process itself.
+    int worker_of = -1;
     double runnable = 0, cpu_cores = 0, nonvoluntary_per_s = 0;
     std::string omp_num_threads;           // "" unset
   };

@@ -206,6 +206,11 @@ inline constexpr double kNonvolPerCorePerS = 100;
 // The live /proc measure decides alone from this many 50 ms samples (~0.25 s of the job); fewer
 // (the job ended right after the look) say too little to overrule the other evidence.
 inline constexpr int kOversubLiveMinSamples = 5;
+// Threads wanting a core beyond this many per core (and more than half a thread beyond the cores)
+// are oversubscribed: the live measure's own test (sample/oversubscription.h), also applied to a
+// part of the job (its DataLoader workers, its training processes alone).
+inline constexpr double kOversubRatio = 1.25;
+inline constexpr double kOversubMargin = 0.5;
 
 // communication-bound: TB plugin, communication > 10% of step.
 inline constexpr double kCommPct = 10;

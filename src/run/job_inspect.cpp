@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <fmt/format.h>
 #include <map>
 #include <set>
@@ -70,6 +72,19 @@ std::vector<JobProcess> training_processes(const Records& records, pid_t root) {
     JobProcess p;
     p.pid = static_cast<int>(root);
     out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<int> child_processes(int pid) {
+  std::vector<int> out;
+  std::error_code ec;
+  const std::string task = fmt::format("/proc/{}/task", pid);
+  for (const auto& t : std::filesystem::directory_iterator(task, ec)) {
+    std::ifstream in(t.path() / "children");
+    int c = 0;
+    while (in >> c)
+      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
   }
   return out;
 }
@@ -209,6 +224,14 @@ JobInspection JobInspector::look(const std::string& trigger, double at_s) {
     std::lock_guard<std::mutex> lk(mu_);
     looked_at_.insert(considered.begin(), considered.end());
   }
+  // Their children (DataLoader workers) share the cores: measured with them, marked as theirs.
+  const size_t trainers = pids.size();
+  for (size_t i = 0; i < trainers; ++i)
+    for (int c : child_processes(pids[i]))
+      if (std::find(pids.begin(), pids.end(), c) == pids.end() && alive(c)) {
+        pids.push_back(c);
+        j.worker_of[c] = pids[i];
+      }
   if (!pids.empty()) {
     int budget = cfg_.cpu_budget;
     if (budget <= 0) budget = sample::read_cpu_budget(root_).whole_cores();
@@ -248,6 +271,7 @@ void fill_evidence(const JobInspection& j, diagnose::SamplesEvidence& s) {
     t.omp_num_threads = l.omp_num_threads;
     for (const auto& p : j.processes)
       if (p.pid == l.pid) t.rank = p.rank;
+    if (auto w = j.worker_of.find(l.pid); w != j.worker_of.end()) t.worker_of = w->second;
     s.thread_loads.push_back(t);
   }
 }
@@ -305,6 +329,8 @@ std::string host_section_json(const JobInspection& j, const diagnose::AgentEvide
       w.field("nonvoluntary_switches_per_s", l.nonvoluntary_per_s);
       w.key("omp_num_threads");
       if (l.omp_num_threads.empty()) w.null(); else w.value(l.omp_num_threads);
+      w.key("child_of");
+      if (auto c = j.worker_of.find(l.pid); c != j.worker_of.end()) w.value(c->second); else w.null();
       w.end_object();
     }
     w.end_array();
@@ -353,8 +379,12 @@ std::string host_text(const JobInspection& j, const diagnose::AgentEvidence* age
       int rank = -1;
       for (const auto& p : j.processes)
         if (p.pid == l.pid) rank = p.rank;
+      auto w = j.worker_of.find(l.pid);
       o += fmt::format("    pid {}{}: {} threads, {:.1f} runnable, {:.2f} cores, OMP_NUM_THREADS={}\n", l.pid,
-                       rank >= 0 ? fmt::format(" (rank {})", rank) : std::string(), l.threads, l.runnable_threads,
+                       rank >= 0                   ? fmt::format(" (rank {})", rank)
+                       : w != j.worker_of.end()    ? fmt::format(" (child of {})", w->second)
+                                                   : std::string(),
+                       l.threads, l.runnable_threads,
                        l.cpu_cores, l.omp_num_threads.empty() ? "unset" : l.omp_num_threads);
     }
   }

@@ -10,12 +10,14 @@
 // low-priority thread, so the launcher's wait loop stays responsive and the job never waits for
 // it; processes that exit mid-measure only shorten what is seen.
 // Training processes: torchrun's ranks (the agent's hello records carry pid and RANK), else the
-// processes with step records (most steps first), else the launched process itself.
+// processes with step records (most steps first), else the launched process itself. Their child
+// processes (DataLoader workers) are measured with them: their threads want the same cores.
 #include <sys/types.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -47,11 +49,17 @@ struct JobInspection {
   std::vector<JobProcess> processes;
   std::vector<std::string> blas_libs, openmp_libs;  // distinct paths over the processes
   std::optional<sample::Oversubscription> oversubscription;
+  // Measured beside the training processes: their children (DataLoader workers, whose NumPy or
+  // OpenCV may run a thread pool of their own), child pid -> training pid.
+  std::map<int, int> worker_of;
   std::string skipped;       // why nothing was inspected ("" when inspected)
 };
 
 // The training processes among the agent's records (see above); root when nothing else.
 std::vector<JobProcess> training_processes(const Records& records, pid_t root);
+
+// The live child processes of `pid` (/proc/PID/task/TID/children of each of its threads).
+std::vector<int> child_processes(int pid);
 
 // Reads maps and vendor of `procs` now (no waiting); the oversubscription is measured separately.
 void read_runtimes(JobInspection& out, std::vector<JobProcess> procs);

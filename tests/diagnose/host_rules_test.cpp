@@ -102,6 +102,66 @@ TEST(ThreadOversubscription, MoreThreadsThanCoresLoseOnlyTheSwitchingUnlessIntel
   EXPECT_NE(g->explanation.find("KMP_BLOCKTIME"), std::string::npos) << g->explanation;
 }
 
+// One training process (2 threads, as many as the cores) and its 2 DataLoader workers, each running
+// NumPy's OpenBLAS pool of 2 threads: the workers' pools are the excess, so the fix is one thread per
+// worker in the DataLoader (a code change: no --set reaches a library's pool in the workers), at
+// the DataLoader's line. Measured: a loop like this ran 3.3-7x faster with worker_init_fn limiting
+// the pool (tests/corpus/numpy_workers).
+TEST(ThreadOversubscription, WorkersThatRunTheirOwnPoolsGetOneThreadEachInTheLoader) {
+  Evidence ev;
+  SamplesEvidence s;
+  s.cpu_cores = 2;
+  s.cpu_budget_cores = 2;
+  s.threads_measured = true;
+  s.threads_window_s = 1.0;
+  s.threads_samples = 20;
+  s.thread_budget_cores = 2;
+  s.runnable_threads_mean = 5.8;
+  s.threads_oversubscribed = true;
+  SamplesEvidence::ThreadLoad main;
+  main.pid = 100;
+  main.threads = 5;
+  main.runnable = 1.9;
+  s.thread_loads.push_back(main);
+  for (int w = 0; w < 2; ++w) {
+    SamplesEvidence::ThreadLoad l;
+    l.pid = 101 + w;
+    l.worker_of = 100;
+    l.threads = 4;
+    l.runnable = 1.95;
+    s.thread_loads.push_back(l);
+  }
+  ev.samples = s;
+  AgentEvidence a;
+  a.torch_threads = 2;
+  CodeSite dl;
+  dl.role = "dataloader";
+  dl.file = "/work/job/train.py";
+  dl.path = "train.py";
+  dl.line = 36;
+  a.sites.push_back(dl);
+  ev.agent = a;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "thread-oversubscription");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(ev_value(*f, "processes"), 1);
+  EXPECT_EQ(ev_value(*f, "child_processes"), 2);
+  EXPECT_NE(f->title.find("1 process and 2 child processes"), std::string::npos) << f->title;
+  EXPECT_NE(f->explanation.find("The training process's 2 child processes"), std::string::npos) << f->explanation;
+  EXPECT_TRUE(f->fix_settings.empty());  // threads=2 in the loop would change nothing
+  EXPECT_NE(f->fix_code.find("worker_init_fn=one_thread"), std::string::npos) << f->fix_code;
+  ASSERT_EQ(f->sites.size(), 1u);
+  EXPECT_EQ(f->sites[0].line, 36);
+  // The loop's own threads too many as well (4 runnable on 2 cores): both fixes, the threads setting kept.
+  ev.samples->thread_loads[0].runnable = 4;
+  ev.samples->runnable_threads_mean = 7.9;
+  Diagnosis d2 = diagnose(ev);
+  const Finding* g = find(d2, "thread-oversubscription");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->fix_settings.empty());
+  EXPECT_NE(g->fix.find("And Give each process"), std::string::npos) << g->fix;
+}
+
 TEST(ThreadOversubscription, LiveMeasureDecidesAloneWhenPresent) {
   // 8 intra-op threads x 2 processes > 2 x 8 cores would fire the configuration path, but the
   // threads were measured and most of them sleep: no finding.

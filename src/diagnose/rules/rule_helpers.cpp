@@ -82,7 +82,8 @@ double usable_cores(const Evidence& ev) {
 
 int training_processes_here(const Evidence& ev) {
   if (!ev.samples || !ev.samples->threads_measured) return 1;
-  return std::max<int>(1, static_cast<int>(ev.samples->thread_loads.size()));
+  const auto& l = ev.samples->thread_loads;
+  return std::max<int>(1, static_cast<int>(std::count_if(l.begin(), l.end(), [](const auto& t) { return t.worker_of < 0; })));
 }
 
 int cores_per_training_process(const Evidence& ev) {

@@ -44,21 +44,38 @@ void point_at_thread_fix(Finding& f, const Evidence& ev, int per_proc) {
 
 std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& s) {
   if (!s.threads_oversubscribed) return std::nullopt;
-  int procs = std::max<int>(1, static_cast<int>(s.thread_loads.size()));
+  const int procs = training_processes_here(ev);
   int budget = std::max(1, s.thread_budget_cores);
+  // The training processes' children (DataLoader workers) were measured with them. PyTorch gives
+  // each worker one intra-op thread, but NumPy's BLAS, OpenCV and the like start their own pool,
+  // one thread per core, in every worker.
+  int children = 0;
+  double child_runnable = 0;
+  for (const auto& l : s.thread_loads)
+    if (l.worker_of >= 0) ++children, child_runnable += l.runnable;
+  const double trainer_runnable = s.runnable_threads_mean - child_runnable;
+  const bool pooled_children = children > 0 && child_runnable > th::kOversubRatio * children &&
+                               child_runnable > children + th::kOversubMargin;
+  const bool trainers_over = trainer_runnable > th::kOversubRatio * budget && trainer_runnable > budget + th::kOversubMargin;
   Finding f = make("thread-oversubscription", Bottleneck::HostCpu, "samples (live /proc)");
   add(f, "runnable_threads_mean", s.runnable_threads_mean, "count");
   add(f, "cpu_budget_cores", budget, "count");
   add(f, "oversubscription_ratio", s.runnable_threads_mean / budget, "x");
   add(f, "processes", procs, "count");
+  if (children > 0) {
+    add(f, "child_processes", children, "count");
+    add(f, "child_runnable_threads", child_runnable, "count");
+  }
   add(f, "window_s", s.threads_window_s, "s");
   int threads_total = 0, intra = ev.agent ? ev.agent->torch_threads : 0;
   std::string omp, per;
   for (const auto& l : s.thread_loads) {
     threads_total += l.threads;
-    std::string who = l.rank >= 0 ? fmt::format("rank {}", l.rank) : fmt::format("pid {}", l.pid);
+    std::string who = l.rank >= 0       ? fmt::format("rank {}", l.rank)
+                      : l.worker_of >= 0 ? fmt::format("pid {} (child of {})", l.pid, l.worker_of)
+                                         : fmt::format("pid {}", l.pid);
     per += fmt::format("{}{}: {} threads, {:.1f} runnable", per.empty() ? "" : "; ", who, l.threads, l.runnable);
-    if (omp.empty()) omp = l.omp_num_threads.empty() ? "unset" : l.omp_num_threads;
+    if (omp.empty() && l.worker_of < 0) omp = l.omp_num_threads.empty() ? "unset" : l.omp_num_threads;
   }
   add(f, "threads_total", threads_total, "count");
   if (intra > 0) add(f, "torch_threads_per_process", intra, "count");
@@ -79,9 +96,10 @@ std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& 
   add(f, "barrier_spin", spins ? 1 : 0, "bool");
   f.severity = severity_for(f.recoverable_fraction);
   f.confidence = 0.85;
-  f.title = fmt::format("Thread oversubscription: {:.1f} threads want a core on {} core{} ({:.1f}x), {} process{}",
+  f.title = fmt::format("Thread oversubscription: {:.1f} threads want a core on {} core{} ({:.1f}x), {} process{}{}",
                         s.runnable_threads_mean, budget, budget == 1 ? "" : "s", s.runnable_threads_mean / budget,
-                        procs, procs == 1 ? "" : "es");
+                        procs, procs == 1 ? "" : "es",
+                        children > 0 ? fmt::format(" and {} child process{}", children, children == 1 ? "" : "es") : "");
   f.gain = spins ? "the cores spin at OpenMP barriers and switch between threads instead of working"
                  : "CPU time goes to switching between threads instead of work";
   f.explanation = std::string(kExplanation) + fmt::format(
@@ -99,6 +117,28 @@ std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& 
   f.fix = fix_text(per_proc);
   f.fix_code = fix_code(per_proc);
   f.fix_settings = {{"threads", std::to_string(per_proc)}};
+  if (pooled_children) {
+    // The children's pools: a code change in the DataLoader (no --set reaches a library's pool in
+    // the workers); the training processes' own threads only where they alone are too many.
+    f.explanation += fmt::format(
+        " The training process{4} {0} child process{1} (DataLoader workers) have {2:.1f} threads that want a core, "
+        "{3:.1f} each: PyTorch gives each worker one intra-op thread (torch.utils.data docs, \"Multi-process data "
+        "loading\"), but NumPy's OpenBLAS or MKL, OpenCV and similar libraries start their own pool of one thread per "
+        "core in every worker.",
+        children, children == 1 ? "" : "es", child_runnable, child_runnable / children, procs == 1 ? "'s" : "es'");
+    f.fix = "Give each DataLoader worker one thread for the libraries it calls: worker_init_fn=one_thread with "
+            "threadpoolctl's threadpool_limits(1) (NumPy's OpenBLAS or MKL; cv2.setNumThreads(1) for OpenCV), or start "
+            "the job with OPENBLAS_NUM_THREADS=1 where the training process's own math does not use OpenBLAS." +
+            (trainers_over ? " And " + fix_text(per_proc) : std::string());
+    f.fix_code =
+        "from threadpoolctl import threadpool_limits  # pip install threadpoolctl\n"
+        "def one_thread(worker_id):\n"
+        "    threadpool_limits(1)  # this worker's NumPy BLAS pool: one thread\n"
+        "loader = DataLoader(dataset, batch_size=BS, num_workers=W, worker_init_fn=one_thread)";
+    if (!trainers_over) f.fix_settings.clear();
+    point_at_fix(f, ev, "dataloader", "the loop's DataLoader: worker_init_fn=one_thread here");
+    if (!trainers_over) return f;
+  }
   point_at_thread_fix(f, ev, per_proc);
   return f;
 }
