@@ -160,6 +160,13 @@ TEST(ThreadOversubscription, WorkersThatRunTheirOwnPoolsGetOneThreadEachInTheLoa
   ASSERT_NE(g, nullptr);
   EXPECT_FALSE(g->fix_settings.empty());
   EXPECT_NE(g->fix.find("And Give each process"), std::string::npos) << g->fix;
+  // Workers of one thread each (PyTorch's own) beside a loop that fits its 2 cores: 4 threads on
+  // 2 cores, but the workers' number is the loader rules' to size, and threads=2 would change
+  // nothing: no finding.
+  ev.samples->thread_loads[0].runnable = 1.9;
+  ev.samples->thread_loads[1].runnable = ev.samples->thread_loads[2].runnable = 1.0;
+  ev.samples->runnable_threads_mean = 3.9;
+  EXPECT_EQ(find(diagnose(ev), "thread-oversubscription"), nullptr);
 }
 
 TEST(ThreadOversubscription, LiveMeasureDecidesAloneWhenPresent) {

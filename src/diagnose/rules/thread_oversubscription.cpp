@@ -57,6 +57,10 @@ std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& 
   const bool pooled_children = children > 0 && child_runnable > th::kOversubRatio * children &&
                                child_runnable > children + th::kOversubMargin;
   const bool trainers_over = trainer_runnable > th::kOversubRatio * budget && trainer_runnable > budget + th::kOversubMargin;
+  // Workers of one thread each beside a loop that fits the cores: the excess is how many workers
+  // compute at once, which the loader rules size (dataloader-starvation, cpu-bound-transforms); a
+  // thread setting would change nothing.
+  if (children > 0 && !pooled_children && !trainers_over) return std::nullopt;
   Finding f = make("thread-oversubscription", Bottleneck::HostCpu, "samples (live /proc)");
   add(f, "runnable_threads_mean", s.runnable_threads_mean, "count");
   add(f, "cpu_budget_cores", budget, "count");
