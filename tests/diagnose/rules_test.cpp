@@ -507,6 +507,12 @@ TEST(CpuBoundTransforms, WorkersThatCostACpuOnlyLoopMoreThanTheySaveGoToZero) {
   a.collate_ms = 0.39;
   a.cuda_available = false;
   a.loaders.push_back({"CharDataset", 32, 4, true, 2, false});
+  CodeSite dl;
+  dl.role = "dataloader";
+  dl.file = "/work/makemore/makemore.py";
+  dl.path = "makemore.py";
+  dl.line = 620;
+  a.sites.push_back(dl);
   ev.agent = a;
   SamplesEvidence s;
   s.cpu_cores = 2;
@@ -531,11 +537,18 @@ TEST(CpuBoundTransforms, WorkersThatCostACpuOnlyLoopMoreThanTheySaveGoToZero) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->title.find("workers cost"), std::string::npos) << f->title;
   EXPECT_TRUE(f->fix_settings.empty());
+  ASSERT_FALSE(f->sites.empty());
+  EXPECT_NE(f->sites[0].note.find("run in its workers"), std::string::npos) << f->sites[0].note;
   // With num_workers=0 the loading already is in the loop: not this fix.
   ev.agent->data_wait_pct = 100 * 1.51 / 21.76;
   ev.agent->loaders[0].num_workers = 0;
   d = diagnose(ev);
   for (const auto& g : d.findings) EXPECT_EQ(g.title.find("workers cost"), std::string::npos) << g.id << ": " << g.title;
+  // Its line says where the transforms run: in the loop's process (it said "in its workers").
+  if (const Finding* g = find(d, "cpu-bound-transforms"); g && !g->sites.empty())
+    EXPECT_NE(g->sites[0].note.find("run in the loop's process"), std::string::npos) << g->sites[0].note;
+  else
+    ADD_FAILURE() << "no cpu-bound-transforms at the DataLoader's line with num_workers=0";
 }
 
 // A CPU-only loop loading in its main process: the busy share is its own two intra-op threads as
