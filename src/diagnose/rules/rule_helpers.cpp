@@ -176,7 +176,10 @@ std::optional<LoaderModelInput> agent_loader_model(const Evidence& ev, double co
   in.compute_ms = consumer_ms;
   in.load_ms = a->sample_getitem_ms * bs + std::max(0.0, a->collate_ms);
   in.cpu_share = a->loading_cpu_share;
-  in.cores = cores_per_training_process(ev);
+  // The host's usable cores: the CPU-bound step shares them among the runnable processes
+  // (cores_left); whether workers may take cores from a fitted loop is decided per training
+  // process (fitted_loop_plan).
+  in.cores = static_cast<int>(usable_cores(ev));
   in.current_workers = workers;
   in.pinned = !no_gpu;  // the fix pins batches bound for a GPU (pin_memory=True)
   if (a->gpu_ms <= 0 && no_gpu) {
