@@ -89,7 +89,8 @@ double usable_cores(const Evidence& ev);
 // hogwild's mp.Process trainers; their DataLoader workers are not among them); 1 when not measured.
 int training_processes_here(const Evidence& ev);
 // One training process's share of the usable cores (at least 1 when any are known, 0 unknown):
-// the cores its loader plan may count on, since every other training process computes on the same.
+// what a CPU-only loop's threads and its workers may split between them (fitted_loop_plan), since
+// every other training process computes on the same cores.
 int cores_per_training_process(const Evidence& ev);
 // Cores other work kept busy while the job ran: the host's mean CPU use less the job's own
 // processes', 0 when none or unknown (no process tree sampled). Taken as lasting: the fixed run

@@ -53,10 +53,12 @@ std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& 
   double child_runnable = 0;
   for (const auto& l : s.thread_loads)
     if (l.worker_of >= 0) ++children, child_runnable += l.runnable;
-  const double trainer_runnable = s.runnable_threads_mean - child_runnable;
-  const bool pooled_children = children > 0 && child_runnable > th::kOversubRatio * children &&
-                               child_runnable > children + th::kOversubMargin;
-  const bool trainers_over = trainer_runnable > th::kOversubRatio * budget && trainer_runnable > budget + th::kOversubMargin;
+  // The live measure's own test (sample/oversubscription.h), applied to a part of the job.
+  auto over = [](double runnable, double cores) {
+    return runnable > th::kOversubRatio * cores && runnable > cores + th::kOversubMargin;
+  };
+  const bool pooled_children = children > 0 && over(child_runnable, children);
+  const bool trainers_over = over(s.runnable_threads_mean - child_runnable, budget);
   // Workers of one thread each beside a loop that fits the cores: the excess is how many workers
   // compute at once, which the loader rules size (dataloader-starvation, cpu-bound-transforms); a
   // thread setting would change nothing.
