@@ -68,6 +68,20 @@ def markers(case):
     return m
 
 
+def measured(report):
+    """One line of what the run measured, so that a failed expectation in CI's log says why (the
+    step's parts, and how busy the host was beside the job: cases run two at a time)."""
+    run, samples = report.get("run", {}), report.get("samples", {})
+    summ = (run.get("agent") or {}).get("summary") or {}
+    parts = ["%s %.1f" % (k, summ[k]) for k in ("step_ms", "compute_ms", "data_wait_pct", "io_pct", "h2d_pct")
+             if isinstance(summ.get(k), (int, float))]
+    for k in ("host_cpu_mean_pct", "process_tree_cpu_mean_pct", "threads_total", "nonvoluntary_switches_per_s"):
+        if isinstance(samples.get(k), (int, float)):
+            parts.append("%s %.0f" % (k, samples[k]))
+    parts.append("steps %s wall %.1f s" % ((run.get("agent") or {}).get("steps"), run.get("wall_s") or 0))
+    return ", ".join(parts)
+
+
 def own_times(check, account, path):
     """Each phase the script timed itself against trainscope's account of it."""
     check("time_account", account is not None, "run.time_account is null")
@@ -130,6 +144,7 @@ def main():
         findings = report.get("findings", [])
         ids = [f["id"] for f in findings]
         print("findings: %s" % ", ".join("%s (%.0f%%)" % (f["id"], f.get("recoverable_pct", 0)) for f in findings))
+        print("measured: %s" % measured(report))
         if m["top"]:
             check("top finding", ids[:1] == [m["top"]], "want %s, got %s" % (m["top"], ids))
         for fid in m["finding"]:
