@@ -501,8 +501,17 @@ void analyse_profiler_traces(Session& s, const Records& records) {
       res.warnings.push_back(std::string("profiler trace not analysed: ") + e.what());
     }
   } else if (opt.profile && res.agent.evidence.steps > 0 && res.agent.evidence.steps < opt.profile_first) {
-    res.warnings.push_back(fmt::format("no profiler window: the run ended after {} steps, before step {}",
-                                       res.agent.evidence.steps, opt.profile_first));
+    // A window the same run would have reached: past step 1 (lazy initialisation, compilation),
+    // inside the steps it ran, at most 5 steps long (a run of few, long steps records many ops each).
+    const int64_t n = res.agent.evidence.steps;
+    std::string hint;
+    if (n >= 2) {
+      const int64_t first = n >= 6 ? 3 : 2;
+      const int64_t last = std::max(first, std::min(first + 4, n - 1));
+      hint = fmt::format(" (--profile-steps {}-{} records steps this run reached)", first, last);
+    }
+    res.warnings.push_back(fmt::format("no profiler window: the run ended after {} steps, before step {}{}", n,
+                                       opt.profile_first, hint));
   }
 }
 

@@ -265,6 +265,32 @@ TEST(AgentRun, ProfilerWindowWritesATrace) {
   EXPECT_NE(text.find("\nTRACE " + r.trace_path + "\n"), std::string::npos) << text;
 }
 
+// A run that ends before the default window (step 10) says so, and names a window inside the
+// steps it ran; that window, asked for, records those steps.
+TEST(AgentRun, ARunTooShortForTheWindowNamesOneItReaches) {
+  REQUIRE_TORCH();
+  RunOptions opt;
+  opt.command = {torch_python(), script("starved.py"), "0", "4", "1", "2", "0"};
+  opt.out_dir = fresh_dir("short-window");
+  opt.store = false;
+  opt.quiet = true;
+  auto r = run_session(opt);
+  EXPECT_TRUE(r.trace_path.empty());
+  std::string warned;
+  for (const auto& w : r.warnings)
+    if (w.find("no profiler window") != std::string::npos) warned = w;
+  const std::string hint = "--profile-steps 2-3 ";
+  ASSERT_NE(warned.find(hint), std::string::npos) << warned;
+  opt.out_dir = fresh_dir("short-window-2");
+  opt.profile_first = 2;
+  opt.profile_last = 3;
+  r = run_session(opt);
+  ASSERT_FALSE(r.trace_path.empty());
+  const std::string trace = slurp(r.trace_path);
+  EXPECT_EQ(count(trace, "\"ProfilerStep#2\""), 1);
+  EXPECT_EQ(count(trace, "\"ProfilerStep#3\""), 1);
+}
+
 TEST(AgentRun, ScriptsOwnSitecustomizeStillRuns) {
   REQUIRE_TORCH();
   std::string out = fresh_dir("site");
