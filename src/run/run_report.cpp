@@ -260,6 +260,12 @@ report::ReportInput input(const RunResult& r, const RunOptions& opt) {
   in.extra_sections.emplace_back("run", run_section_json(r, opt));
   in.ranks = rank_lines(r);
   in.extra_sections.emplace_back("host", host_section_json(r.job, &r.agent.evidence));
+  // The HTML report shows the run's warnings before its findings (the JSON has them in "run"):
+  // a busy host or a missing window bears on how far its figures can be trusted.
+  if (!r.warnings.empty()) {
+    in.preface_title = "Warnings";
+    in.preface = r.warnings;
+  }
   return in;
 }
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace ts::run {
 
 diagnose::SamplesEvidence samples_evidence(const sample::Summary& s) {
@@ -65,4 +67,16 @@ bool steady_cpu(diagnose::SamplesEvidence& e, const sample::HostHistory& h, doub
   return true;
 }
 
+std::string contention_warning(const diagnose::SamplesEvidence& e) {
+  if (e.host_cpu_mean_pct < 80 || e.process_tree_cpu_mean_pct < 0 || e.cpu_cores <= 0) return "";
+  const double job = e.process_tree_cpu_mean_pct / 100;
+  const double others = e.host_cpu_mean_pct / 100 * e.cpu_cores - job;
+  if (others < 0.5) return "";
+  return fmt::format("other processes kept {:.1f} of the host's {} cores busy while the job trained (the job used {:.1f}): "
+                     "its threads waited for cores, so the step times here are that busy host's and may be shorter "
+                     "on a free one",
+                     others, e.cpu_cores, job);
+}
+
 }  // namespace ts::run
+

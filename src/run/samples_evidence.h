@@ -17,4 +17,12 @@ diagnose::SamplesEvidence samples_evidence(const sample::Summary& s);
 // two; otherwise the figures stay the whole run's. Returns whether it windowed them.
 bool steady_cpu(diagnose::SamplesEvidence& e, const sample::HostHistory& h, double t0_s, double t1_s);
 
+// "" or a warning that the steps were measured on a host other work kept busy: other processes'
+// CPU (the host's mean less the job's, over the same steady span) of at least half a core, with the
+// host at least 80% busy. The job's threads then wait for cores, so every time the report gives
+// (the step, its compute, how it weighs against loading or a save) is that host's, and may differ
+// on a free one; on 2 cores one other busy 2-thread process made a checkpointing loop's compute
+// 19x slower (tests/corpus helper_checkpoint: 9 ms alone, 169 ms beside it).
+std::string contention_warning(const diagnose::SamplesEvidence& e);
+
 }  // namespace ts::run

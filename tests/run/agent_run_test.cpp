@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <thread>
 #include <tuple>
 
@@ -289,6 +290,35 @@ TEST(AgentRun, ARunTooShortForTheWindowNamesOneItReaches) {
   const std::string trace = slurp(r.trace_path);
   EXPECT_EQ(count(trace, "\"ProfilerStep#2\""), 1);
   EXPECT_EQ(count(trace, "\"ProfilerStep#3\""), 1);
+}
+
+// Two busy processes beside a loop that sleeps (its loading and compute hold no CPU): the run
+// warns that other work kept the host's cores busy while it trained, with the job's own share.
+// The reverse (alone, no warning) is left to samples_evidence_test: under ctest -j2 another test
+// may be that other work.
+TEST(AgentRun, OtherWorkBesideTheJobIsWarnedOf) {
+  REQUIRE_TORCH();
+  std::vector<pid_t> busy;
+  for (int i = 0; i < 2; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      execl("/bin/sh", "sh", "-c", "while :; do :; done", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    busy.push_back(pid);
+  }
+  auto r = run_script({torch_python(), script("starved.py"), "0", "50", "5", "2", "40"}, fresh_dir("contention"));
+  for (pid_t pid : busy) {
+    kill(pid, SIGKILL);
+    int st = 0;
+    waitpid(pid, &st, 0);
+  }
+  EXPECT_EQ(r.exit.shell_code(), 0);
+  std::string warned;
+  for (const auto& w : r.warnings)
+    if (w.rfind("other processes kept ", 0) == 0) warned = w;
+  EXPECT_NE(warned.find("cores busy while the job trained"), std::string::npos) << fmt::format("{}", fmt::join(r.warnings, " | "));
+  EXPECT_NE(slurp(r.out_dir + "/report.html").find("other processes kept "), std::string::npos);
 }
 
 TEST(AgentRun, ScriptsOwnSitecustomizeStillRuns) {

@@ -73,5 +73,25 @@ TEST(SteadyCpu, NoRunQueueReadingsLeaveNoDemand) {
   EXPECT_DOUBLE_EQ(e.process_tree_cpu_max_pct, 50);
 }
 
+// The warning that other work shared the host: its numbers are the ones corpus helper_checkpoint
+// measured beside one busy 2-thread process on 2 cores (host 100%, the job 98% of a core), and alone
+// (host 59%, the job 118%).
+TEST(ContentionWarning, OtherProcessesBusyBesideTheJobAreSaid) {
+  diagnose::SamplesEvidence e;
+  e.cpu_cores = 2;
+  e.host_cpu_mean_pct = 100, e.process_tree_cpu_mean_pct = 98;
+  const auto w = contention_warning(e);
+  EXPECT_NE(w.find("other processes kept 1.0 of the host's 2 cores busy"), std::string::npos) << w;
+  EXPECT_NE(w.find("the job used 1.0"), std::string::npos) << w;
+  e.host_cpu_mean_pct = 59, e.process_tree_cpu_mean_pct = 118;  // alone
+  EXPECT_EQ(contention_warning(e), "");
+  e.host_cpu_mean_pct = 95, e.process_tree_cpu_mean_pct = 160;  // busy, but with the job's own threads
+  EXPECT_EQ(contention_warning(e), "");
+  e.cpu_cores = 16, e.host_cpu_mean_pct = 90, e.process_tree_cpu_mean_pct = 400;  // a GPU node's preprocessing beside
+  EXPECT_NE(contention_warning(e).find("kept 10.4 of the host's 16 cores"), std::string::npos);
+  e.host_cpu_mean_pct = -1;  // no host reading
+  EXPECT_EQ(contention_warning(e), "");
+}
+
 }  // namespace
 }  // namespace ts::run
