@@ -145,6 +145,8 @@ def main():
         ids = [f["id"] for f in findings]
         print("findings: %s" % ", ".join("%s (%.0f%%)" % (f["id"], f.get("recoverable_pct", 0)) for f in findings))
         print("measured: %s" % measured(report))
+        for w in report.get("run", {}).get("warnings") or []:
+            print("warning: %s" % w)
         if m["top"]:
             check("top finding", ids[:1] == [m["top"]], "want %s, got %s" % (m["top"], ids))
         for fid in m["finding"]:
