@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <map>
+#include <vector>
 
 #include "run/code_sites.h"
 
@@ -28,6 +30,34 @@ const TextRecord* latest_phases(const Records& r, pid_t pid) {
       best = &t;
   }
   return best;
+}
+
+// The seconds of [from, to] in which another process of the job that never trained (its best
+// marker a fetch or a forward: inference) was running its steps: the job's evaluation when the
+// training process is done. mnist_hogwild's parent tests the model its trainers shared once they
+// have joined; the training process's own phases cannot see that. Overlapping spans count once.
+struct OtherEval { double s = 0; int processes = 0; };
+OtherEval other_process_eval(const Records& r, pid_t main_pid, double from, double to) {
+  std::map<pid_t, int> best;
+  for (const auto& [key, t] : r.step_totals) best[key.first] = std::max(best[key.first], key.second);
+  std::vector<std::pair<double, double>> spans;
+  for (const auto& [pid, level] : best) {
+    if (pid == main_pid || level >= static_cast<int>(StepSource::Backward)) continue;
+    const TextRecord* ph = latest_phases(r, pid);
+    if (!ph) continue;
+    const double a = std::max(from, ph->get_double("first_step_t", 0) / 1e9);
+    const double b = std::min(to, ph->get_double("last_step_end_t", 0) / 1e9);
+    if (b > a) spans.emplace_back(a, b);
+  }
+  std::sort(spans.begin(), spans.end());
+  OtherEval out;
+  out.processes = static_cast<int>(spans.size());
+  double end = from;
+  for (const auto& [a, b] : spans) {
+    out.s += std::max(0.0, b - std::max(a, end));
+    end = std::max(end, b);
+  }
+  return out;
 }
 
 }  // namespace
@@ -60,12 +90,17 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
     return Split{pre, end - pre, tot - end};
   };
   const Split comp = split("compile_ns"), io = split("io_ns"), prof = split("profiler_ns"), queued = split("queued_ns");
-  const Split eval = trains ? split("eval_ns") : Split{0, 0, 0}, efetch = trains ? split("eval_fetch_ns") : Split{0, 0, 0};
+  Split eval = trains ? split("eval_ns") : Split{0, 0, 0};
+  const Split efetch = trains ? split("eval_fetch_ns") : Split{0, 0, 0};
   const double exit_s = launch_mono_s + wall_s;
   const double pre_wall = std::clamp(first - launch_mono_s, 0.0, wall_s);
   const double loop_end = last > first ? std::min(last, exit_s) : first;
   const double loop_wall = std::clamp(loop_end - std::max(first, launch_mono_s), 0.0, wall_s - pre_wall);
   const double post_wall = std::max(0.0, wall_s - pre_wall - loop_wall);
+  // After the training process's last step, the evaluation another process ran (what the training
+  // process did itself in that time is already in its own buckets: the rest of the region only).
+  const OtherEval other_eval = trains ? other_process_eval(r, main_pid, loop_end, exit_s) : OtherEval{};
+  eval.post += std::min(other_eval.s, std::max(0.0, post_wall - comp.post - eval.post - io.post - prof.post));
 
   diagnose::TimeAccount a;
   a.total_s = wall_s;
@@ -96,7 +131,7 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   // Of the run as it would be without us: trainscope's profiler window is not the job's time.
   a.goodput_pct = 100.0 * a.train_steps_s / std::max(1e-9, a.job_s());
   a.steps = st ? st->count : 0;
-  a.eval_spans = trains ? ph->get_int("eval_spans", 0) : 0;
+  a.eval_spans = trains ? ph->get_int("eval_spans", 0) + other_eval.processes : 0;
   a.eval_calls = trains ? ph->get_int("eval_calls", 0) : 0;
   a.compile_frames = ph->get_int("compile_frames", 0);
   a.checkpoints = ph->get_int("io_n", 0);

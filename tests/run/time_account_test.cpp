@@ -128,6 +128,34 @@ TEST(TimeAccount, AnInferenceLoopHasNoEvaluationBesideItsSteps) {
   EXPECT_NEAR(a->train_steps_s, 10.0 - 0.5 - 0.3 - 1.2, 1e-6);
 }
 
+// mnist_hogwild's shape: the trainers are done, and the parent (which never trained) tests the
+// model. Its steps after the training process's last step are evaluation, not "other"; a process
+// that trains, or inference inside the training process's loop, is not.
+TEST(TimeAccount, AnotherProcesssInferenceAfterTheLastStepIsEvaluation) {
+  Records r = records();
+  auto phases = [&](pid_t pid, double first, double last, int level) {
+    TextRecord t;
+    t.pid = pid;
+    t.kind = "phases";
+    t.kv = {{"first_step_t", std::to_string(static_cast<int64_t>(first * kS))},
+            {"last_step_end_t", std::to_string(static_cast<int64_t>(last * kS))}, {"final", "1"}};
+    r.texts.push_back(t);
+    r.step_totals[{pid, level}] = StepTotals{};
+  };
+  phases(9, 1013.5, 1014.5, static_cast<int>(StepSource::Fetch));     // the parent's test pass
+  phases(10, 1013.8, 1014.3, static_cast<int>(StepSource::Forward));  // overlapping it: counted once
+  phases(11, 1013.0, 1014.9, static_cast<int>(StepSource::Optimizer));  // a trainer: not evaluation
+  phases(12, 1005.0, 1008.0, static_cast<int>(StepSource::Forward));  // inside the loop: not this
+  auto a = time_account(r, 7, kLaunch, 15.0, 20.0);
+  ASSERT_TRUE(a);
+  EXPECT_NEAR(a->eval_s, 2.6 + 1.0, 1e-6);
+  EXPECT_NEAR(a->other_s, 2.0 - 0.6 - 0.1 - 1.0, 1e-6);
+  EXPECT_EQ(a->eval_spans, 5 + 2);
+  const double sum = a->before_first_step_s + a->compile_s + a->train_steps_s + a->eval_s + a->checkpoint_s +
+                     a->data_wait_s + a->other_s;
+  EXPECT_NEAR(sum, a->total_s, 1e-9);
+}
+
 TEST(TimeAccount, OurProfilerWindowIsNeitherTheStepsNorTheJob) {
   // trainscope's window took 1.5 s between two steps of the loop (start, stop, export) and 0.2 s
   // at exit (a window still open when the script ended).
