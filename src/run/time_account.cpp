@@ -32,32 +32,44 @@ const TextRecord* latest_phases(const Records& r, pid_t pid) {
   return best;
 }
 
-// The seconds of [from, to] in which another process of the job that never trained (its best
-// marker a fetch or a forward: inference) was running its steps: the job's evaluation when the
-// training process is done. mnist_hogwild's parent tests the model its trainers shared once they
-// have joined; the training process's own phases cannot see that. Overlapping spans count once.
-struct OtherEval { double s = 0; int processes = 0; };
-OtherEval other_process_eval(const Records& r, pid_t main_pid, double from, double to) {
+// [from, to] (before the training process's first step, or after its last) as the job's other
+// processes spent it:
+// another trainer still stepping is training (mnist_hogwild's trainers end one after another),
+// and a process that never trains (its steps marked by fetches or forwards: inference) is
+// evaluating, outside the trainers' time (its parent tests the model they shared once they join).
+// The training process's own phases cannot see either. Overlapping spans count once.
+struct OtherProcesses { double train_s = 0, eval_s = 0; int evaluating = 0; };
+OtherProcesses other_processes(const Records& r, pid_t main_pid, double from, double to) {
   std::map<pid_t, int> best;
   for (const auto& [key, t] : r.step_totals) best[key.first] = std::max(best[key.first], key.second);
-  std::vector<std::pair<double, double>> spans;
+  using Spans = std::vector<std::pair<double, double>>;
+  Spans train, eval;
   for (const auto& [pid, level] : best) {
-    if (pid == main_pid || level >= static_cast<int>(StepSource::Backward)) continue;
-    const TextRecord* ph = latest_phases(r, pid);
+    const TextRecord* ph = pid == main_pid ? nullptr : latest_phases(r, pid);
     if (!ph) continue;
     const double a = std::max(from, ph->get_double("first_step_t", 0) / 1e9);
     const double b = std::min(to, ph->get_double("last_step_end_t", 0) / 1e9);
-    if (b > a) spans.emplace_back(a, b);
+    if (b > a) (level >= static_cast<int>(StepSource::Backward) ? train : eval).emplace_back(a, b);
   }
-  std::sort(spans.begin(), spans.end());
-  OtherEval out;
-  out.processes = static_cast<int>(spans.size());
-  double end = from;
-  for (const auto& [a, b] : spans) {
-    out.s += std::max(0.0, b - std::max(a, end));
-    end = std::max(end, b);
+  // The union of spans, as sorted disjoint intervals.
+  auto merged = [](Spans v) {
+    std::sort(v.begin(), v.end());
+    Spans out;
+    for (const auto& x : v)
+      if (!out.empty() && x.first <= out.back().second) out.back().second = std::max(out.back().second, x.second);
+      else out.push_back(x);
+    return out;
+  };
+  const Spans t = merged(train);
+  OtherProcesses o;
+  for (const auto& [a, b] : t) o.train_s += b - a;
+  for (const auto& [a, b] : merged(eval)) {
+    double len = b - a;  // less its overlap with the trainers' spans
+    for (const auto& [ta, tb] : t) len -= std::max(0.0, std::min(b, tb) - std::max(a, ta));
+    o.eval_s += std::max(0.0, len);
   }
-  return out;
+  o.evaluating = static_cast<int>(eval.size());
+  return o;
 }
 
 }  // namespace
@@ -97,10 +109,22 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   const double loop_end = last > first ? std::min(last, exit_s) : first;
   const double loop_wall = std::clamp(loop_end - std::max(first, launch_mono_s), 0.0, wall_s - pre_wall);
   const double post_wall = std::max(0.0, wall_s - pre_wall - loop_wall);
-  // After the training process's last step, the evaluation another process ran (what the training
-  // process did itself in that time is already in its own buckets: the rest of the region only).
-  const OtherEval other_eval = trains ? other_process_eval(r, main_pid, loop_end, exit_s) : OtherEval{};
-  eval.post += std::min(other_eval.s, std::max(0.0, post_wall - comp.post - eval.post - io.post - prof.post));
+  // Before the training process's first step and after its last, what the job's other processes
+  // did (what the training process did itself then is already in its own buckets: the rest only).
+  // Which of several trainers is the training process must not move time between buckets.
+  struct Edge { double train = 0; int evaluating = 0; };
+  auto edge = [&](double from, double to, double rest, double& eval_part) {
+    Edge e;
+    if (!trains) return e;
+    const OtherProcesses o = other_processes(r, main_pid, from, to);
+    rest = std::max(0.0, rest);
+    e.train = std::min(o.train_s, rest);
+    eval_part += std::min(o.eval_s, rest - e.train);
+    e.evaluating = o.evaluating;
+    return e;
+  };
+  const Edge pre_o = edge(launch_mono_s, std::max(launch_mono_s, first), pre_wall - comp.pre - eval.pre - io.pre - prof.pre, eval.pre);
+  const Edge post_o = edge(loop_end, exit_s, post_wall - comp.post - eval.post - io.post - prof.post, eval.post);
 
   diagnose::TimeAccount a;
   a.total_s = wall_s;
@@ -113,9 +137,9 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   // must not size workers for it); the account puts it back: the loop waited in next() all the same.
   a.data_queued_s = queued.in;
   a.data_wait_s = std::max(0.0, steps_data - efetch.in) + a.data_queued_s;
-  a.before_first_step_s = std::max(0.0, pre_wall - comp.pre - eval.pre - io.pre - prof.pre);
-  a.train_steps_s = std::max(0.0, loop_wall - comp.in - eval.in - io.in - prof.in - a.data_wait_s);
-  a.other_s = std::max(0.0, post_wall - comp.post - eval.post - io.post - prof.post);
+  a.before_first_step_s = std::max(0.0, pre_wall - comp.pre - eval.pre - io.pre - prof.pre - pre_o.train);
+  a.train_steps_s = std::max(0.0, loop_wall - comp.in - eval.in - io.in - prof.in - a.data_wait_s) + pre_o.train + post_o.train;
+  a.other_s = std::max(0.0, post_wall - comp.post - eval.post - io.post - prof.post - post_o.train);
   // Measurement edges (a span closed at exit, clocks read a few us apart) must not make the sum
   // exceed the wall time: the difference comes out of the largest of the measured-as-rest buckets.
   double sum = a.before_first_step_s + a.compile_s + a.train_steps_s + a.eval_s + a.checkpoint_s + a.data_wait_s +
@@ -131,7 +155,7 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   // Of the run as it would be without us: trainscope's profiler window is not the job's time.
   a.goodput_pct = 100.0 * a.train_steps_s / std::max(1e-9, a.job_s());
   a.steps = st ? st->count : 0;
-  a.eval_spans = trains ? ph->get_int("eval_spans", 0) + other_eval.processes : 0;
+  a.eval_spans = trains ? ph->get_int("eval_spans", 0) + pre_o.evaluating + post_o.evaluating : 0;
   a.eval_calls = trains ? ph->get_int("eval_calls", 0) : 0;
   a.compile_frames = ph->get_int("compile_frames", 0);
   a.checkpoints = ph->get_int("io_n", 0);

@@ -128,10 +128,11 @@ TEST(TimeAccount, AnInferenceLoopHasNoEvaluationBesideItsSteps) {
   EXPECT_NEAR(a->train_steps_s, 10.0 - 0.5 - 0.3 - 1.2, 1e-6);
 }
 
-// mnist_hogwild's shape: the trainers are done, and the parent (which never trained) tests the
-// model. Its steps after the training process's last step are evaluation, not "other"; a process
-// that trains, or inference inside the training process's loop, is not.
-TEST(TimeAccount, AnotherProcesssInferenceAfterTheLastStepIsEvaluation) {
+// mnist_hogwild's shape: the trainers end one after another, and then the parent (which never
+// trained) tests the model. After the training process's last step, another trainer's steps are
+// training and the parent's are evaluation, not "other"; inference inside the training process's
+// loop is not counted again.
+TEST(TimeAccount, OtherProcessesStepsAfterTheLastStepAreTrainingOrEvaluation) {
   Records r = records();
   auto phases = [&](pid_t pid, double first, double last, int level) {
     TextRecord t;
@@ -144,16 +145,49 @@ TEST(TimeAccount, AnotherProcesssInferenceAfterTheLastStepIsEvaluation) {
   };
   phases(9, 1013.5, 1014.5, static_cast<int>(StepSource::Fetch));     // the parent's test pass
   phases(10, 1013.8, 1014.3, static_cast<int>(StepSource::Forward));  // overlapping it: counted once
-  phases(11, 1013.0, 1014.9, static_cast<int>(StepSource::Optimizer));  // a trainer: not evaluation
   phases(12, 1005.0, 1008.0, static_cast<int>(StepSource::Forward));  // inside the loop: not this
   auto a = time_account(r, 7, kLaunch, 15.0, 20.0);
   ASSERT_TRUE(a);
   EXPECT_NEAR(a->eval_s, 2.6 + 1.0, 1e-6);
   EXPECT_NEAR(a->other_s, 2.0 - 0.6 - 0.1 - 1.0, 1e-6);
   EXPECT_EQ(a->eval_spans, 5 + 2);
+  // The other trainer, from before the training process's last step to 1013.2 (and into the
+  // parent's span when it ends later: that time is the trainer's, not evaluation).
+  phases(11, 1009.0, 1013.2, static_cast<int>(StepSource::Optimizer));
+  a = time_account(r, 7, kLaunch, 15.0, 20.0);
+  ASSERT_TRUE(a);
+  EXPECT_NEAR(a->train_steps_s, 10.0 - 2.0 - 0.5 - 0.3 - 1.0 + 0.2, 1e-6);
+  EXPECT_NEAR(a->eval_s, 2.6 + 1.0, 1e-6);
+  EXPECT_NEAR(a->other_s, 2.0 - 0.6 - 0.1 - 1.0 - 0.2, 1e-6);
+  r.texts.back().kv["last_step_end_t"] = std::to_string(static_cast<int64_t>(1013.7 * kS));
+  a = time_account(r, 7, kLaunch, 15.0, 20.0);
+  ASSERT_TRUE(a);
+  EXPECT_NEAR(a->train_steps_s, 10.0 - 2.0 - 0.5 - 0.3 - 1.0 + 0.7, 1e-6);
+  // The parent's 1.0 s less 0.2 s under the trainer, 0.8 s, of which the region's 2.0 s leaves 0.6:
+  // the training process's own final evaluation and checkpoint (0.7 s) are in it too.
+  EXPECT_NEAR(a->eval_s, 2.6 + 0.6, 1e-6);
+  EXPECT_NEAR(a->other_s, 0, 1e-6);
   const double sum = a->before_first_step_s + a->compile_s + a->train_steps_s + a->eval_s + a->checkpoint_s +
                      a->data_wait_s + a->other_s;
   EXPECT_NEAR(sum, a->total_s, 1e-9);
+}
+
+// The same before the training process's first step: a trainer that started earlier was training
+// (which of two hogwild trainers is "the training process" must not move time between buckets).
+TEST(TimeAccount, AnotherTrainersStepsBeforeTheFirstStepAreTraining) {
+  Records r = records();
+  TextRecord t;
+  t.pid = 13;
+  t.kind = "phases";
+  t.kv = {{"first_step_t", std::to_string(1001 * kS)}, {"last_step_end_t", std::to_string(1012 * kS)}, {"final", "1"}};
+  r.texts.push_back(t);
+  r.step_totals[{13, static_cast<int>(StepSource::Optimizer)}] = StepTotals{};
+  auto a = time_account(r, 7, kLaunch, 15.0, 20.0);
+  ASSERT_TRUE(a);
+  EXPECT_NEAR(a->before_first_step_s, 3.0 - 0.4 - 2.0, 1e-6);  // 1001-1003 was the other trainer's
+  EXPECT_NEAR(a->train_steps_s, 10.0 - 2.0 - 0.5 - 0.3 - 1.0 + 2.0, 1e-6);
+  EXPECT_NEAR(a->other_s, 2.0 - 0.6 - 0.1, 1e-6);  // it ended before the training process did
+  EXPECT_EQ(a->eval_spans, 5);
 }
 
 TEST(TimeAccount, OurProfilerWindowIsNeitherTheStepsNorTheJob) {
