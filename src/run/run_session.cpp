@@ -457,7 +457,7 @@ void summarise_evidence(Session& s, const Records& records) {
     steady_cpu(se, host, (first.t_end_ns - first.dur_ns) / 1e9 - s.sampler_t0, steps.back().t_end_ns / 1e9 - s.sampler_t0);
   }
   fill_evidence(res.job, se);
-  if (auto w = contention_warning(se); !w.empty()) res.warnings.push_back(std::move(w));
+  if (auto w = contention_warning(se, res.agent.evidence.torch_threads); !w.empty()) res.warnings.push_back(std::move(w));
   // The DataLoader model's worker hand-over, measured on this host now that the job has ended (it
   // never competes with the training): only when the script loaded through a DataLoader.
   if (!res.agent.evidence.loaders.empty()) se.shm_fault_ms_per_mib = sample::measure_shm_fault_cost().ms_per_mib;

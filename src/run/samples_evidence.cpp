@@ -1,6 +1,7 @@
 #include "run/samples_evidence.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -67,15 +68,27 @@ bool steady_cpu(diagnose::SamplesEvidence& e, const sample::HostHistory& h, doub
   return true;
 }
 
-std::string contention_warning(const diagnose::SamplesEvidence& e) {
+std::string contention_warning(const diagnose::SamplesEvidence& e, int torch_threads) {
   if (e.host_cpu_mean_pct < 80 || e.process_tree_cpu_mean_pct < 0 || e.cpu_cores <= 0) return "";
   const double job = e.process_tree_cpu_mean_pct / 100;
   const double others = e.host_cpu_mean_pct / 100 * e.cpu_cores - job;
   if (others < 0.5) return "";
-  return fmt::format("other processes kept {:.1f} of the host's {} cores busy while the job trained (the job used {:.1f}): "
-                     "its threads waited for cores, so the step times here are that busy host's and may be shorter "
-                     "on a free one",
-                     others, e.cpu_cores, job);
+  std::string w = fmt::format(
+      "other processes kept {:.1f} of the host's {} cores busy while the job trained (the job used {:.1f}): its "
+      "threads waited for cores, so the step times here are that busy host's and may be shorter on a free one",
+      others, e.cpu_cores, job);
+  // The cores the others leave, shared among the job's training processes (its DataLoader
+  // workers are the loader rules' to size).
+  int trainers = 0;
+  for (const auto& t : e.thread_loads) trainers += t.worker_of < 0 ? 1 : 0;
+  const int free_each = std::max(1, static_cast<int>((e.cpu_cores - others) / std::max(1, trainers) + 0.25));
+  const long left = std::max(1L, std::lround(e.cpu_cores - others));
+  if (torch_threads > free_each)
+    w += fmt::format(
+        ". While that work runs, {} intra-op threads per training process wait on each other at every parallel region "
+        "for the {} core{} it leaves: torch.set_num_threads({}) (or --set threads={}) keeps them from it",
+        torch_threads, left, left == 1 ? "" : "s", free_each, free_each);
+  return w;
 }
 
 }  // namespace ts::run

@@ -93,5 +93,23 @@ TEST(ContentionWarning, OtherProcessesBusyBesideTheJobAreSaid) {
   EXPECT_EQ(contention_warning(e), "");
 }
 
+// With the threads each training process runs, the warning says how many the other work leaves
+// room for (helper_checkpoint beside one busy process: 2 threads 172-194 ms, 1 thread 51-52 ms).
+TEST(ContentionWarning, MoreThreadsThanTheCoresLeftAreToldHowManyToSet) {
+  diagnose::SamplesEvidence e;
+  e.cpu_cores = 2;
+  e.host_cpu_mean_pct = 100, e.process_tree_cpu_mean_pct = 98;
+  EXPECT_NE(contention_warning(e, 2).find("torch.set_num_threads(1) (or --set threads=1)"), std::string::npos)
+      << contention_warning(e, 2);
+  EXPECT_EQ(contention_warning(e, 1).find("set_num_threads"), std::string::npos);  // one thread already
+  EXPECT_EQ(contention_warning(e, 0).find("set_num_threads"), std::string::npos);  // not known
+  e.cpu_cores = 16, e.host_cpu_mean_pct = 90, e.process_tree_cpu_mean_pct = 400;  // 10.4 cores of others
+  EXPECT_NE(contention_warning(e, 16).find("torch.set_num_threads(5)"), std::string::npos) << contention_warning(e, 16);
+  // Two training processes share what is left: 2.8 cores each.
+  e.thread_loads.resize(3);
+  e.thread_loads[2].worker_of = 1234;  // a DataLoader worker: not a training process
+  EXPECT_NE(contention_warning(e, 16).find("torch.set_num_threads(3)"), std::string::npos) << contention_warning(e, 16);
+}
+
 }  // namespace
 }  // namespace ts::run
