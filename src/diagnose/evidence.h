@@ -3,6 +3,7 @@
 // Each source fills its own part (trace analysis, hardware samples, the agent's step records
 // and settings, experiment results); a rule asks for the parts it needs and stays silent
 // when they are missing. Plain data only, so the sources need not know the rules.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,6 +67,19 @@ struct SamplesEvidence {
     std::string omp_num_threads;           // "" unset
   };
   std::vector<ThreadLoad> thread_loads;
+  // The cores other work kept busy: the host's busy cores less the job's, both means over the same
+  // samples, so their difference is the mean of the others' use; 0 when either is unknown.
+  double other_work_cores() const {
+    if (host_cpu_mean_pct < 0 || process_tree_cpu_mean_pct < 0 || cpu_cores <= 0) return 0;
+    const double others = host_cpu_mean_pct / 100 * cpu_cores - process_tree_cpu_mean_pct / 100;
+    return std::clamp(others, 0.0, static_cast<double>(cpu_cores));
+  }
+  // The job's training processes the live look measured (those no other one started), at least 1.
+  int training_processes() const {
+    if (!threads_measured) return 1;
+    return std::max<int>(1, static_cast<int>(std::count_if(thread_loads.begin(), thread_loads.end(),
+                                                            [](const ThreadLoad& t) { return t.worker_of < 0; })));
+  }
   // Time series for the HTML report's utilisation chart (empty when not recorded). All on one
   // clock, seconds from the start of sampling; step_start_s on the same clock.
   struct Series {

@@ -1,10 +1,9 @@
 #include "experiment/max_batch.h"
 
-#include <cstdlib>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
 
 #include "experiment/progress.h"

@@ -69,19 +69,16 @@ bool steady_cpu(diagnose::SamplesEvidence& e, const sample::HostHistory& h, doub
 }
 
 std::string contention_warning(const diagnose::SamplesEvidence& e, int torch_threads) {
-  if (e.host_cpu_mean_pct < 80 || e.process_tree_cpu_mean_pct < 0 || e.cpu_cores <= 0) return "";
+  const double others = e.other_work_cores();
+  if (e.host_cpu_mean_pct < 80 || others < 0.5) return "";
   const double job = e.process_tree_cpu_mean_pct / 100;
-  const double others = e.host_cpu_mean_pct / 100 * e.cpu_cores - job;
-  if (others < 0.5) return "";
   std::string w = fmt::format(
       "other processes kept {:.1f} of the host's {} cores busy while the job trained (the job used {:.1f}): its "
       "threads waited for cores, so the step times here are that busy host's and may be shorter on a free one",
       others, e.cpu_cores, job);
   // The cores the others leave, shared among the job's training processes (its DataLoader
   // workers are the loader rules' to size).
-  int trainers = 0;
-  for (const auto& t : e.thread_loads) trainers += t.worker_of < 0 ? 1 : 0;
-  const int free_each = std::max(1, static_cast<int>((e.cpu_cores - others) / std::max(1, trainers) + 0.25));
+  const int free_each = std::max(1, static_cast<int>((e.cpu_cores - others) / e.training_processes() + 0.25));
   const long left = std::max(1L, std::lround(e.cpu_cores - others));
   if (torch_threads > free_each)
     w += fmt::format(
@@ -92,4 +89,3 @@ std::string contention_warning(const diagnose::SamplesEvidence& e, int torch_thr
 }
 
 }  // namespace ts::run
-

@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
-#include <vector>
 
+#include "analysis/intervals.h"
 #include "run/code_sites.h"
 
 namespace ts::run {
@@ -32,43 +32,27 @@ const TextRecord* latest_phases(const Records& r, pid_t pid) {
   return best;
 }
 
-// [from, to] (before the training process's first step, or after its last) as the job's other
-// processes spent it:
-// another trainer still stepping is training (mnist_hogwild's trainers end one after another),
-// and a process that never trains (its steps marked by fetches or forwards: inference) is
-// evaluating, outside the trainers' time (its parent tests the model they shared once they join).
-// The training process's own phases cannot see either. Overlapping spans count once.
-struct OtherProcesses { double train_s = 0, eval_s = 0; int evaluating = 0; };
-OtherProcesses other_processes(const Records& r, pid_t main_pid, double from, double to) {
+// The job's other processes' step spans (ns): another trainer's (mnist_hogwild's trainers start and
+// end one after another) and, apart from those, a process's that never trains (its steps marked by
+// fetches or forwards: inference), which evaluates (its parent tests the model they shared once
+// they join). The training process's own phases cannot see either. Overlapping spans count once.
+struct OtherSpans {
+  analysis::Intervals train, eval;  // merged; eval less the trainers'
+  analysis::Intervals evaluators;   // one per non-training process, as it ran
+};
+OtherSpans other_spans(const Records& r, pid_t main_pid) {
   std::map<pid_t, int> best;
   for (const auto& [key, t] : r.step_totals) best[key.first] = std::max(best[key.first], key.second);
-  using Spans = std::vector<std::pair<double, double>>;
-  Spans train, eval;
+  OtherSpans o;
   for (const auto& [pid, level] : best) {
     const TextRecord* ph = pid == main_pid ? nullptr : latest_phases(r, pid);
     if (!ph) continue;
-    const double a = std::max(from, ph->get_double("first_step_t", 0) / 1e9);
-    const double b = std::min(to, ph->get_double("last_step_end_t", 0) / 1e9);
-    if (b > a) (level >= static_cast<int>(StepSource::Backward) ? train : eval).emplace_back(a, b);
+    const analysis::Interval span{ph->get_int("first_step_t", 0), ph->get_int("last_step_end_t", 0)};
+    if (span.end <= span.begin) continue;
+    (level >= static_cast<int>(StepSource::Backward) ? o.train : o.evaluators).push_back(span);
   }
-  // The union of spans, as sorted disjoint intervals.
-  auto merged = [](Spans v) {
-    std::sort(v.begin(), v.end());
-    Spans out;
-    for (const auto& x : v)
-      if (!out.empty() && x.first <= out.back().second) out.back().second = std::max(out.back().second, x.second);
-      else out.push_back(x);
-    return out;
-  };
-  const Spans t = merged(train);
-  OtherProcesses o;
-  for (const auto& [a, b] : t) o.train_s += b - a;
-  for (const auto& [a, b] : merged(eval)) {
-    double len = b - a;  // less its overlap with the trainers' spans
-    for (const auto& [ta, tb] : t) len -= std::max(0.0, std::min(b, tb) - std::max(a, ta));
-    o.eval_s += std::max(0.0, len);
-  }
-  o.evaluating = static_cast<int>(eval.size());
+  o.train = analysis::merged(std::move(o.train));
+  o.eval = analysis::subtract(analysis::merged(o.evaluators), o.train);
   return o;
 }
 
@@ -112,15 +96,15 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   // Before the training process's first step and after its last, what the job's other processes
   // did (what the training process did itself then is already in its own buckets: the rest only).
   // Which of several trainers is the training process must not move time between buckets.
+  const OtherSpans others = trains ? other_spans(r, main_pid) : OtherSpans{};
   struct Edge { double train = 0; int evaluating = 0; };
   auto edge = [&](double from, double to, double rest, double& eval_part) {
     Edge e;
-    if (!trains) return e;
-    const OtherProcesses o = other_processes(r, main_pid, from, to);
+    const auto lo = static_cast<int64_t>(from * 1e9), hi = static_cast<int64_t>(to * 1e9);
     rest = std::max(0.0, rest);
-    e.train = std::min(o.train_s, rest);
-    eval_part += std::min(o.eval_s, rest - e.train);
-    e.evaluating = o.evaluating;
+    e.train = std::min(analysis::length_within(others.train, lo, hi) / 1e9, rest);
+    eval_part += std::min(analysis::length_within(others.eval, lo, hi) / 1e9, rest - e.train);
+    for (const auto& s : others.evaluators) e.evaluating += std::min(s.end, hi) > std::max(s.begin, lo) ? 1 : 0;
     return e;
   };
   const Edge pre_o = edge(launch_mono_s, std::max(launch_mono_s, first), pre_wall - comp.pre - eval.pre - io.pre - prof.pre, eval.pre);

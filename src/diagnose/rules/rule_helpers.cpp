@@ -80,11 +80,7 @@ double usable_cores(const Evidence& ev) {
   return s.cpu_cores;
 }
 
-int training_processes_here(const Evidence& ev) {
-  if (!ev.samples || !ev.samples->threads_measured) return 1;
-  const auto& l = ev.samples->thread_loads;
-  return std::max<int>(1, static_cast<int>(std::count_if(l.begin(), l.end(), [](const auto& t) { return t.worker_of < 0; })));
-}
+int training_processes_here(const Evidence& ev) { return ev.samples ? ev.samples->training_processes() : 1; }
 
 int cores_per_training_process(const Evidence& ev) {
   const double cores = usable_cores(ev);
@@ -92,14 +88,7 @@ int cores_per_training_process(const Evidence& ev) {
   return std::max(1, static_cast<int>(cores / training_processes_here(ev)));
 }
 
-double other_work_cores(const Evidence& ev) {
-  if (!ev.samples) return 0;
-  const auto& s = *ev.samples;
-  if (s.host_cpu_mean_pct < 0 || s.process_tree_cpu_mean_pct < 0 || s.cpu_cores <= 0) return 0;
-  // Both are means over the same samples, so their difference is the mean of the others' use.
-  const double others = s.host_cpu_mean_pct / 100 * s.cpu_cores - s.process_tree_cpu_mean_pct / 100;
-  return std::clamp(others, 0.0, static_cast<double>(s.cpu_cores));
-}
+double other_work_cores(const Evidence& ev) { return ev.samples ? ev.samples->other_work_cores() : 0; }
 
 double cpu_busy_pct_of_budget(const Evidence& ev) {
   if (!ev.samples) return -1;
