@@ -21,6 +21,16 @@ inline double ev_value(const diagnose::Finding& f, const std::string& name) {
   return -12345;
 }
 
+// A line of the user's code as the agent reports it: the file's absolute path, shown by its name.
+inline diagnose::CodeSite code_site(const std::string& role, const std::string& file, int line) {
+  diagnose::CodeSite s;
+  s.role = role;
+  s.file = file;
+  s.path = file.substr(file.rfind('/') + 1);
+  s.line = line;
+  return s;
+}
+
 inline analysis::TraceAnalysis trace_with_steps(int n, double step_ms, double dataloader_ms, double kernel_ms) {
   analysis::TraceAnalysis t;
   t.path = "synthetic.json";

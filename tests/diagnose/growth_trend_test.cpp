@@ -80,11 +80,7 @@ TEST(GrowthTrend, TheRuleSaysWhatTheLeakReachesAndNamesItsLine) {
   a.mem_segment = s.seg;
   a.mem_peak_bytes = s.y.back();
   a.host_mem_total_bytes = 24.0 * 1024 * MiB;
-  CodeSite leak;
-  leak.role = "leak";
-  leak.file = "/work/proj/train.py";
-  leak.path = "train.py";
-  leak.line = 42;
+  CodeSite leak = test::code_site("leak", "/work/proj/train.py", 42);
   leak.code = "history.append(loss)";
   leak.detail = "history (a local of train()) keeps 1 more tensor per step";
   a.sites.push_back(leak);

@@ -12,21 +12,29 @@ using namespace ts::diagnose;
 using ts::test::trace_with_steps;
 using ts::test::ev_value;
 using ts::test::find;
+using ts::test::code_site;
 
 namespace {
+
+// The live look's figures on `cores` usable cores: `runnable` threads wanting one on average over
+// a 1 s window, oversubscribed by the inspector's own test (> 1.25 x the cores and > cores + 0.5).
+SamplesEvidence live_look(int cores, double runnable, int samples = 20) {
+  SamplesEvidence s;
+  s.cpu_cores = cores;
+  s.cpu_budget_cores = cores;
+  s.threads_measured = true;
+  s.threads_window_s = 1.0;
+  s.threads_samples = samples;
+  s.runnable_threads_mean = runnable;
+  s.thread_budget_cores = cores;
+  s.threads_oversubscribed = runnable > 1.25 * cores && runnable > cores + 0.5;
+  return s;
+}
 
 // Two torchrun ranks on 8 cores, each with ~8 threads wanting a core (16 on 8: 2x).
 Evidence live_two_ranks(double runnable_total, int samples = 20) {
   Evidence ev;
-  SamplesEvidence s;
-  s.cpu_cores = 8;
-  s.cpu_budget_cores = 8;
-  s.threads_measured = true;
-  s.threads_window_s = 1.0;
-  s.threads_samples = samples;
-  s.runnable_threads_mean = runnable_total;
-  s.thread_budget_cores = 8;
-  s.threads_oversubscribed = runnable_total > 1.25 * 8 && runnable_total > 8.5;
+  SamplesEvidence s = live_look(8, runnable_total, samples);
   for (int r = 0; r < 2; ++r) {
     SamplesEvidence::ThreadLoad l;
     l.pid = 1000 + r;
@@ -66,11 +74,7 @@ TEST(ThreadOversubscription, LiveMeasureFires) {
   EXPECT_NE(f->explanation.find("OMP_NUM_THREADS=unset"), std::string::npos) << f->explanation;
   EXPECT_NE(f->fix_code.find("set_num_threads(4)"), std::string::npos);  // 8 cores / 2 ranks
   // At the user's line: the model's call in the loop each process runs.
-  CodeSite fwd;
-  fwd.role = "forward";
-  fwd.file = "/work/job/train.py";
-  fwd.path = "train.py";
-  fwd.line = 57;
+  CodeSite fwd = code_site("forward", "/work/job/train.py", 57);
   fwd.function = "trainer";
   fwd.code = "loss = F.cross_entropy(model(x), y)";
   ev.agent->sites.push_back(fwd);
@@ -109,15 +113,8 @@ TEST(ThreadOversubscription, MoreThreadsThanCoresLoseOnlyTheSwitchingUnlessIntel
 // the pool (tests/corpus/numpy_workers).
 TEST(ThreadOversubscription, WorkersThatRunTheirOwnPoolsGetOneThreadEachInTheLoader) {
   Evidence ev;
-  SamplesEvidence s;
-  s.cpu_cores = 2;
-  s.cpu_budget_cores = 2;
-  s.threads_measured = true;
-  s.threads_window_s = 1.0;
-  s.threads_samples = 20;
-  s.thread_budget_cores = 2;
-  s.runnable_threads_mean = 5.8;
-  s.threads_oversubscribed = true;
+  SamplesEvidence s = live_look(2, 5.8);
+  ASSERT_TRUE(s.threads_oversubscribed);
   SamplesEvidence::ThreadLoad main;
   main.pid = 100;
   main.threads = 5;
@@ -134,12 +131,7 @@ TEST(ThreadOversubscription, WorkersThatRunTheirOwnPoolsGetOneThreadEachInTheLoa
   ev.samples = s;
   AgentEvidence a;
   a.torch_threads = 2;
-  CodeSite dl;
-  dl.role = "dataloader";
-  dl.file = "/work/job/train.py";
-  dl.path = "train.py";
-  dl.line = 36;
-  a.sites.push_back(dl);
+  a.sites.push_back(code_site("dataloader", "/work/job/train.py", 36));
   ev.agent = a;
   Diagnosis d = diagnose(ev);
   const Finding* f = find(d, "thread-oversubscription");

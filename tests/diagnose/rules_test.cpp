@@ -9,6 +9,7 @@ using namespace ts::diagnose;
 using ts::test::trace_with_steps;
 using ts::test::ev_value;
 using ts::test::find;
+using ts::test::code_site;
 
 TEST(Diagnose, EmptyEvidenceIsSilent) {
   Diagnosis d = diagnose(Evidence{});
@@ -507,12 +508,7 @@ TEST(CpuBoundTransforms, WorkersThatCostACpuOnlyLoopMoreThanTheySaveGoToZero) {
   a.collate_ms = 0.39;
   a.cuda_available = false;
   a.loaders.push_back({"CharDataset", 32, 4, true, 2, false});
-  CodeSite dl;
-  dl.role = "dataloader";
-  dl.file = "/work/makemore/makemore.py";
-  dl.path = "makemore.py";
-  dl.line = 620;
-  a.sites.push_back(dl);
+  a.sites.push_back(code_site("dataloader", "/work/makemore/makemore.py", 620));
   ev.agent = a;
   SamplesEvidence s;
   s.cpu_cores = 2;

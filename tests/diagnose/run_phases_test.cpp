@@ -10,6 +10,7 @@ namespace ts::diagnose {
 namespace {
 
 using test::find;
+using test::code_site;
 
 // A CPU loop of 200 steps of 20 ms (4 s), with `eval_s` of evaluation in `spans` passes and
 // `compile_s` of compilation; 1 s before the first step.
@@ -87,11 +88,7 @@ TEST(SlowStart, TheUsersStartUpCodeNotTheImports) {
   t.total_s += 8;
   t.startup_samples = 800;
   t.startup_import_s = 2;
-  CodeSite s;
-  s.role = "startup";
-  s.file = "/p/data.py";
-  s.path = "data.py";
-  s.line = 14;
+  CodeSite s = code_site("startup", "/p/data.py", 14);
   s.host_ms = 6000;
   ev.agent->sites.push_back(s);
   Diagnosis d = diagnose(ev);

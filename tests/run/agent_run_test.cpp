@@ -298,21 +298,9 @@ TEST(AgentRun, ARunTooShortForTheWindowNamesOneItReaches) {
 // may be that other work.
 TEST(AgentRun, OtherWorkBesideTheJobIsWarnedOf) {
   REQUIRE_TORCH();
-  std::vector<pid_t> busy;
-  for (int i = 0; i < 2; ++i) {
-    pid_t pid = fork();
-    if (pid == 0) {
-      execl("/bin/sh", "sh", "-c", "while :; do :; done", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    busy.push_back(pid);
-  }
+  const pid_t busy[] = {spawn_sh("while :; do :; done"), spawn_sh("while :; do :; done")};
   auto r = run_script({torch_python(), script("starved.py"), "0", "50", "5", "2", "40"}, fresh_dir("contention"));
-  for (pid_t pid : busy) {
-    kill(pid, SIGKILL);
-    int st = 0;
-    waitpid(pid, &st, 0);
-  }
+  for (pid_t pid : busy) reap(pid);
   EXPECT_EQ(r.exit.shell_code(), 0);
   std::string warned;
   for (const auto& w : r.warnings)

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "run/job_inspect.h"
+#include "run_test_util.h"
 
 namespace ts::run {
 namespace {
@@ -77,20 +78,16 @@ TEST(TrainingProcesses, StepsThenRoot) {
   EXPECT_EQ(root[0].pid, 7);
 }
 
-// A child running `script` under /bin/sh; reaped by the test.
-pid_t spawn(const char* script) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", script, static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  return pid;
-}
+using test::reap;
+using test::spawn_sh;
 
-void reap(pid_t pid) {
-  kill(pid, SIGKILL);
-  int st = 0;
-  waitpid(pid, &st, 0);
+// The look as the step-triggered tests take it: no time fallback, a 0.5 s window, 2 cores.
+JobInspector::Config quick_look() {
+  JobInspector::Config cfg;
+  cfg.fallback_s = 60;
+  cfg.window_s = 0.5;
+  cfg.cpu_budget = 2;
+  return cfg;
 }
 
 double since(std::chrono::steady_clock::time_point t0) {
@@ -98,7 +95,7 @@ double since(std::chrono::steady_clock::time_point t0) {
 }
 
 TEST(JobInspector, JobEndsBeforeItIsWarm) {
-  pid_t pid = spawn("exec sleep 30");
+  pid_t pid = spawn_sh("exec sleep 30");
   JobInspector::Config cfg;
   cfg.fallback_s = 30;
   JobInspector j(pid, [] { return Records{}; }, cfg);
@@ -113,13 +110,10 @@ TEST(JobInspector, JobEndsBeforeItIsWarm) {
 }
 
 TEST(JobInspector, StepTriggerReadsMapsAndMeasuresTheSpinner) {
-  pid_t pid = spawn("while :; do :; done");  // one thread, always runnable
+  pid_t pid = spawn_sh("while :; do :; done");  // one thread, always runnable
   Records r;
   add_steps(r, pid, 3);
-  JobInspector::Config cfg;
-  cfg.fallback_s = 60;
-  cfg.window_s = 0.5;
-  cfg.cpu_budget = 2;
+  JobInspector::Config cfg = quick_look();
   JobInspector j(pid, [&r] { return r; }, cfg);
   j.on_step(pid, 3);
   std::this_thread::sleep_for(std::chrono::milliseconds(900));
@@ -151,7 +145,7 @@ TEST(JobInspector, StepTriggerReadsMapsAndMeasuresTheSpinner) {
 TEST(JobInspector, FallbackAfterTimeAndAProcessThatExitsMidWindow) {
   // Lives 1-2 s: the look starts at 0.2 s with a 5 s window, which ends once the process is gone
   // (here it stays a zombie until reaped: that counts as gone too).
-  pid_t pid = spawn("end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end ]; do :; done");
+  pid_t pid = spawn_sh("end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end ]; do :; done");
   JobInspector::Config cfg;
   cfg.fallback_s = 0.2;
   cfg.window_s = 5;
@@ -181,13 +175,10 @@ TEST(JobInspector, FallbackAfterTimeAndAProcessThatExitsMidWindow) {
 // did NumPy matmuls measured 6-8x faster with OPENBLAS_NUM_THREADS=1, but the look saw the
 // training process alone. Its children are measured with it, each marked as its child.
 TEST(JobInspector, TheTrainingProcessesChildrenAreMeasuredAsTheirs) {
-  pid_t pid = spawn("(while :; do :; done) & while :; do :; done");
+  pid_t pid = spawn_sh("(while :; do :; done) & while :; do :; done");
   Records r;
   add_steps(r, pid, 3);
-  JobInspector::Config cfg;
-  cfg.fallback_s = 60;
-  cfg.window_s = 0.5;
-  cfg.cpu_budget = 2;
+  JobInspector::Config cfg = quick_look();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the child has started
   JobInspector j(pid, [&r] { return r; }, cfg);
   j.on_step(pid, 3);
@@ -217,15 +208,12 @@ TEST(JobInspector, TheTrainingProcessesChildrenAreMeasuredAsTheirs) {
 // step 3 measured one process of two and missed their 4 threads on 2 cores. The inspector looks
 // again when a process warms up after its look, and keeps the look that saw both.
 TEST(JobInspector, ATrainingProcessThatWarmsUpLaterIsLookedAtAgain) {
-  pid_t first = spawn("while :; do :; done");
-  pid_t second = spawn("while :; do :; done");
+  pid_t first = spawn_sh("while :; do :; done");
+  pid_t second = spawn_sh("while :; do :; done");
   std::mutex mu;
   Records r;
   add_steps(r, first, 3);
-  JobInspector::Config cfg;
-  cfg.fallback_s = 60;
-  cfg.window_s = 0.5;
-  cfg.cpu_budget = 2;
+  JobInspector::Config cfg = quick_look();
   JobInspector j(first, [&] {
     std::lock_guard<std::mutex> lk(mu);
     return r;

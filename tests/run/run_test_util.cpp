@@ -3,6 +3,7 @@
 #include "support/torch_python.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +70,21 @@ CliResult run_cli(const std::vector<std::string>& args, const std::string& cwd, 
   r.out = slurp(out);
   r.err = slurp(err);
   return r;
+}
+
+pid_t spawn_sh(const std::string& script) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+void reap(pid_t pid) {
+  kill(pid, SIGKILL);
+  int st = 0;
+  waitpid(pid, &st, 0);
 }
 
 }  // namespace ts::run::test

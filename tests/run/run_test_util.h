@@ -1,6 +1,8 @@
 #pragma once
 // Helpers for tests/run: finding a Python with torch, running trainscope in-process (numbers
 // straight from RunResult) or as the CLI (exit codes, signals, stdout).
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +34,11 @@ CliResult run_cli(const std::vector<std::string>& args, const std::string& cwd =
 // machine, shared with other tests (ctest -j2), makes a tiny backward wait for its second thread
 // (measured here: 0.2 ms alone, 18-40 ms at load 4), which is not what those tests measure.
 using ts::test::OneIntraOpThread;  // support/one_intra_op_thread.h
+
+// A child running `script` under /bin/sh (a busy loop, a small process tree); reap() kills it and
+// waits for it.
+pid_t spawn_sh(const std::string& script);
+void reap(pid_t pid);
 
 std::string slurp(const std::string& path);
 int count(const std::string& hay, const std::string& needle);

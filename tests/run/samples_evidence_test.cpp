@@ -106,6 +106,7 @@ TEST(ContentionWarning, MoreThreadsThanTheCoresLeftAreToldHowManyToSet) {
   e.cpu_cores = 16, e.host_cpu_mean_pct = 90, e.process_tree_cpu_mean_pct = 400;  // 10.4 cores of others
   EXPECT_NE(contention_warning(e, 16).find("torch.set_num_threads(5)"), std::string::npos) << contention_warning(e, 16);
   // Two training processes share what is left: 2.8 cores each.
+  e.threads_measured = true;  // the live look, as fill_evidence leaves it
   e.thread_loads.resize(3);
   e.thread_loads[2].worker_of = 1234;  // a DataLoader worker: not a training process
   EXPECT_NE(contention_warning(e, 16).find("torch.set_num_threads(3)"), std::string::npos) << contention_warning(e, 16);
