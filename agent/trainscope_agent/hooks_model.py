@@ -163,7 +163,7 @@ def _eval_or_train(module):
         return
     kind = phases.call_kind(module, S.torch)
     if kind == phases.EVAL:
-        phases.eval_start(now())
+        phases.eval_start(now(), module is M.chosen())
     elif kind == phases.TRAIN:
         phases.train_event()
 
@@ -387,14 +387,14 @@ def _fwd_pre(module, inputs):
             S.mark_start(FORWARD)  # may end the program (--steps): after our own bookkeeping
         S.fwd_t0 = now()
         if not module.training:  # phases.call_kind, inlined
-            phases.eval_start(S.fwd_t0)
+            phases.eval_start(S.fwd_t0, True)
         elif M.grad_enabled():
             # phases.train_event, called only when it has work: a batch fetched since the last
             # training event (once a step) or an evaluation span to close.
             if Ph.fetch_after_train is not None or Ph.open:
                 phases.train_event()
         elif phases.nograd_is_eval():  # a validation batch without model.eval()
-            phases.eval_start(S.fwd_t0)
+            phases.eval_start(S.fwd_t0, True)
         if M.fwd_site is None:
             M.fwd_site = sites.add(sites.where("forward", 2)) or False  # once: a frame walk
         if S.first_fwd_in_step:
@@ -428,7 +428,7 @@ def _inner_pre(module, inputs):
     try:
         kind = phases.call_kind(module, S.torch)
         if kind == phases.EVAL:
-            phases.eval_start(now())
+            phases.eval_start(now(), module not in M.copies)  # a module the model wraps: the trained one
             M.inner_open += 1
         elif kind == phases.TRAIN:
             phases.train_event()

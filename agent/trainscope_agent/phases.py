@@ -27,6 +27,7 @@ class Ph:
     last_end = 0         # ... the last step's end
     eval_ns = 0          # closed spans, less the compilation inside them
     eval_spans = 0
+    eval_spans_trained = 0  # ... of them, spans that called the model the loop trains (not a copy, a teacher)
     eval_calls = 0
     eval_fetch_ns = 0    # fetches inside closed spans (also counted in the steps' data wait)
     io_ns = 0            # torch.save and the other file writes hooks_io times, anywhere
@@ -35,6 +36,7 @@ class Ph:
     # The open span: start, latest call end, compilation at its start, fetches seen in it
     # (committed: before a later evaluation call; pending: after the latest one).
     open = False
+    trained = False      # the open span called the trained model itself
     t0 = 0
     t1 = 0
     c0 = 0
@@ -128,12 +130,17 @@ def nograd_is_eval():
     return p.fetch_key is not None and p.train_keys and p.fetch_key not in p.train_keys
 
 
-def eval_start(t):
+def eval_start(t, trained=False):
+    """An evaluation call starts; `trained`: the callee is the model the loop trains (or the module
+    it wraps), not an EMA copy or another model (a teacher): such a span is evaluation even after
+    every step (rules: periodic-evaluation)."""
     p = Ph
     p.depth += 1
     if p.depth > 1:
         return
     p.eval_calls += 1
+    if trained:
+        p.trained = True
     if not p.open:
         p.open = True
         p.t0 = p.t1 = t
@@ -183,6 +190,9 @@ def close():
     comp = compile_ns() - p.c0
     p.eval_ns += max(0, p.t1 - p.t0 - comp)
     p.eval_spans += 1
+    if p.trained:
+        p.eval_spans_trained += 1
+        p.trained = False
     p.eval_fetch_ns += p.fetch_ok
     p.fetch_ok = p.fetch_pending = 0
 
@@ -223,7 +233,8 @@ def send(channel, final=False):
     pre = p.pre or (0,) * len(tot)
     end = p.at_end or tot
     f = [("first_step_t", p.first_start), ("last_step_end_t", p.last_end), ("t", now()),
-         ("final", 1 if final else 0), ("eval_spans", p.eval_spans), ("eval_calls", p.eval_calls),
+         ("final", 1 if final else 0), ("eval_spans", p.eval_spans),
+         ("eval_spans_trained", p.eval_spans_trained), ("eval_calls", p.eval_calls),
          ("io_n", p.io_n), ("compile_frames", compile_frames())]
     for name, i in (("eval_ns", 0), ("compile_ns", 1), ("io_ns", 2), ("eval_fetch_ns", 3), ("profiler_ns", 4),
                     ("queued_ns", 5)):

@@ -132,6 +132,9 @@ struct TimeAccount {
   // run (goodput, run_fraction, the outside-step findings).
   double job_s() const { return total_s - profiler_s; }
   int64_t steps = 0, eval_spans = 0, eval_calls = 0, compile_frames = 0, checkpoints = 0;
+  // Of eval_spans, those that called the model the loop trains (not an EMA copy, not a teacher):
+  // evaluation however often it runs (periodic-evaluation).
+  int64_t eval_spans_trained = 0;
   double steady_step_s = -1;       // the median step (for what a bucket costs in steps), -1 unknown
   // The start-up's sampling profile (agent startup.py): its samples, and the share of them with an
   // import in progress (the libraries loading) as seconds of before_first_step_s; -1 not profiled.

@@ -27,7 +27,8 @@ void write_time_account(JsonWriter& w, const std::optional<diagnose::TimeAccount
   w.field("data_wait_s", t->data_wait_s).field("data_queued_s", t->data_queued_s);
   w.field("profiler_s", t->profiler_s).field("other_s", t->other_s);
   w.field("goodput_pct", t->goodput_pct);
-  w.field("steps", t->steps).field("eval_spans", t->eval_spans).field("eval_calls", t->eval_calls);
+  w.field("steps", t->steps).field("eval_spans", t->eval_spans).field("eval_spans_trained", t->eval_spans_trained);
+  w.field("eval_calls", t->eval_calls);
   w.field("compile_frames", t->compile_frames).field("checkpoints", t->checkpoints);
   w.field("startup_samples", t->startup_samples);
   w.key("startup_import_s");

@@ -140,6 +140,7 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   a.goodput_pct = 100.0 * a.train_steps_s / std::max(1e-9, a.job_s());
   a.steps = st ? st->count : 0;
   a.eval_spans = trains ? ph->get_int("eval_spans", 0) + pre_o.evaluating + post_o.evaluating : 0;
+  a.eval_spans_trained = trains ? ph->get_int("eval_spans_trained", 0) : 0;
   a.eval_calls = trains ? ph->get_int("eval_calls", 0) : 0;
   a.compile_frames = ph->get_int("compile_frames", 0);
   a.checkpoints = ph->get_int("io_n", 0);

@@ -57,6 +57,23 @@ TEST(PeriodicEvaluation, ANoGradForwardInEveryStepIsPartOfTheStep) {
   EXPECT_NE(find(diagnose(accounted(2.0, 20)), "periodic-evaluation"), nullptr);
 }
 
+TEST(PeriodicEvaluation, TheTrainedModelEvaluatedAfterEveryStepIsEvaluation) {
+  // pytorch/examples' gcn: the model it trains, scored in eval mode on its train and validation
+  // masks after each of its 200 full-batch steps. Not a teacher: the spans call the trained model.
+  Evidence ev = accounted(2.0, 200);
+  ev.agent->time_account->eval_spans_trained = 200;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "periodic-evaluation");
+  ASSERT_NE(f, nullptr);
+  const double total = 1 + 4 + 2.0 + 0.2;
+  EXPECT_NEAR(f->run_fraction, 0.9 * 2.0 / total, 1e-9);  // every 10 steps keeps a tenth of it
+  EXPECT_NE(f->title.find("after every step"), std::string::npos) << f->title;
+  EXPECT_NE(f->fix_code.find("step % 10"), std::string::npos) << f->fix_code;
+  // Half of the every-step spans a teacher's, half the trained model's: still the teacher's step.
+  ev.agent->time_account->eval_spans_trained = 100;
+  EXPECT_EQ(find(diagnose(ev), "periodic-evaluation"), nullptr);
+}
+
 TEST(PeriodicEvaluation, SilentWithoutAnAccount) {
   Evidence ev = accounted(1.3, 5);
   ev.agent->time_account.reset();

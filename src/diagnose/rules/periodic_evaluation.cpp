@@ -1,11 +1,12 @@
 // periodic-evaluation: forward passes outside training (eval mode or autograd off: a periodic
 // evaluation, a framework's validation loop, sampling) take a large share of the run's wall time.
 // Evidence: the run's time account (agent phases.py): eval_s >= kEvalRunPct of the run, in >= 2
-// spans that recur less often than every other step (a forward under no_grad in every step is part of the
-// step: a frozen teacher, an EMA model).
-// Gain, on the run's scale: the fix halves the evaluation's cost (every 2N steps instead of N, or
-// half the batches per evaluation); its cost is proportional to the batches it runs, so half of
-// eval_s comes back.
+// spans. Spans after every step are part of the step (a frozen teacher, an EMA copy's targets)
+// unless they call the model the loop trains: that is evaluation each step (a full-batch graph
+// network scoring its train and validation masks every epoch).
+// Gain, on the run's scale: an evaluation's cost is the batches it runs, so it scales with how
+// often it runs. Every k >= 2 steps: every 2k steps gives back half of eval_s. Every k < 2 steps:
+// every 10 steps keeps k/10 of it.
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -20,7 +21,8 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   if (t.job_s() <= 0 || t.eval_spans < 2) return std::nullopt;  // one evaluation (at the end) is not periodic
   const double pct = 100 * t.eval_s / t.job_s();
   if (pct < th::kEvalRunPct) return std::nullopt;
-  if (t.steps > 0 && t.eval_spans * 2 > t.steps) return std::nullopt;  // every step: part of the step
+  const bool each_step = t.steps > 0 && t.eval_spans * 2 > t.steps;
+  if (each_step && t.eval_spans_trained * 2 <= t.steps) return std::nullopt;  // a teacher, an EMA's targets
   Finding f = make("periodic-evaluation", Bottleneck::Config, "agent");
   f.outside_step = true;
   const double per_span = t.eval_s / t.eval_spans;
@@ -32,25 +34,40 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   add(f, "eval_forward_calls", t.eval_calls, "count");
   if (every > 0) add(f, "steps_per_eval", every, "count");
   add(f, "run_s", t.job_s(), "s");
-  f.run_fraction = std::clamp(0.5 * t.eval_s / t.job_s(), 0.0, 0.95);
+  // The share of the evaluation the fix gives back: half (every 2k steps), or every 10 steps.
+  const double back = each_step ? 1 - std::max(every, 1.0) / 10 : 0.5;
+  f.run_fraction = std::clamp(back * t.eval_s / t.job_s(), 0.0, 0.95);
   f.recoverable_fraction = f.run_fraction;
   f.severity = severity_for(f.run_fraction);
   f.confidence = 0.9;
-  f.title = fmt::format("Evaluation takes {:.0f}% of the run: {} passes of {:.1f} s{}", pct, t.eval_spans, per_span,
-                        every > 0 ? fmt::format(", one every {:.0f} training steps", every) : "");
-  f.gain = fmt::format("evaluating half as often (or on half the batches) gives back {:.1f} s of the {:.1f} s run: the "
-                       "run {}",
-                       0.5 * t.eval_s, t.job_s(), gain_text(f.run_fraction));
+  if (each_step) {
+    f.title = fmt::format("Evaluation takes {:.0f}% of the run: the trained model is evaluated after every step "
+                          "({} passes of {:.1f} ms)",
+                          pct, t.eval_spans, 1e3 * per_span);
+    f.gain = fmt::format("evaluating every 10 steps gives back {:.1f} s of the {:.1f} s run: the run {}",
+                         back * t.eval_s, t.job_s(), gain_text(f.run_fraction));
+  } else {
+    f.title = fmt::format("Evaluation takes {:.0f}% of the run: {} passes of {:.1f} s{}", pct, t.eval_spans, per_span,
+                          every > 0 ? fmt::format(", one every {:.0f} training steps", every) : "");
+    f.gain = fmt::format("evaluating half as often (or on half the batches) gives back {:.1f} s of the {:.1f} s run: "
+                         "the run {}",
+                         back * t.eval_s, t.job_s(), gain_text(f.run_fraction));
+  }
   f.explanation = fmt::format(
       "{:.1f} s of the run's {:.1f} s went to forward passes outside training (the model in eval mode, "
       "model.eval()): no training happens meanwhile. An evaluation's cost is the batches it "
-      "runs, so it scales with how often it runs and on how many batches.",
-      t.eval_s, t.job_s());
+      "runs, so it scales with how often it runs and on how many batches.{}",
+      t.eval_s, t.job_s(),
+      each_step ? " Here the model the loop trains is evaluated after each of its steps: metrics that are printed or "
+                  "logged every N steps need computing only then."
+                : "");
   f.fix =
       "Evaluate less often or on a fixed subset of the validation set (nanoGPT: eval_interval/eval_iters; Hugging Face: "
       "eval_steps, eval_accumulation_steps; Lightning: val_check_interval, limit_val_batches), or evaluate saved "
       "checkpoints in a separate process.";
-  f.fix_code = "if step % (2 * eval_interval) == 0:   # or: fewer eval batches\n    evaluate(model)";
+  f.fix_code = each_step ? "if step % 10 == 0:   # evaluate (and log) every 10 steps, not after every one\n    "
+                           "evaluate(model)"
+                         : "if step % (2 * eval_interval) == 0:   # or: fewer eval batches\n    evaluate(model)";
   if (const CodeSite* cfg = config_site(ev, "transformers")) {
     const std::string every_k = knob(*cfg, "eval_steps");
     f.sites.push_back(site_ref(*cfg, every_k.empty() ? "set eval_steps higher (or eval_strategy=\"epoch\")"
