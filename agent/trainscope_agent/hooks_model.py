@@ -387,7 +387,8 @@ def _fwd_pre(module, inputs):
             S.mark_start(FORWARD)  # may end the program (--steps): after our own bookkeeping
         S.fwd_t0 = now()
         if not module.training:  # phases.call_kind, inlined
-            phases.eval_start(S.fwd_t0, True)
+            if not phases.drives_env():  # else an RL rollout in eval mode: the loop's data
+                phases.eval_start(S.fwd_t0, True)
         elif M.grad_enabled():
             # phases.train_event, called only when it has work: a batch fetched since the last
             # training event (once a step) or an evaluation span to close.

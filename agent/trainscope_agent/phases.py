@@ -108,16 +108,29 @@ def call_kind(module, torch):
     off: inference that feeds the training (an RL rollout or action, a distillation teacher, a
     target network), part of the loop, neither an evaluation nor the end of one. cleanrl's
     ppo.py collects its rollouts that way: counted as evaluation, they were 41% of its run.
+    In a process that drives a reinforcement-learning environment (drives_env), eval mode is
+    IN_LOOP too: Stable-Baselines3 collects its rollouts with the policy in eval mode.
     Except where its batch says otherwise (nograd_is_eval): a no-grad call on a batch from data the
     training steps never took a batch from is a validation that skipped model.eval()."""
     try:
         if not module.training:
-            return EVAL
+            return IN_LOOP if drives_env() else EVAL
         if torch.is_grad_enabled():
             return TRAIN
         return EVAL if nograd_is_eval() else IN_LOOP
     except Exception:
         return TRAIN
+
+
+def drives_env():
+    """The process loaded a reinforcement-learning environment library (Gymnasium, Gym, dm_env,
+    PettingZoo): its model's calls in eval mode are rollouts or actions, the data its training
+    steps learn from, not an evaluation. Stable-Baselines3's collect_rollouts puts the policy in eval
+    mode under no_grad (its PPO on CartPole: 39% of the run called evaluation, the verdict to
+    evaluate less often). An evaluation of such an agent (SB3's EvalCallback) is missed for it: an
+    account that says less, never a wrong verdict. Two dict look-ups, on the eval-mode path only."""
+    m = sys.modules
+    return "gymnasium" in m or "gym" in m or "dm_env" in m or "pettingzoo" in m
 
 
 def nograd_is_eval():
