@@ -124,6 +124,8 @@ def on_torch(torch):
         S.add_step_hook(phases.at_step)
         S.add_step_hook(leaks.at_step)
         frameworks.install()
+        from . import anomaly
+        anomaly.install(torch)
         from . import overrides  # trainscope run --set: applied last, outermost around the hooks
         overrides.install(torch)
         _arm_window(torch)

@@ -23,10 +23,10 @@ _WATCH = {
                                     "num_train_epochs")),
     "lightning.pytorch.trainer.trainer": ("Trainer", "__init__", "lightning",
                                           ("precision", "accumulate_grad_batches", "val_check_interval",
-                                           "max_epochs", "max_steps")),
+                                           "max_epochs", "max_steps", "detect_anomaly")),
     "pytorch_lightning.trainer.trainer": ("Trainer", "__init__", "lightning",
                                           ("precision", "accumulate_grad_batches", "val_check_interval",
-                                           "max_epochs", "max_steps")),
+                                           "max_epochs", "max_steps", "detect_anomaly")),
 }
 
 
@@ -139,6 +139,8 @@ def _record(obj, framework, cls_name, knobs):
             # Lightning keeps the precision on its connector: read it where it lives
             if k == "precision":
                 v = getattr(getattr(obj, "_accelerator_connector", None), "_precision_flag", None)
+            elif k == "detect_anomaly":  # Trainer(detect_anomaly=True) keeps it private
+                v = getattr(obj, "_detect_anomaly", None)
         if v is not None:
             vals.append(("knob_" + k, getattr(v, "value", v)))
     S.channel.send_text("config", [("framework", framework), ("class", cls_name),

@@ -18,7 +18,7 @@ import math
 import sys
 import weakref
 
-from . import flops, hooks_copy, phases, pickling, scripting, sites
+from . import anomaly, flops, hooks_copy, phases, pickling, scripting, sites
 from .phases import Ph
 from .guard import G, check_break, fail, patch, resolve_compiling
 from .state import BACKWARD, FORWARD, OPTIMIZER, S, now
@@ -529,6 +529,8 @@ def _install_backward(torch):
                 S.loss_seen = True
                 if not _isfinite(v):
                     S.nonfinite = True
+            if anomaly.A.armed:  # one step's graphs, once per run (anomaly.py)
+                anomaly.on_backward(tensors)
         except Exception as e:
             fail("backward", e)
         r = backward_orig(tensors, *args, **kwargs)

@@ -18,6 +18,7 @@ training goes on with the user's own settings.
   optimizer.foreach=true     ... with foreach=True
   threads=N                  torch.set_num_threads(N), and the script's own calls keep N
   zero_grad.set_to_none=true zero_grad() frees gradients instead of zeroing them
+  autograd.detect_anomaly=false  the script's calls that turn anomaly detection on are ignored
 """
 import atexit
 import inspect
@@ -92,6 +93,9 @@ def install(torch):
         _install_zero_grad(torch)
     if keys & {"optimizer.fused", "optimizer.foreach"}:
         _install_optimizer(torch)
+    if "autograd.detect_anomaly" in keys:
+        from . import anomaly
+        anomaly.A.force_off = not _truthy(_values["autograd.detect_anomaly"])
     if "compile" in keys and not hasattr(torch, "compile"):
         decide("compile", False, "torch.compile needs PyTorch 2.0 or newer (this is %s)" % torch.__version__)
     if "autocast" in keys or ("compile" in keys and "compile" not in _decided):
@@ -124,6 +128,7 @@ def _at_exit():
         "optimizer": "no torch.optim optimizer was created",
         "compile": "no nn.Module with parameters was called",
         "autocast": "no nn.Module with parameters was called",
+        "autograd": "the script never turns anomaly detection on",
     }
     for key in list(_values):
         if key not in _decided:

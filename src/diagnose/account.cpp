@@ -33,6 +33,7 @@ ClaimPool claim_pool(const std::string& id) {
   // Host work the GPU waits for: its fix gives back GPU idle time.
   if (id == "host-sync" || id == "unfused-optimizer" || id == "in-loop-io" || id == "dataloader-starvation" ||
       id == "cpu-bound-transforms" || id == "pageable-memcpy" || id == "openblas-on-intel" || id == "data-parallel" ||
+      id == "anomaly-detection" ||
       generic_rank(id) >= 0)
     return ClaimPool::Idle;
   return ClaimPool::Step;  // communication, stragglers, threads: the step as a whole

@@ -226,6 +226,24 @@ struct AgentEvidence {
   // torch.get_float32_matmul_precision() ("highest" | "high" | "medium" | "").
   int tf32_matmul = -1, tf32_cudnn = -1;
   std::string float32_matmul_precision;
+  // Autograd anomaly detection found on in a training step, measured over one step (agent
+  // anomaly.py): the stack captures PyTorch made and their time, the backward graphs' nodes, the
+  // gradients they computed and their elements, and a NaN test's cost, fixed and per element.
+  struct Anomaly {
+    bool check_nan = true;
+    int64_t captures_per_step = -1;
+    double capture_ns_per_step = -1;
+    int64_t nodes_per_step = 0, grad_tests_per_step = 0, grad_elems_per_step = 0;
+    double nan_test_ns = 0, nan_elem_ns = 0;  // a NaN test's fixed part, and its part per element
+    double nan_ms() const {
+      return check_nan ? (static_cast<double>(grad_tests_per_step) * nan_test_ns +
+                          static_cast<double>(grad_elems_per_step) * nan_elem_ns) / 1e6
+                       : 0;
+    }
+    // The time per step it costs (ms), -1 unmeasured: the captures as timed, and the NaN tests.
+    double cost_ms() const { return captures_per_step < 0 ? -1 : capture_ns_per_step / 1e6 + nan_ms(); }
+  };
+  std::optional<Anomaly> anomaly;
   double forward_ms = 0, backward_ms = 0, item_ms = 0;  // medians; item: host time in .item()
   std::string mem_source;           // "cuda" (allocated) | "heap" (C heap in use, CPU) | "rss" (process RSS, CPU)
   double main_process_loading_ms = 0;  // __getitem__+collate run inside the loop, per step

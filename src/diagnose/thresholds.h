@@ -190,6 +190,9 @@ inline constexpr double kCompileTypicalGain = 0.43;
 // building a model and a loader, and not worth a cache).
 inline constexpr double kSlowStartRunPct = 25.0;
 inline constexpr double kSlowStartMinS = 5.0;
+// anomaly-detection: autograd anomaly mode's measured cost per step, at least 2% of the step (ours:
+// the severity scale's floor; it is a debugging mode, so any measured cost is worth a line).
+inline constexpr double kAnomalyMinPct = 2.0;
 
 // throttling: around 83 °C many NVIDIA GPUs start slowing their clocks (nvidia-smi -q shows the
 // GPU's own "GPU Slowdown Temp"); clock-event reasons (NVML nvmlDeviceGetCurrentClocksEventReasons)

@@ -166,6 +166,17 @@ AgentSummary summarise(const Records& r) {
       ev.compiled = t.get_bool("compiled");
       ev.data_parallel = t.get_bool("data_parallel");
       ev.ddp = t.get_bool("ddp");
+    } else if (t.kind == "anomaly" && mine && t.get_bool("enabled")) {
+      diagnose::AgentEvidence::Anomaly a;  // agent/trainscope_agent/anomaly.py
+      a.check_nan = t.get_bool("check_nan");
+      a.captures_per_step = t.get_int("captures_per_step", -1);
+      a.capture_ns_per_step = t.get_double("capture_ns_per_step", -1);
+      a.nodes_per_step = t.get_int("nodes_per_step", 0);
+      a.grad_elems_per_step = t.get_int("grad_elems_per_step", 0);
+      a.grad_tests_per_step = t.get_int("grad_tests_per_step", 0);
+      a.nan_test_ns = std::max(0.0, t.get_double("nan_test_ns", 0));
+      a.nan_elem_ns = std::max(0.0, t.get_double("nan_elem_ps", 0)) / 1e3;
+      ev.anomaly = a;
     } else if (t.kind == "flops" && mine) {
       ev.model_flops_per_step = t.get_double("flops_per_step", -1);  // agent/trainscope_agent/flops.py
     } else if (t.kind == "optimizer" && mine && ev.optimizer.empty()) {

@@ -28,6 +28,7 @@ bool valid_value(const std::string& key, const std::string& v) {
   if (key == "threads") return is_int(v, 1, 4096);
   if (key == "autocast") return v == "bf16" || v == "bfloat16";
   if (key == "compile") return is_bool(v) || v == "default" || v == "reduce-overhead" || v == "max-autotune";
+  if (key == "autograd.detect_anomaly") return is_bool(v) && !truthy(v);  // it only turns it off
   return is_bool(v);
 }
 
@@ -48,6 +49,7 @@ const std::vector<OverrideKey>& override_keys() {
       {"optimizer.foreach", "true|false", "torch.optim optimizers with foreach=True"},
       {"threads", "N >= 1", "torch.set_num_threads(N), kept over the script's own calls"},
       {"zero_grad.set_to_none", "true|false", "zero_grad(set_to_none=True)"},
+      {"autograd.detect_anomaly", "false", "anomaly detection stays off whatever the script calls (a debugging mode)"},
   };
   return k;
 }
@@ -117,6 +119,7 @@ std::string override_code(const Override& o) {
   if (k == "optimizer.foreach") return "optimizer = torch.optim.SGD(model.parameters(), ..., foreach=True)";
   if (k == "threads") return fmt::format("torch.set_num_threads({})", v);
   if (k == "zero_grad.set_to_none") return "optimizer.zero_grad(set_to_none=True)";
+  if (k == "autograd.detect_anomaly") return "torch.autograd.set_detect_anomaly(False)  # or delete the call";
   return k + "=" + v;
 }
 

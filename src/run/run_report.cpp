@@ -98,6 +98,16 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   w.key("tf32_cudnn");
   if (e.tf32_cudnn >= 0) w.value(e.tf32_cudnn == 1); else w.null();
   w.field("float32_matmul_precision", e.float32_matmul_precision);
+  w.key("anomaly_detection");
+  if (const auto& a = e.anomaly) {
+    w.begin_object().field("check_nan", a->check_nan).field("captures_per_step", a->captures_per_step);
+    w.field("capture_ms_per_step", a->capture_ns_per_step / 1e6).field("nodes_per_step", a->nodes_per_step);
+    w.field("grad_tests_per_step", a->grad_tests_per_step).field("grad_elems_per_step", a->grad_elems_per_step);
+    w.field("nan_test_ns", a->nan_test_ns);
+    w.field("nan_test_ns_per_element", a->nan_elem_ns).field("cost_ms_per_step", a->cost_ms()).end_object();
+  } else {
+    w.null();
+  }
   w.key("loaders").begin_array();
   for (const auto& l : e.loaders) {
     w.begin_object();

@@ -1,8 +1,8 @@
 // Every `trainscope run --set` key applied to a real PyTorch 2.x training loop on the CPU, its
 // effect read back from inside the training process (tests/run/scripts/set_probe.py writes what it
 // saw): the DataLoader's attributes and the processes that loaded its samples, the optimizer's
-// defaults, the thread count, gradients after zero_grad(), CPU autocast inside the forward, Dynamo's
-// counters. One run carries all the keys but compile (one process, many checks); the control run,
+// defaults, the thread count, gradients after zero_grad(), CPU autocast inside the forward, autograd
+// anomaly detection at each step, Dynamo's counters. One run carries all the keys but compile (one process, many checks); the control run,
 // without --set, shows the probe sees the script's own settings, so each difference is the
 // override's. copy.non_blocking needs CUDA: on this CPU run it must say so, not apply.
 #include <gtest/gtest.h>
@@ -81,6 +81,7 @@ TEST(SetKeys, WithoutSetTheLoopKeepsItsOwnSettings) {
   ASSERT_EQ(none.size(), 16u);
   for (size_t i = 1; i < none.size(); ++i) EXPECT_FALSE(none[i]) << "step " << i << ": zeroed, not freed";
   for (bool on : bools(f["autocast_in_forward"])) EXPECT_FALSE(on);
+  for (bool on : bools(f["anomaly_at_step"])) EXPECT_TRUE(on) << "the script turns anomaly detection on";
   EXPECT_EQ(std::string_view(f["forward_dtype"].at(0).get_string().value()), "torch.float32");
   EXPECT_TRUE(p.run.overrides.empty());
 }
@@ -99,6 +100,7 @@ TEST(SetKeys, EveryKeyTakesEffectInTheTrainingProcess) {
          {"threads", "1"},
          {"zero_grad.set_to_none", "true"},
          {"autocast", "bf16"},
+         {"autograd.detect_anomaly", "false"},
          {"copy.non_blocking", "true"}});
   if (HasFatalFailure()) return;
   auto f = p.facts;
@@ -132,9 +134,14 @@ TEST(SetKeys, EveryKeyTakesEffectInTheTrainingProcess) {
   std::set<std::string> dtypes;
   for (auto d : f["forward_dtype"].get_array()) dtypes.insert(std::string(d.get_string().value()));
   EXPECT_TRUE(dtypes.count("torch.bfloat16")) << "no bf16 output from the autocast forward";
+  // Anomaly detection: the script's set_detect_anomaly(True) left it off.
+  auto anomaly = bools(f["anomaly_at_step"]);
+  ASSERT_EQ(anomaly.size(), 16u);
+  for (size_t i = 0; i < anomaly.size(); ++i) EXPECT_FALSE(anomaly[i]) << "step " << i << ": anomaly detection on";
   // What the agent reported matches what the process saw.
   for (const char* key : {"dataloader.num_workers", "dataloader.prefetch_factor", "dataloader.persistent_workers",
-                          "dataloader.pin_memory", "optimizer.foreach", "threads", "zero_grad.set_to_none", "autocast"}) {
+                          "dataloader.pin_memory", "optimizer.foreach", "threads", "zero_grad.set_to_none", "autocast",
+                          "autograd.detect_anomaly"}) {
     const OverrideOutcome* o = outcome(p.run, key);
     ASSERT_NE(o, nullptr) << key << ": no outcome";
     EXPECT_TRUE(o->applied) << key << ": " << o->reason;

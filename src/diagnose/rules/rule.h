@@ -51,6 +51,7 @@ std::optional<Finding> gpu_idle(const Evidence&);
 std::optional<Finding> periodic_evaluation(const Evidence&);
 std::optional<Finding> compile_cost(const Evidence&);
 std::optional<Finding> slow_start(const Evidence&);
+std::optional<Finding> anomaly_detection(const Evidence&);
 
 // ---- helpers (rule_helpers.cpp) ----
 

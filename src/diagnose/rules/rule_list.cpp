@@ -25,6 +25,7 @@ const std::vector<RuleEntry>& all_rules() {
       {"periodic-evaluation", periodic_evaluation},
       {"compile-cost", compile_cost},
       {"slow-start", slow_start},
+      {"anomaly-detection", anomaly_detection},
       {"unfused-optimizer", unfused_optimizer},
       {"gpu-throttling", gpu_throttling},
       {"thread-oversubscription", thread_oversubscription},

@@ -5,11 +5,11 @@
 
 Its own choices, which the overrides must visibly replace: DataLoader(num_workers=0,
 pin_memory=True), torch.set_num_threads(2), Adam with PyTorch's defaults, zero_grad(set_to_none=False)
-(gradients kept as zeros), no autocast, no torch.compile. Two epochs of 8 batches. OUT.json gets
+(gradients kept as zeros), no autocast, no torch.compile, autograd anomaly detection on (eager). Two epochs of 8 batches. OUT.json gets
 what the process itself saw: the DataLoader's attributes and the pids of the processes that made
 its samples, optimizer.defaults, the thread count, whether every gradient was None right after
 each zero_grad(), whether CPU autocast was on inside the model's forward (and the forward's output
-dtype), and Dynamo's counters.
+dtype), whether anomaly detection was on at each step, and Dynamo's counters.
 """
 import json
 import os
@@ -22,6 +22,8 @@ from torch.utils.data import DataLoader, Dataset
 out_path, mode = sys.argv[1], sys.argv[2]
 torch.manual_seed(0)
 torch.set_num_threads(2)  # the script's own call: --set threads=N must keep N
+if mode == "eager":
+    torch.autograd.set_detect_anomaly(True)  # left on from debugging: --set autograd.detect_anomaly=false
 
 
 def autocast_on():
@@ -61,6 +63,7 @@ model = Net()
 loader = DataLoader(Samples(), batch_size=8, shuffle=False, num_workers=0, pin_memory=True)
 opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 grads_none_after_zero_grad = []
+anomaly_at_step = []
 loader_pids = []
 losses = []
 for epoch in range(2):
@@ -68,6 +71,7 @@ for epoch in range(2):
     for x, y, pid in loader:
         opt.zero_grad(set_to_none=False)
         grads_none_after_zero_grad.append(all(p.grad is None for p in model.parameters()))
+        anomaly_at_step.append(torch.is_anomaly_enabled())
         loss = F.cross_entropy(model(x).float(), y)
         loss.backward()
         opt.step()
@@ -84,6 +88,7 @@ facts = {
     "optimizer_defaults": {k: opt.defaults.get(k) for k in ("foreach", "fused")},
     "threads": torch.get_num_threads(),
     "grads_none_after_zero_grad": grads_none_after_zero_grad,
+    "anomaly_at_step": anomaly_at_step,
     "autocast_in_forward": seen["autocast_in_forward"],
     "forward_dtype": sorted(set(seen["forward_dtype"])),
     "losses_finite": all(l == l and abs(l) < 1e6 for l in losses),
