@@ -17,6 +17,8 @@ Spec: {"root": the directory the user's command runs in,
   op "threads":  `torch.set_num_threads(N)` after the imports of file ("value": N), or N in the
                  file's own set_num_threads call
   op "zero_grad": set_to_none=True on every `.zero_grad()` call in file
+  op "anomaly":  `set_detect_anomaly(False)` in the call at file:line that turned anomaly detection
+                 on (a `detect_anomaly()` block is refused: the block is the user's to remove)
 
 Edits are made from Python's syntax tree (`ast`, with end positions): the exact call or statement
 is found, an existing keyword's value is replaced (never a second one added), and every other
@@ -299,6 +301,26 @@ def op_zero_grad(src, e):
     return "set_to_none=True on %d zero_grad() call%s" % (done, "" if done == 1 else "s")
 
 
+def op_anomaly(src, e):
+    line = int(e["line"])
+    calls = [c for c in _calls_at(src, line) if _callee(c) in ("set_detect_anomaly", "detect_anomaly",
+                                                                 "set_anomaly_enabled")]
+    if not calls:
+        raise Refused("no set_detect_anomaly(...) call at line %d (the file changed since the run?)" % line)
+    c = calls[0]
+    if _callee(c) == "detect_anomaly":
+        raise Refused("a detect_anomaly() block at line %d: remove the block (it is for debugging)" % line)
+    mode = [k for k in c.keywords if k.arg in ("mode", "enabled")]
+    target = mode[0].value if mode else (c.args[0] if c.args else None)
+    if target is None or isinstance(target, ast.Starred):
+        raise Refused("the call at line %d passes its mode in a way that cannot be edited" % line)
+    old = src.text[src.start(target):src.end(target)]
+    if old == "False":
+        return "already False"
+    src.add(src.start(target), src.end(target), "False")
+    return "%s(False) (was %s)" % (_callee(c), old)
+
+
 # ---- statements ------------------------------------------------------------------------------
 
 _COMPOUND = (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef,
@@ -451,7 +473,7 @@ def op_threads(src, e):
 
 
 OPS = {"keywords": op_keywords, "wrap": op_wrap, "compile": op_compile, "threads": op_threads,
-       "zero_grad": op_zero_grad}
+       "zero_grad": op_zero_grad, "anomaly": op_anomaly}
 
 
 # ---- the file checks (bad input) --------------------------------------------------------------

@@ -129,6 +129,18 @@ void plan_fix(const std::string& fix, const std::vector<run::Override>& settings
       PatchEdit e = at(fix, "zero_grad", *s);
       e.line = 0;
       plan.edits.push_back(std::move(e));
+    } else if (key == "autograd.detect_anomaly") {
+      const std::string on = pl ? [&] {
+        for (const auto& [k, v] : pl->knobs)
+          if (k == "detect_anomaly") return v;
+        return std::string();
+      }() : "";
+      if (!on.empty() && on != "0" && on != "False" && on != "false")
+        keywords_at(plan, fix, *pl, "trainer", "detect_anomaly", "False");
+      else if (const auto* s = ev.site("anomaly"))
+        plan.edits.push_back(at(fix, "anomaly", *s));
+      else
+        none(key, "no line of your code turned anomaly detection on (no site recorded)");
     } else {
       none(key, "no edit is known for this setting");
     }

@@ -119,6 +119,29 @@ TEST(PatchPlan, FrameworksTakeTheirKnobs) {
   EXPECT_EQ(p2.notes[0].rfind("compile: ", 0), 0u);
 }
 
+TEST(PatchPlan, AnomalyDetectionIsTurnedOffWhereItWasTurnedOn) {
+  diagnose::AgentEvidence ev;
+  ev.sites = {site("anomaly", "/p/train.py", 3)};
+  PatchPlan plan;
+  plan_fix("anomaly-detection", {{"autograd.detect_anomaly", "false"}}, ev, "/p/train.py", plan);
+  EXPECT_TRUE(plan.notes.empty());
+  const PatchEdit* e = find(plan, "anomaly", "/p/train.py");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->line, 3);
+  // Lightning's Trainer(detect_anomaly=True): its knob, at the Trainer line.
+  diagnose::CodeSite pl = site("config", "/p/fit.py", 20, "lightning.Trainer");
+  pl.knobs = {{"detect_anomaly", "1"}};
+  ev.sites = {pl, site("anomaly", "/p/fit.py", 21)};
+  PatchPlan lit;
+  plan_fix("anomaly-detection", {{"autograd.detect_anomaly", "false"}}, ev, "/p/fit.py", lit);
+  const PatchEdit* k = find(lit, "keywords", "/p/fit.py");
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->call, "trainer");
+  std::vector<std::pair<std::string, std::string>> kw = {{"detect_anomaly", "False"}};
+  EXPECT_EQ(k->keywords, kw);
+  EXPECT_EQ(find(lit, "anomaly", "/p/fit.py"), nullptr);
+}
+
 TEST(PatchPlan, NoSiteIsANoteNotAnEdit) {
   diagnose::AgentEvidence ev;
   PatchPlan plan;

@@ -267,6 +267,22 @@ case("one-mapping",
               "test = DataLoader(ds, shuffle=True, **{**(kw or {}), \"num_workers\": 2})\n"
               "opt = torch.optim.AdamW(params, lr=1e-3, **{**opt_kw, \"fused\": True})\n"})
 
+# 8d. Anomaly detection turned off where it was turned on: the mode by position or by keyword, a
+# comment kept; Lightning's knob at Trainer(...); a detect_anomaly() block is the user's to remove.
+case("anomaly",
+     {"a.py": "import torch\ntorch.autograd.set_detect_anomaly(True)  # chasing a NaN\n",
+      "k.py": "from torch import autograd\nautograd.set_detect_anomaly(mode=True, check_nan=True)\n",
+      "pl.py": "trainer = L.Trainer(max_epochs=2, detect_anomaly=True)\n",
+      "w.py": "import torch\nwith torch.autograd.detect_anomaly():\n    loss.backward()\n"},
+     lambda p: [p.edit("a.py", "anomaly", 2), p.edit("k.py", "anomaly", 2),
+                p.edit("pl.py", "keywords", 1, call="trainer", keywords=[["detect_anomaly", "False"]]),
+                p.edit("w.py", "anomaly", 2)],
+     {"a.py": "import torch\ntorch.autograd.set_detect_anomaly(False)  # chasing a NaN\n",
+      "k.py": "from torch import autograd\nautograd.set_detect_anomaly(mode=False, check_nan=True)\n",
+      "pl.py": "trainer = L.Trainer(max_epochs=2, detect_anomaly=False)\n",
+      "w.py": "import torch\nwith torch.autograd.detect_anomaly():\n    loss.backward()\n"},
+     refused=("detect_anomaly() block",))
+
 # 9. Bad input (issue 39, item 5): one line per site, the other sites still patched.
 good = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8)\n"
 good_after = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4, persistent_workers=True)\n"
