@@ -53,6 +53,7 @@ def install(torch):
                 A.on_calls += 1
                 if A.site is None:
                     A.site = sites.add(sites.where("anomaly", 2)) or False
+                    S.add_step_hook(_after_step)  # only now: a run that never turns it on pays nothing
                 if A.force_off:
                     from . import overrides
                     overrides.decide("autograd.detect_anomaly", True,
@@ -65,19 +66,19 @@ def install(torch):
     set_anomaly_enabled.__wrapped__ = orig
     set_anomaly_enabled.__doc__ = getattr(orig, "__doc__", None)
     torch.set_anomaly_enabled = set_anomaly_enabled
-    S.add_step_hook(_after_step)
 
 
 def _after_step(step):
     """Arms the measurement at the end of step _MEASURE_AT - 1 (if anomaly detection is on), sends
-    the record one step later, then leaves the step path. Never turned on: one compare a step."""
+    the record one step later, then leaves the step path (on it from the first call that turned
+    anomaly detection on)."""
     try:
         if A.armed:
             _disarm()
             A.done = True
             S.remove_step_hook(_after_step)
             _send()
-        elif A.on_calls and step >= _MEASURE_AT - 1 and not A.done:
+        elif step >= _MEASURE_AT - 1 and not A.done:
             torch = S.torch
             if torch is not None and torch.is_anomaly_enabled() and not S.graph_capture and not G.compiling():
                 _arm()
