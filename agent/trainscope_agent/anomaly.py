@@ -30,6 +30,7 @@ class A:
     site = None        # the user's line that turned it on (sites.Site), False: none on the stack
     force_off = False  # --set autograd.detect_anomaly=false
     on_calls = 0       # calls that asked for it on
+    on_in_step = False # ... one since the last step boundary (a detect_anomaly() block inside the step)
     armed = False      # the step being measured
     done = False
     restore = ()       # (module, name, original) of the timed format_stack functions
@@ -51,6 +52,7 @@ def install(torch):
         if enabled and not G.off:
             try:
                 A.on_calls += 1
+                A.on_in_step = True
                 if A.site is None:
                     A.site = sites.add(sites.where("anomaly", 2)) or False
                     S.add_step_hook(_after_step)  # only now: a run that never turns it on pays nothing
@@ -79,9 +81,13 @@ def _after_step(step):
             S.remove_step_hook(_after_step)
             _send()
         elif step >= _MEASURE_AT - 1 and not A.done:
+            # On now, or turned on inside the step (`with detect_anomaly():` around forward and
+            # backward, the optimizer step after the block): the next step is measured.
             torch = S.torch
-            if torch is not None and torch.is_anomaly_enabled() and not S.graph_capture and not G.compiling():
+            on = A.on_in_step or (torch is not None and torch.is_anomaly_enabled())
+            if on and not S.graph_capture and not G.compiling():
                 _arm()
+        A.on_in_step = False
     except Exception as e:
         _disarm()
         S.remove_step_hook(_after_step)

@@ -292,6 +292,31 @@ TEST(AgentRun, ARunTooShortForTheWindowNamesOneItReaches) {
   EXPECT_EQ(count(trace, "\"ProfilerStep#3\""), 1);
 }
 
+// Anomaly detection on only inside a detect_anomaly() block around forward and backward (off again
+// at every step boundary): the step is still measured, and the finding names the block's line, with
+// the step's stack captures counted as they were made.
+TEST(AgentRun, AnomalyDetectionInABlockInsideTheStepIsMeasured) {
+  REQUIRE_TORCH();
+  auto r = run_script({torch_python(), script("anomaly_block.py")}, fresh_dir("anomaly-block"));
+  EXPECT_EQ(r.exit.shell_code(), 0);
+  ASSERT_TRUE(r.evidence.agent.has_value());
+  ASSERT_TRUE(r.evidence.agent->anomaly.has_value()) << "no anomaly record";
+  const auto& a = *r.evidence.agent->anomaly;
+  // 3 Linear x 2 + LayerNorm + 2 GELU + log_softmax and nll_loss = 11 nodes, each captured once;
+  // the parameters' AccumulateGrad nodes as well where the loop lets them go (`loss` keeps them here).
+  EXPECT_EQ(a.nodes_per_step, 11);
+  EXPECT_GE(a.captures_per_step, 11);
+  EXPECT_GT(a.capture_ns_per_step, 0);
+  EXPECT_GT(a.grad_elems_per_step, 0);
+  ASSERT_TRUE(r.diagnosis.has_value());
+  const diagnose::Finding* f = nullptr;
+  for (const auto& x : r.diagnosis->findings)
+    if (x.id == "anomaly-detection") f = &x;
+  ASSERT_NE(f, nullptr);
+  ASSERT_FALSE(f->sites.empty());
+  EXPECT_EQ(f->sites[0].line, 14) << f->sites[0].code;
+}
+
 // Two busy processes beside a loop that sleeps (its loading and compute hold no CPU): the run
 // warns that other work kept the host's cores busy while it trained, with the job's own share.
 // The reverse (alone, no warning) is left to samples_evidence_test: under ctest -j2 another test
