@@ -36,12 +36,22 @@ class Queued:
 
 
 class _Sched(threading.local):
-    key = None  # (pid, tid) the fd was opened for: a forked worker must open its own
-    fd = -1
+    fd = -1     # this thread's schedstat, opened at its first sample (-2: cannot be read)
 
 
 _sched = _Sched()
 _tid = getattr(threading, "get_native_id", None)
+
+
+def _forgotten():
+    """In a forked child (a DataLoader worker) the parent's fd reads the parent's thread: the
+    child's sampling thread opens its own (a thread-local set here for the forking thread; other
+    threads do not survive a fork)."""
+    _sched.fd = -1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forgotten)
 
 
 def _fallback():
@@ -55,26 +65,29 @@ def sample():
     fetch shorter than a tick that ends before the thread sleeps shows almost no CPU there (measured:
     0.14 of a busy 0.2 ms fetch, 0.61 of a 5 ms one). The run delay, schedstat's second field, is
     settled each time the thread gets a core, so it is current for a thread reading its own.
-    /proc/<pid>/task/<tid>/schedstat is read through a cached fd (~2 us); no delay where it cannot be
-    read."""
+    /proc/<pid>/task/<tid>/schedstat is read through an fd cached per thread, forgotten in a forked
+    child (os.register_at_fork: no getpid/gettid per sample); no delay where it cannot be read."""
     s = _sched
-    if _tid is None:
-        return _fallback()
-    key = (os.getpid(), _tid())
-    if s.key != key:
-        s.key = key
-        try:
-            s.fd = os.open("/proc/%d/task/%d/schedstat" % key, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except OSError:
-            s.fd = -1
-    if s.fd < 0:
+    fd = s.fd
+    if fd == -1:  # first sample of this thread (in this process)
+        fd = s.fd = _open()
+    if fd < 0:
         return _fallback()
     try:
-        f = os.pread(s.fd, 96, 0).split()
+        f = os.pread(fd, 96, 0).split()
         return time.thread_time_ns(), int(f[1])
     except (OSError, ValueError, IndexError):
-        s.fd = -1
+        s.fd = -2
         return _fallback()
+
+
+def _open():
+    if _tid is None:
+        return -2
+    try:
+        return os.open("/proc/%d/task/%d/schedstat" % (os.getpid(), _tid()), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return -2
 
 
 def add(wall_ns, cpu_ns, delay_ns=0):
