@@ -9,7 +9,7 @@ import torch.nn as nn
 
 torch.autograd.set_detect_anomaly(True)  # expect-site: anomaly-detection
 
-STEPS, BATCH, BLOCK, VOCAB, WIDTH = 200, 16, 32, 65, 64
+STEPS, BATCH, BLOCK, VOCAB, WIDTH = 100, 16, 32, 65, 64
 torch.manual_seed(0)
 text = torch.randint(0, VOCAB, (50_000,))
 
