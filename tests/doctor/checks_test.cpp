@@ -78,7 +78,7 @@ TEST(Checks, NoDriverIsAWarnAndGpuChecksSkip) {
   DoctorFacts f = cpu_box();
   f.nvidia.error = "no NVIDIA driver found (libnvidia-ml.so.1 not loadable)";
   auto all = run_checks(f);
-  ASSERT_EQ(all.size(), 13u);
+  ASSERT_EQ(all.size(), 14u);
   EXPECT_EQ(all[0].id, "nvidia-driver");
   EXPECT_EQ(all[0].status, Status::warn);
   EXPECT_EQ(all[0].summary, "no NVIDIA driver found (libnvidia-ml.so.1 not loadable)");
@@ -228,6 +228,26 @@ TEST(Checks, DockerDefaultShm) {
   f.host.shm_total_bytes = 8LL << 30;
   f.host.shm_free_bytes = 100LL << 20;  // 99% used
   EXPECT_EQ(check_shm_size(f).status, Status::fail);
+}
+
+TEST(Checks, DebuggingSwitchesLeftInTheEnvironment) {
+  DoctorFacts f = gpu_box(1);
+  EXPECT_EQ(check_debug_env(f).status, Status::pass);
+  f.process.env["CUDA_LAUNCH_BLOCKING"] = "1";
+  f.process.env["TORCH_DISTRIBUTED_DEBUG"] = "DETAIL";
+  f.process.env["NCCL_DEBUG"] = "INFO";  // messages at start-up, not per call: not a slow-down
+  auto c = check_debug_env(f);
+  EXPECT_EQ(c.status, Status::warn);
+  EXPECT_TRUE(has(c.summary, "CUDA_LAUNCH_BLOCKING=1")) << c.summary;
+  EXPECT_TRUE(has(c.summary, "TORCH_DISTRIBUTED_DEBUG=DETAIL")) << c.summary;
+  EXPECT_FALSE(has(c.summary, "NCCL_DEBUG")) << c.summary;
+  EXPECT_TRUE(has(c.fix, "unset CUDA_LAUNCH_BLOCKING")) << c.fix;
+  EXPECT_EQ(c.evidence.size(), 2u);
+  // Off values are off; an unreadable environment says so instead of passing.
+  f.process.env = {{"CUDA_LAUNCH_BLOCKING", "0"}, {"TORCH_DISTRIBUTED_DEBUG", "OFF"}};
+  EXPECT_EQ(check_debug_env(f).status, Status::pass);
+  f.process.readable = false;
+  EXPECT_EQ(check_debug_env(f).status, Status::skip);
 }
 
 TEST(Checks, PcieWidthAlwaysGenerationOnlyUnderLoad) {

@@ -244,10 +244,10 @@ TEST(Cli, JsonHasEveryCheck) {
   ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
   EXPECT_EQ(std::string_view(doc["schema"]), "trainscope.doctor/1");
   simdjson::dom::array checks = doc["checks"];
-  EXPECT_EQ(checks.size(), 13u);
+  EXPECT_EQ(checks.size(), 14u);
   int64_t total = int64_t(doc["counts"]["pass"]) + int64_t(doc["counts"]["warn"]) +
                   int64_t(doc["counts"]["fail"]) + int64_t(doc["counts"]["skip"]);
-  EXPECT_EQ(total, 13);
+  EXPECT_EQ(total, 14);
   std::string_view first = checks.at(0)["id"];
   EXPECT_EQ(first, "nvidia-driver");
   EXPECT_EQ(std::string_view(doc["python"]["torch_version"]).substr(0, 5), "1.13.");

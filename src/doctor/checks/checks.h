@@ -17,6 +17,7 @@ Check check_cpu_blas(const DoctorFacts& f);           // cpu_blas.cpp
 Check check_openmp_runtimes(const DoctorFacts& f);    // openmp_runtimes.cpp
 Check check_thread_budget(const DoctorFacts& f);      // thread_budget.cpp
 Check check_shm_size(const DoctorFacts& f);           // shm_size.cpp
+Check check_debug_env(const DoctorFacts& f);          // debug_env.cpp
 Check check_pcie_link(const DoctorFacts& f);          // pcie_link.cpp
 Check check_gpu_busy(const DoctorFacts& f);           // gpu_busy.cpp
 Check check_gpu_throttle(const DoctorFacts& f);       // gpu_throttle.cpp
