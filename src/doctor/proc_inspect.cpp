@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "sample/debug_switches.h"
 #include "sample/runtime_libraries.h"
 
 namespace ts::doctor {
@@ -86,14 +87,18 @@ std::map<std::string, std::string> parse_environ(std::string_view environ,
 }
 
 const std::vector<std::string>& interesting_env_keys() {
-  static const std::vector<std::string> keys = {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = {
       "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
       "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "KMP_AFFINITY",
       "OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY", "CUDA_VISIBLE_DEVICES",
       "CUDA_LAUNCH_BLOCKING", "PYTORCH_CUDA_ALLOC_CONF", "NCCL_DEBUG", "NCCL_P2P_DISABLE",
-      "NCCL_IB_DISABLE", "PYTORCH_NO_CUDA_MEMORY_CACHING", "TORCH_DISTRIBUTED_DEBUG",
-      "TORCH_COMPILE_DEBUG", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
+      "NCCL_IB_DISABLE", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
       "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"};
+    for (const auto& d : sample::debug_switch_keys())  // doctor's debug-env reads them
+      if (std::find(k.begin(), k.end(), d) == k.end()) k.push_back(d);
+    return k;
+  }();
   return keys;
 }
 

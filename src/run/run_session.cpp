@@ -17,6 +17,7 @@
 
 #include "run/agent_channel.h"
 #include "run/agent_locator.h"
+#include "run/debug_switch_warnings.h"
 #include "run/job_inspect.h"
 #include "run/job_node.h"
 #include "run/live_finding.h"
@@ -420,6 +421,8 @@ void summarise_evidence(Session& s, const Records& records) {
                                       : res.agent.evidence.torch_version.empty() ? "the script never imported torch"
                                                                                  : "the agent gave no answer (switched off?)");
   if (auto w = repeated_stream_warning(res.agent.evidence); !w.empty()) res.warnings.push_back(std::move(w));
+  for (auto& w : debug_switch_warnings(sample::debug_switches_in_environ(), res.agent.evidence))
+    res.warnings.push_back(std::move(w));
   res.evidence.ranks = summarise_ranks(records);  // torchrun: each rank on its own, the straggler
   {
     diagnose::JobEvidence job;

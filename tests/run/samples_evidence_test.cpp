@@ -2,6 +2,7 @@
 // built in memory the way the sampler fills it (a process reading every 0.5 s, the host every 0.1 s).
 #include <gtest/gtest.h>
 
+#include "run/debug_switch_warnings.h"
 #include "run/samples_evidence.h"
 
 namespace ts::run {
@@ -110,6 +111,38 @@ TEST(ContentionWarning, MoreThreadsThanTheCoresLeftAreToldHowManyToSet) {
   e.thread_loads.resize(3);
   e.thread_loads[2].worker_of = 1234;  // a DataLoader worker: not a training process
   EXPECT_NE(contention_warning(e, 16).find("torch.set_num_threads(3)"), std::string::npos) << contention_warning(e, 16);
+}
+
+}  // namespace
+}  // namespace ts::run
+
+// Debugging switches left in the job's environment (run/debug_switch_warnings): a warning each,
+// only where the job did what it slows.
+namespace ts::run {
+namespace {
+
+TEST(DebugSwitchWarnings, EachOnlyWhereTheJobDidWhatItSlows) {
+  const auto set = sample::debug_switches_on({{"CUDA_LAUNCH_BLOCKING", "1"},
+                                              {"TORCH_DISTRIBUTED_DEBUG", "DETAIL"},
+                                              {"TORCH_COMPILE_DEBUG", "1"},
+                                              {"NCCL_DEBUG", "TRACE"},
+                                              {"PYTORCH_NO_CUDA_MEMORY_CACHING", "0"}});  // 0: off
+  ASSERT_EQ(set.size(), 4u);
+  diagnose::AgentEvidence cpu_job;
+  cpu_job.param_device = "cpu";
+  cpu_job.world_size = 1;
+  EXPECT_TRUE(debug_switch_warnings(set, cpu_job).empty());  // none of it ran on the CPU loop
+  diagnose::AgentEvidence gloo_ddp = cpu_job;
+  gloo_ddp.world_size = 2;
+  auto w = debug_switch_warnings(set, gloo_ddp);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].rfind("TORCH_DISTRIBUTED_DEBUG=DETAIL is set: every collective", 0), 0u) << w[0];
+  diagnose::AgentEvidence gpu_ddp_compiled = gloo_ddp;
+  gpu_ddp_compiled.param_device = "cuda:0";
+  gpu_ddp_compiled.compiled = true;
+  w = debug_switch_warnings(set, gpu_ddp_compiled);
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_NE(w[0].find("unset CUDA_LAUNCH_BLOCKING"), std::string::npos) << w[0];
 }
 
 }  // namespace
