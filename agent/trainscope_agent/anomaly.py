@@ -8,13 +8,13 @@ different tests will slow down your program execution."
 Recorded, for rules/anomaly_detection (docs/AGENT.md, "Anomaly detection"):
 - where the script turned it on: the user's line of the first `torch.set_anomaly_enabled(True, ...)`,
   which both context managers and Lightning call (site role "anomaly");
-- once, over one training step after step 4 with it on: the stack captures PyTorch made and their
-  time (its format_stack timed for that step only: one per node created, a parameter's
-  AccumulateGrad included when the loop lets it be freed between steps); the nodes of that step's
-  backward graphs and (check_nan) the elements of the gradients they computed, read by a hook on
-  each of those nodes for that backward; what a NaN test costs, fixed and per element (timed on
-  a 4-element and a 1 Mi-element tensor).
-  Sent as the `anomaly` text record.
+- once, over three training steps from step 4 with it on: the stack captures PyTorch made and
+  their time (its format_stack timed for those steps only; the quickest step counts, as load only
+  adds time): one per node created, a parameter's AccumulateGrad included when the loop lets it be
+  freed between steps. The first of those steps' backward graphs: their nodes and (check_nan) the
+  elements of the gradients they computed, read by a hook on each node for that step. What a NaN
+  test costs, fixed and per element (timed on a 4-element and a 1 Mi-element tensor). Sent as the
+  `anomaly` text record.
 `--set autograd.detect_anomaly=false` (overrides.py) makes every call turn it off instead."""
 import sys
 
@@ -23,6 +23,7 @@ from .guard import G, fail, patch
 from .state import S, now
 
 _MEASURE_AT = 4    # the first step measured (start-up and warm-up are behind)
+_STEPS = 3         # steps whose captures are timed: the quickest counts (load only ever adds time)
 
 
 class A:
@@ -33,9 +34,11 @@ class A:
     on_in_step = False # ... one since the last step boundary (a detect_anomaly() block inside the step)
     armed = False      # the step being measured
     done = False
-    restore = ()       # (module, name, original) of the timed format_stack functions
+    restore = ()       # (module, original) of the timed format_stack function
+    handles = []       # our hooks on the measured step's nodes (removed after it: a retained graph keeps them)
     captures = 0       # the step's stack captures and their time
     capture_ns = 0
+    timed = []         # (captures, ns) of each measured step
     nodes = 0          # the step's backward graphs' nodes (AccumulateGrad left out: no output to test)
     grad_tests = 0     # the gradients they computed (each tested for NaN) ...
     grad_elems = 0     # ... and their elements
@@ -76,6 +79,11 @@ def _after_step(step):
     anomaly detection on)."""
     try:
         if A.armed:
+            A.timed.append((A.captures, A.capture_ns))
+            A.captures = A.capture_ns = 0
+            _unhook()  # the first step's gradients are counted
+            if len(A.timed) < _STEPS:
+                return
             _disarm()
             A.done = True
             S.remove_step_hook(_after_step)
@@ -97,6 +105,10 @@ def _after_step(step):
 def _arm():
     """PyTorch's stack formatter, timed for one step (the C++ side looks it up at each call)."""
     restore = []
+    try:
+        import torch.fx.traceback  # noqa: F401  (PyTorch's C++ imports it at its first capture)
+    except Exception:
+        pass
     for modname in ("torch.fx.traceback", "traceback"):  # the first one PyTorch has (1.13 and 2.x: fx's)
         mod = sys.modules.get(modname)
         fn = getattr(mod, "format_stack", None)
@@ -122,6 +134,16 @@ def _disarm():
     for mod, fn in A.restore:
         mod.format_stack = fn
     A.restore = ()
+    _unhook()
+
+
+def _unhook():
+    for h in A.handles:
+        try:
+            h.remove()
+        except Exception:
+            pass
+    A.handles = []
 
 
 def on_backward(tensors):
@@ -129,12 +151,14 @@ def on_backward(tensors):
     the NaN test's cost)."""
     try:
         torch = S.torch
+        if A.timed:
+            return  # the graphs are counted in the first measured step only
         roots = tensors if isinstance(tensors, (tuple, list)) else (tensors,)
         nodes = _graph([getattr(t, "grad_fn", None) for t in roots])
         A.nodes += len(nodes)
         if _check_nan(torch):
-            for fn in nodes:  # this graph's nodes only: they are freed with it after this backward
-                fn.register_hook(_grads_of)
+            for fn in nodes:  # this graph's nodes, for this step (removed at its end)
+                A.handles.append(fn.register_hook(_grads_of))
             if A.nan_test_ns < 0:
                 _measure(torch)
     except Exception as e:
@@ -192,8 +216,9 @@ def _timed(fn):
 
 def _send():
     torch = S.torch
+    captures, ns = min(A.timed, key=lambda t: t[1])
     S.channel.send_text("anomaly", [
-        ("enabled", 1), ("check_nan", 1 if _check_nan(torch) else 0), ("captures_per_step", A.captures),
-        ("capture_ns_per_step", A.capture_ns), ("nodes_per_step", A.nodes), ("grad_tests_per_step", A.grad_tests),
+        ("enabled", 1), ("check_nan", 1 if _check_nan(torch) else 0), ("captures_per_step", captures),
+        ("capture_ns_per_step", ns), ("nodes_per_step", A.nodes), ("grad_tests_per_step", A.grad_tests),
         ("grad_elems_per_step", A.grad_elems), ("nan_test_ns", round(A.nan_test_ns)), ("nan_elem_ps", round(A.nan_elem_ps)),
         ("on_calls", A.on_calls), ("step", S.step)])

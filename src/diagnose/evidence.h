@@ -226,7 +226,7 @@ struct AgentEvidence {
   // torch.get_float32_matmul_precision() ("highest" | "high" | "medium" | "").
   int tf32_matmul = -1, tf32_cudnn = -1;
   std::string float32_matmul_precision;
-  // Autograd anomaly detection found on in a training step, measured over one step (agent
+  // Autograd anomaly detection found on in a training step, measured over three steps (agent
   // anomaly.py): the stack captures PyTorch made and their time, the backward graphs' nodes, the
   // gradients they computed and their elements, and a NaN test's cost, fixed and per element.
   struct Anomaly {

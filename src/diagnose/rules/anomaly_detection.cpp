@@ -3,9 +3,9 @@
 // the formatted Python stack, and with check_nan the backward tests each gradient for NaN (on a GPU
 // a synchronisation per node). PyTorch's docs (torch.autograd.detect_anomaly): "This mode should
 // be enabled only for debugging as the different tests will slow down your program execution."
-// Evidence: the agent found it on in a training step and measured that step (anomaly.py): PyTorch's
-// stack captures, timed as they ran, and the NaN tests: the step's gradients x a test's fixed cost +
-// their elements x its cost per element (both timed on CPU tensors).
+// Evidence: the agent found it on in a training step and measured three steps (anomaly.py): PyTorch's
+// stack captures, timed as they ran (the quickest step), and the NaN tests: the step's gradients x a
+// test's fixed cost + their elements x its cost per element (both timed on CPU tensors).
 // Gain: the step less that cost. On a GPU each NaN test also synchronises with the device, which
 // is not in it: the gain there is a floor; `verify` measures the fix.
 #include <algorithm>
@@ -43,7 +43,7 @@ std::optional<Finding> anomaly_detection(const Evidence& ev) {
                        gain_text(f.recoverable_fraction));
   f.explanation = fmt::format(
       "Anomaly detection (torch.autograd.set_detect_anomaly / detect_anomaly) makes every operation of the "
-      "forward store the formatted Python stack that created it{}. Measured over one step here: {} stack "
+      "forward store the formatted Python stack that created it{}. Measured in one step here: {} stack "
       "captures, {:.1f} ms{}. PyTorch's documentation: \"This mode should be enabled only for debugging as the "
       "different tests will slow down your program execution.\"{}",
       an.check_nan ? ", and makes the backward test every gradient for NaN" : "", an.captures_per_step,
