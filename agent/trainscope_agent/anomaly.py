@@ -19,7 +19,7 @@ Recorded, for rules/anomaly_detection (docs/AGENT.md, "Anomaly detection"):
 import sys
 
 from . import sites
-from .guard import G, fail, patch
+from .guard import G, fail, patch, remove_hooks
 from .state import S, now
 
 _MEASURE_AT = 4    # the first step measured (start-up and warm-up are behind)
@@ -30,11 +30,10 @@ class A:
     orig = None        # torch.set_anomaly_enabled as PyTorch defines it
     site = None        # the user's line that turned it on (sites.Site), False: none on the stack
     force_off = False  # --set autograd.detect_anomaly=false
-    on_calls = 0       # calls that asked for it on
-    on_in_step = False # ... one since the last step boundary (a detect_anomaly() block inside the step)
+    on_in_step = False # a call turned it on since the last step boundary (a detect_anomaly() block)
     armed = False      # the step being measured
     done = False
-    restore = ()       # (module, original) of the timed format_stack function
+    restore = None     # (module, original) of the timed format_stack function
     handles = []       # our hooks on the measured step's nodes (removed after it: a retained graph keeps them)
     captures = 0       # the step's stack captures and their time
     capture_ns = 0
@@ -54,7 +53,6 @@ def install(torch):
     def set_anomaly_enabled(enabled, *args, **kwargs):
         if enabled and not G.off:
             try:
-                A.on_calls += 1
                 A.on_in_step = True
                 if A.site is None:
                     A.site = sites.add(sites.where("anomaly", 2)) or False
@@ -81,7 +79,7 @@ def _after_step(step):
         if A.armed:
             A.timed.append((A.captures, A.capture_ns))
             A.captures = A.capture_ns = 0
-            _unhook()  # the first step's gradients are counted
+            remove_hooks(A.handles)  # the first step's gradients are counted
             if len(A.timed) < _STEPS:
                 return
             _disarm()
@@ -103,56 +101,45 @@ def _after_step(step):
 
 
 def _arm():
-    """PyTorch's stack formatter, timed for one step (the C++ side looks it up at each call)."""
-    restore = []
+    """PyTorch's stack formatter, timed for the measured steps (the C++ side looks it up at each
+    call): torch.fx.traceback's (1.13 and 2.x), the standard library's where PyTorch has none."""
     try:
         import torch.fx.traceback  # noqa: F401  (PyTorch's C++ imports it at its first capture)
     except Exception:
         pass
-    for modname in ("torch.fx.traceback", "traceback"):  # the first one PyTorch has (1.13 and 2.x: fx's)
-        mod = sys.modules.get(modname)
-        fn = getattr(mod, "format_stack", None)
-        if fn is None:
-            continue
+    mod = sys.modules.get("torch.fx.traceback")
+    if getattr(mod, "format_stack", None) is None:
+        mod = sys.modules.get("traceback")
+    fn = mod.format_stack
 
-        def timed(*args, _fn=fn, **kwargs):
-            t0 = now()
-            try:
-                return _fn(*args, **kwargs)
-            finally:
-                A.captures += 1
-                A.capture_ns += now() - t0
-        mod.format_stack = timed
-        restore.append((mod, fn))
-        break
-    A.restore = tuple(restore)
+    def timed(*args, **kwargs):
+        t0 = now()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            A.captures += 1
+            A.capture_ns += now() - t0
+    mod.format_stack = timed
+    A.restore = (mod, fn)
     A.armed = True
 
 
 def _disarm():
     A.armed = False
-    for mod, fn in A.restore:
+    if A.restore:
+        mod, fn = A.restore
         mod.format_stack = fn
-    A.restore = ()
-    _unhook()
-
-
-def _unhook():
-    for h in A.handles:
-        try:
-            h.remove()
-        except Exception:
-            pass
-    A.handles = []
+        A.restore = None
+    remove_hooks(A.handles)
 
 
 def on_backward(tensors):
     """Our backward wrapper, while armed: the graph's nodes and gradients (and, at the first call,
     the NaN test's cost)."""
     try:
-        torch = S.torch
         if A.timed:
             return  # the graphs are counted in the first measured step only
+        torch = S.torch
         roots = tensors if isinstance(tensors, (tuple, list)) else (tensors,)
         nodes = _graph([getattr(t, "grad_fn", None) for t in roots])
         A.nodes += len(nodes)
@@ -221,4 +208,4 @@ def _send():
         ("enabled", 1), ("check_nan", 1 if _check_nan(torch) else 0), ("captures_per_step", captures),
         ("capture_ns_per_step", ns), ("nodes_per_step", A.nodes), ("grad_tests_per_step", A.grad_tests),
         ("grad_elems_per_step", A.grad_elems), ("nan_test_ns", round(A.nan_test_ns)), ("nan_elem_ps", round(A.nan_elem_ps)),
-        ("on_calls", A.on_calls), ("step", S.step)])
+        ("step", S.step)])

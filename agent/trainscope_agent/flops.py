@@ -20,7 +20,7 @@ torch.utils.flop_counter.FlopCounterMode (2.x) is not used: a dispatch mode sees
 costs far more than a hook on the few modules that matter. Skipped for torch.compile'd models
 (hooks would force a recompile).
 """
-from .guard import G, fail, patch, unpatch
+from .guard import G, fail, patch, remove_hooks, unpatch
 from .state import S
 
 _KINDS = None  # (Linear, conv classes, MultiheadAttention), resolved at install
@@ -105,12 +105,7 @@ def _start(step):
 
 
 def _stop():
-    for h in C.handles:
-        try:
-            h.remove()
-        except Exception:
-            pass
-    C.handles = []
+    remove_hooks(C.handles)
     unpatch(C.patched)
     C.phase = 2
 

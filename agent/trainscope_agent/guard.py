@@ -87,6 +87,17 @@ def unpatch(patches):
     del patches[:]
 
 
+def remove_hooks(handles):
+    """Removes our hooks (torch's RemovableHandle) and empties the list; never raises (a module may
+    be gone)."""
+    for h in handles:
+        try:
+            h.remove()
+        except Exception:
+            pass
+    del handles[:]
+
+
 def retire():
     """trainscope is gone (the channel died): nothing listens, so stop measuring and put the
     originals back, silently (not an error: the training simply runs unobserved)."""

@@ -20,7 +20,7 @@ import weakref
 
 from . import anomaly, flops, hooks_copy, phases, pickling, scripting, sites
 from .phases import Ph
-from .guard import G, check_break, fail, patch, resolve_compiling
+from .guard import G, check_break, fail, patch, remove_hooks, resolve_compiling
 from .state import BACKWARD, FORWARD, OPTIMIZER, S, now
 
 _SEQ = (tuple, list)
@@ -244,16 +244,8 @@ def _choose_model():
     _hook_model(best)
 
 
-def _remove(handles):
-    for h in handles:
-        try:
-            h.remove()
-        except Exception:
-            pass
-
-
 def _hook_model(best):
-    _remove(M.handles)
+    remove_hooks(M.handles)
     M.handles = []
     if best is None:
         M.chosen = _dead
@@ -347,11 +339,11 @@ def _on_copy_mode(module, mode):
     if not mode and handles is None:
         M.copies[module] = [module.register_forward_pre_hook(_inner_pre), module.register_forward_hook(_inner_post)]
     elif mode and handles is not None:
-        _remove(M.copies.pop(module))
+        remove_hooks(M.copies.pop(module))
 
 
 def _unhook_inner():
-    _remove(M.inner_handles)
+    remove_hooks(M.inner_handles)
     M.inner_handles = []
     M.inner_open = 0
 

@@ -109,6 +109,16 @@ struct CodeSite {
   double calls_per_step = -1, ms_per_step = -1;  // over the steps the agent had counted
   int64_t bytes = 0, pageable = 0, blocking = 0;  // h2d: bytes copied, calls from pageable memory, calls that blocked
   std::vector<std::pair<std::string, std::string>> knobs;  // config: the framework's settings as built
+  // A knob's value as recorded ("" when not), and whether it is set on (a bool arrives as "1"/"0").
+  std::string knob(const std::string& name) const {
+    for (const auto& [k, v] : knobs)
+      if (k == name) return v;
+    return "";
+  }
+  bool knob_on(const std::string& name) const {
+    const std::string v = knob(name);
+    return !v.empty() && v != "0" && v != "False" && v != "false";
+  }
 };
 
 // What the in-process agent saw (filled by the run layer from the agent's records).

@@ -130,12 +130,7 @@ void plan_fix(const std::string& fix, const std::vector<run::Override>& settings
       e.line = 0;
       plan.edits.push_back(std::move(e));
     } else if (key == "autograd.detect_anomaly") {
-      const std::string on = pl ? [&] {
-        for (const auto& [k, v] : pl->knobs)
-          if (k == "detect_anomaly") return v;
-        return std::string();
-      }() : "";
-      if (!on.empty() && on != "0" && on != "False" && on != "false")
+      if (pl && pl->knob_on("detect_anomaly"))
         keywords_at(plan, fix, *pl, "trainer", "detect_anomaly", "False");
       else if (const auto* s = ev.site("anomaly"))
         plan.edits.push_back(at(fix, "anomaly", *s));

@@ -44,6 +44,12 @@ const std::vector<std::string>& debug_switch_keys() {
   return keys;
 }
 
+std::string debug_switches_watched() {
+  std::string out;
+  for (const auto& s : kKnown) out += (out.empty() ? "" : ", ") + std::string(s.key) + "=" + s.on[0];
+  return out;
+}
+
 std::vector<DebugSwitch> debug_switches_on(const std::map<std::string, std::string>& env) {
   std::vector<DebugSwitch> out;
   for (const auto& s : kKnown) {

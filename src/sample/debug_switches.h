@@ -19,6 +19,8 @@ struct DebugSwitch {
 
 // The variables the list looks at (to read from /proc/PID/environ).
 const std::vector<std::string>& debug_switch_keys();
+// The list as "KEY=VALUE, ..." with the value that turns each on (what a clean environment lacks).
+std::string debug_switches_watched();
 // The switches set to a value that turns them on, in the list's order.
 std::vector<DebugSwitch> debug_switches_on(const std::map<std::string, std::string>& env);
 // The same, from this process's own environment (what a child it starts inherits).

@@ -22,11 +22,12 @@ std::optional<Finding> anomaly_detection(const Evidence& ev) {
   const double cost = a.anomaly->cost_ms();
   const double step = a.step_ms;
   if (cost < 0 || step <= 0) return std::nullopt;  // on, but not measured: no figure to stand on
-  const double pct = 100 * std::min(cost, step) / step;
+  const double back = std::min(cost, step);  // what turning it off gives back, per step
+  const double pct = 100 * back / step;
   if (pct < th::kAnomalyMinPct) return std::nullopt;
   Finding f = make("anomaly-detection", Bottleneck::HostCpu, "agent");
   const auto& an = *a.anomaly;
-  add(f, "anomaly_ms_per_step", std::min(cost, step), "ms");
+  add(f, "anomaly_ms_per_step", back, "ms");
   add(f, "anomaly_pct_of_step", pct, "%");
   add(f, "stack_captures_per_step", static_cast<double>(an.captures_per_step), "count");
   add(f, "stack_capture_ms_per_step", an.capture_ns_per_step / 1e6, "ms");
@@ -35,11 +36,11 @@ std::optional<Finding> anomaly_detection(const Evidence& ev) {
     add(f, "gradient_elements_tested", static_cast<double>(an.grad_elems_per_step), "count");
   }
   add(f, "step_ms", step, "ms");
-  f.recoverable_fraction = std::clamp(cost / step, 0.0, 0.9);
+  f.recoverable_fraction = std::clamp(back / step, 0.0, 0.9);
   f.severity = severity_for(f.recoverable_fraction);
   f.confidence = 0.9;
   f.title = fmt::format("Autograd anomaly detection is on: {:.0f}% of each step goes to its checks", pct);
-  f.gain = fmt::format("turning it off gives back {:.1f} of {:.1f} ms per step: {}", std::min(cost, step), step,
+  f.gain = fmt::format("turning it off gives back {:.1f} of {:.1f} ms per step: {}", back, step,
                        gain_text(f.recoverable_fraction));
   f.explanation = fmt::format(
       "Anomaly detection (torch.autograd.set_detect_anomaly / detect_anomaly) makes every operation of the "
@@ -60,10 +61,8 @@ std::optional<Finding> anomaly_detection(const Evidence& ev) {
           "detect_anomaly() block), or enable it only in a debugging run; Lightning: Trainer(detect_anomaly=False).";
   f.fix_code = "torch.autograd.set_detect_anomaly(False)   # debugging only";
   f.fix_settings = {{"autograd.detect_anomaly", "false"}};
-  const CodeSite* cfg = config_site(ev, "lightning");
-  const std::string on = cfg ? knob(*cfg, "detect_anomaly") : "";
-  if (!on.empty() && on != "0" && on != "False" && on != "false")  // Trainer(detect_anomaly=True)
-    f.sites.push_back(site_ref(*cfg, "detect_anomaly=False"));
+  if (const CodeSite* cfg = config_site(ev, "lightning"); cfg && cfg->knob_on("detect_anomaly"))
+    f.sites.push_back(site_ref(*cfg, "detect_anomaly=False"));  // Trainer(detect_anomaly=True)
   else
     point_at(f, ev, "anomaly", "anomaly detection turned on here");
   return f;

@@ -117,10 +117,4 @@ void point_at_fix(Finding& f, const Evidence& ev, const std::string& role, const
     f.sites.push_back(site_ref(*pl, lightning_knob));
 }
 
-std::string knob(const CodeSite& s, const std::string& name) {
-  for (const auto& [k, v] : s.knobs)
-    if (k == name) return v;
-  return "";
-}
-
 }  // namespace ts::diagnose::rules

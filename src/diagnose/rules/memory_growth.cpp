@@ -24,7 +24,7 @@ namespace {
 // The steps the script will run when its framework says so (max_steps), else 100,000.
 double horizon_steps(const Evidence& ev) {
   if (const CodeSite* c = config_site(ev)) {
-    std::string v = knob(*c, "max_steps");
+    std::string v = c->knob("max_steps");
     char* end = nullptr;
     double n = v.empty() ? -1 : std::strtod(v.c_str(), &end);
     if (n > 0) return n;

@@ -69,7 +69,7 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
                            "evaluate(model)"
                          : "if step % (2 * eval_interval) == 0:   # or: fewer eval batches\n    evaluate(model)";
   if (const CodeSite* cfg = config_site(ev, "transformers")) {
-    const std::string every_k = knob(*cfg, "eval_steps");
+    const std::string every_k = cfg->knob("eval_steps");
     f.sites.push_back(site_ref(*cfg, every_k.empty() ? "set eval_steps higher (or eval_strategy=\"epoch\")"
                                                      : "eval_steps=" + every_k + ": raise it"));
   } else if (const CodeSite* cfg = config_site(ev, "lightning")) {

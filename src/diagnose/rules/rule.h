@@ -140,8 +140,6 @@ bool point_at(Finding& f, const Evidence& ev, const std::string& role, const std
 int point_at_calls(Finding& f, const Evidence& ev, const std::vector<std::string>& roles, int max = 3);
 // A framework's configuration site ("transformers" / "lightning"), nullptr when none.
 const CodeSite* config_site(const Evidence& ev, const std::string& framework = "");
-// The value of a framework knob at the configuration site ("" when not recorded).
-std::string knob(const CodeSite& s, const std::string& name);
 SiteRef site_ref(const CodeSite& s, const std::string& note);
 // A trace recorded with_stack=True names the innermost user Python frame of an idle bucket
 // ("train.py(42): main", PyTorch's python_function event name): the bucket's line, where no agent

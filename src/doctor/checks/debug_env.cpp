@@ -25,8 +25,7 @@ Check check_debug_env(const DoctorFacts& f) {
   }
   if (set.empty()) {
     c.status = Status::pass;
-    c.summary = "none set (CUDA_LAUNCH_BLOCKING, PYTORCH_NO_CUDA_MEMORY_CACHING, TORCH_DISTRIBUTED_DEBUG=DETAIL, "
-                "TORCH_COMPILE_DEBUG, NCCL_DEBUG=TRACE)";
+    c.summary = "none set (" + sample::debug_switches_watched() + ")";
     return c;
   }
   c.status = Status::warn;
