@@ -43,6 +43,7 @@ class _Model:
     autocast_dtype = ""
     frozen = False      # torch.compile was called: our hooks never change again (_on_compile)
     fwd_site = None     # sites.Site: the user's line that calls the model in the loop
+    handover = False    # an evaluation call in flight when the finder was dropped: _fwd_post ends it
 
 
 M = _Model()
@@ -118,6 +119,16 @@ def _install_forward_finder(torch):
         try:
             if M.depth == 0:
                 _top_level(module)
+                if not M.global_handles:
+                    # This call's step boundary chose the model and dropped the finder: no global
+                    # post hook ends this call, and the model's own pre hook came too late for it,
+                    # but its post hook runs. An evaluation call of the model is ended there; any
+                    # other is left alone (an open span with no end would hide the rest of it).
+                    if M.chosen() is module:
+                        d = phases.Ph.depth
+                        _eval_or_train(module)
+                        M.handover = phases.Ph.depth > d
+                    return None
                 _eval_or_train(module)
             elif not M.autocast_dtype:
                 # Inside the model's forward: autocast entered there (accelerate, HF) shows here.
@@ -410,6 +421,10 @@ def _fwd_post(module, inputs, output):
         S.fwd_t0 = 0
         if phases.Ph.depth:
             phases.eval_end(t)
+    elif M.handover:
+        M.handover = False
+        if phases.Ph.depth:
+            phases.eval_end(now())
     return None
 
 

@@ -51,7 +51,8 @@ class Ph:
     fetch_key = None
     train_keys = set()
     depth = 0            # the evaluation call in progress (nested module calls are inside it)
-    site = None          # the first evaluation call's line (sites.py role "eval"); False: none
+    call = None          # the site (sites.py role "eval") of the span's latest evaluation call
+    call_t = 0           # ... charged from here: each call's site gets the span's time up to the next call
     pre = None           # (eval_ns, compile_ns, io_ns, eval_fetch_ns, prof_ns, queued_ns) at the first step's start
     at_end = None        # ... at the last step's end
 
@@ -163,11 +164,26 @@ def eval_start(t, trained=False):
         if fa is not None:  # the batch fetched for this call (no training since): the span starts there
             p.t0, p.fetch_ok, q = fa
             p.queued_ns -= q  # inside the span's wall time now
-        if p.site is None:  # once: the user's line that runs the evaluation (a frame walk)
-            p.site = sites.add(sites.where("eval", 3)) or False
+        p.call_t = p.t0
     else:
         p.fetch_ok += p.fetch_pending  # fetched between two evaluation calls: the evaluation's
         p.fetch_pending = 0
+        _charge(t)
+    # The user's line behind this call (a frame walk: evaluation calls are off the step's path). A
+    # span often runs several evaluations (a validation loss, a benchmark, sampling); each line is
+    # charged its own part, so that the finding names the costliest, not the first.
+    p.call = sites.user_call("eval", 3)
+    if p.call is not None:
+        p.call.count += 1
+
+
+def _charge(t):
+    """The span's time since the previous charge goes to the latest call's site: its forward and
+    the work around it up to the next call (its batch's fetch, the loss, the sampling)."""
+    p = Ph
+    if p.call is not None and t > p.call_t:
+        p.call.ns += t - p.call_t
+    p.call_t = t
 
 
 def eval_end(t):
@@ -200,6 +216,8 @@ def close():
     p = Ph
     p.open = False
     p.depth = 0
+    _charge(p.t1)
+    p.call = None
     comp = compile_ns() - p.c0
     p.eval_ns += max(0, p.t1 - p.t0 - comp)
     p.eval_spans += 1

@@ -76,7 +76,7 @@ def _classify(filename):
 
 class Site:
     __slots__ = ("role", "file", "line", "func", "text", "count", "ns", "bytes", "pageable",
-                 "blocking", "detail", "sent")
+                 "blocking", "detail", "sent", "sent_ns")
 
     def __init__(self, role, file, line, func, detail=""):
         self.role = role
@@ -86,7 +86,7 @@ class Site:
         self.text = ""
         self.count = self.ns = self.bytes = self.pageable = self.blocking = 0
         self.detail = detail
-        self.sent = -1
+        self.sent = self.sent_ns = -1
 
     def fields(self):
         return [("role", self.role), ("file", self.file), ("line", self.line), ("func", self.func),
@@ -183,6 +183,19 @@ def hit(role, ns, nbytes=0, pageable=0, blocking=0, depth=2, direct=False):
         s.blocking += blocking
 
 
+def user_call(role, depth=2):
+    """A per-call site for calls made far from the user's line, where hit()'s immediate caller is
+    PyTorch's own (a model's forward runs inside nn.Module's call machinery): the walk out to the
+    user's frame runs at every call, and its frame and instruction are the key. A few frames per
+    call: for calls off the training step's path (evaluation). None without a user frame."""
+    u = user_frame(_getframe(depth))
+    if u is None:
+        return None
+    key = (role, id(u.f_code), u.f_lasti)
+    s = _Table.by_key.get(key)
+    return s if s is not None else _resolve(role, u, key, True)
+
+
 def _resolve(role, f, key, direct=False):
     T = _Table
     if len(T.by_key) >= MAX_KEYS:
@@ -224,9 +237,9 @@ def send(channel, step):
     if channel is None:
         return
     for s in list(_Table.order):
-        if s.sent == s.count and s.sent >= 0:
+        if s.sent == s.count and s.sent_ns == s.ns and s.sent >= 0:
             continue
-        s.sent = s.count
+        s.sent, s.sent_ns = s.count, s.ns
         channel.send_text("site", s.fields() + [("steps", step)])
 
 

@@ -94,7 +94,8 @@ struct CodeSite {
   // dataloader | optimizer | forward | config (construction sites); item | cpu | tolist |
   // synchronize (host syncs), h2d (host-to-device copies), io (torch.save, file writes): per call;
   // leak (a variable that keeps tensors across steps, with the line that stores into it); eval
-  // (the first evaluation call); startup (a line the start-up profile sampled: host_ms is the time
+  // (an evaluation call's line: calls, and host_ms the evaluation's time from it to the next
+  // call); startup (a line the start-up profile sampled: host_ms is the time
   // before the first step it took, time-weighted).
   std::string role;
   std::string file;      // absolute path

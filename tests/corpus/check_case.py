@@ -9,6 +9,7 @@ Markers (README.md beside this file):
                                    no --set setting (fix_settings empty), so verify cannot run it as is
   <code>  # expect-site: ID        finding ID names this line (file:line) among its sites
   <code>  # expect-site: ID names V   ... and its note starts with V (the variable a leak is kept in)
+  <code>  # expect-site: ID first     ... before any other line of the same role (the costliest)
   # corpus: run ARGS...            the command (default: python train.py); `torchrun` runs as
                                    `python -m torch.distributed.run`
   # corpus: set KEY=VALUE          passed as --set; the report must say it was applied
@@ -33,7 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from checks import Checks  # noqa: E402
 
 EXPECT = re.compile(r"#\s*expect:\s*(top|finding|absent|code-change)\s+(.+?)\s*$")
-SITE = re.compile(r"#\s*expect-site:\s*([a-z0-9-]+)(?:\s+names\s+(\S+))?\s*$")
+SITE = re.compile(r"#\s*expect-site:\s*([a-z0-9-]+)(?:\s+names\s+(\S+)|\s+(first))?\s*$")
 CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only|own-times)\s*(.*?)\s*$")
 
 
@@ -54,7 +55,7 @@ def markers(case):
                         m[kind].extend(a.strip() for a in arg.split(",") if a.strip())
                 s = SITE.search(line)
                 if s and not line.lstrip().startswith("#"):
-                    m["sites"].append((s.group(1), name, lineno, s.group(2)))
+                    m["sites"].append((s.group(1), name, lineno, s.group(2), bool(s.group(3))))
                 c = CORPUS.search(line)
                 if c:
                     if c.group(1) == "run":
@@ -157,7 +158,7 @@ def main():
             f = next((f for f in findings if f["id"] == fid), None)
             check("code-change " + fid, f is not None and not f.get("fix_settings"),
                   "fix_settings: %s" % (f.get("fix_settings") if f else "no finding %s (got %s)" % (fid, ids)))
-        for fid, fname, lineno, names in m["sites"]:
+        for fid, fname, lineno, names, first in m["sites"]:
             f = next((f for f in findings if f["id"] == fid), None)
             check("site %s %s:%d" % (fid, fname, lineno), f is not None, "no finding %s (got %s)" % (fid, ids))
             sites = f.get("sites", [])
@@ -168,6 +169,10 @@ def main():
             if names:
                 check("site %s names %s" % (fid, names), hit[0]["note"].startswith(names + " "),
                       "note: %s" % hit[0]["note"])
+            if first:
+                same = [s for s in sites if s["role"] == hit[0]["role"]]
+                check("site %s %s:%d first" % (fid, fname, lineno), same[0] is hit[0],
+                      "order: %s" % ["%s:%d (%s)" % (s["path"], s["line"], s["note"]) for s in same])
         run = report.get("run", {})
         if m["own_times"]:
             own_times(check, run.get("time_account"), os.path.join(src, "own_times.json"))

@@ -317,6 +317,33 @@ TEST(AgentRun, AnomalyDetectionInABlockInsideTheStepIsMeasured) {
   EXPECT_EQ(f->sites[0].line, 14) << f->sites[0].code;
 }
 
+// An evaluation run before the first training step (the agent picks the model during its second
+// call) counts whole, and each of its lines is charged its own time: the benchmark after the
+// validation loss, named with its calls. Before, that first span ended at its second call.
+TEST(AgentRun, EvaluationBeforeTheFirstStepCountsWholeWithEachLinesTime) {
+  REQUIRE_TORCH();
+  auto r = run_script({torch_python(), script("eval_lines.py")}, fresh_dir("eval-lines"));
+  EXPECT_EQ(r.exit.shell_code(), 0);
+  ASSERT_TRUE(r.evidence.agent.has_value());
+  ASSERT_TRUE(r.evidence.agent->time_account.has_value());
+  const auto& t = *r.evidence.agent->time_account;
+  EXPECT_EQ(t.eval_spans, 2);
+  EXPECT_EQ(t.eval_calls, 2 * (3 + 12));
+  EXPECT_GE(t.eval_s, 2 * 12 * 0.010);  // the sleeps alone: a loaded machine only adds
+  const diagnose::CodeSite *val = nullptr, *bench = nullptr;
+  for (const auto& s : r.evidence.agent->sites)
+    if (s.role == "eval") (s.code.find("cross_entropy") != std::string::npos ? val : bench) = &s;
+  ASSERT_NE(bench, nullptr);
+  ASSERT_NE(val, nullptr);
+  EXPECT_EQ(bench->line, 23) << bench->code;
+  EXPECT_EQ(bench->calls, 24);
+  // A line is charged up to the next call: 11 of each span's 12 renderings come after a benchmark
+  // call (the first follows the validation's last call).
+  EXPECT_GE(bench->host_ms, 2 * 11 * 10.0);
+  EXPECT_EQ(val->line, 20) << val->code;
+  EXPECT_EQ(val->calls, 6);
+}
+
 // Two busy processes beside a loop that sleeps (its loading and compute hold no CPU): the run
 // warns that other work kept the host's cores busy while it trained, with the job's own share.
 // The reverse (alone, no warning) is left to samples_evidence_test: under ctest -j2 another test

@@ -15,6 +15,38 @@
 
 namespace ts::diagnose::rules {
 
+namespace {
+
+// The evaluation's lines, costliest first. One evaluation often runs several things (a validation
+// loss, a benchmark, sampling), each a line of its own; the agent charges each line the span's time
+// from its call to the next one, so the costliest is what to run less often or on fewer batches.
+void point_at_evaluations(Finding& f, const Evidence& ev) {
+  std::vector<const CodeSite*> lines;
+  double total_ms = 0;
+  for (const auto& s : ev.agent->sites)
+    if (s.role == "eval" && !s.file.empty()) {
+      lines.push_back(&s);
+      total_ms += s.host_ms;
+    }
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const CodeSite* a, const CodeSite* b) { return a->host_ms > b->host_ms; });
+  constexpr size_t kMaxLines = 3;
+  for (size_t i = 0; i < lines.size() && i < kMaxLines; ++i) {
+    const CodeSite& s = *lines[i];
+    if (total_ms <= 0) {  // an agent that timed no line: the first evaluation call's
+      f.sites.push_back(site_ref(s, "the evaluation's forward call"));
+      break;
+    }
+    if (lines.size() > 1 && s.host_ms < 0.01 * total_ms) break;  // under 1%: not where the time is
+    f.sites.push_back(site_ref(
+        s, fmt::format("{} call{}, {:.1f} s{}", s.calls, s.calls == 1 ? "" : "s", s.host_ms / 1e3,
+                       lines.size() > 1 ? fmt::format(": {:.0f}% of the evaluation", 100 * s.host_ms / total_ms)
+                                        : std::string())));
+  }
+}
+
+}  // namespace
+
 std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   if (!ev.agent || !ev.agent->time_account) return std::nullopt;
   const TimeAccount& t = *ev.agent->time_account;
@@ -75,7 +107,7 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   } else if (const CodeSite* cfg = config_site(ev, "lightning")) {
     f.sites.push_back(site_ref(*cfg, "val_check_interval / limit_val_batches"));
   }
-  point_at(f, ev, "eval", "the evaluation's forward call");
+  point_at_evaluations(f, ev);
   return f;
 }
 
