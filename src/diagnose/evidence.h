@@ -138,6 +138,7 @@ struct TimeAccount {
   // cores: a core was missing, not data (the steps' data wait and the DataLoader model leave it out).
   double data_queued_s = 0;
   double other_s = 0;              // after the last step (teardown, logging), the rest
+  double exit_s = 0;               // of other_s: the interpreter's exit, from the agent's last record (atexit) on
   double goodput_pct = 0;          // train_steps_s / job_s() x 100
   // The run as it would be without trainscope's profiler window: the scale of every share of the
   // run (goodput, run_fraction, the outside-step findings).

@@ -136,6 +136,13 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
     sum -= cut;
   }
   a.other_s += std::max(0.0, wall_s - sum);
+  // The interpreter's exit: from the agent's final record (its atexit handler, which runs after the
+  // script's own handlers) to the process's end, modules torn down and native destructors run (about
+  // 0.3 s with torch imported on the 2-core VM). Part of other, named because a short run shows it.
+  if (ph->get_int("final", 0)) {
+    const double at_exit = ph->get_double("t", 0) / 1e9;
+    if (at_exit >= loop_end) a.exit_s = std::clamp(exit_s - at_exit, 0.0, a.other_s);
+  }
   // Of the run as it would be without us: trainscope's profiler window is not the job's time.
   a.goodput_pct = 100.0 * a.train_steps_s / std::max(1e-9, a.job_s());
   a.steps = st ? st->count : 0;

@@ -58,6 +58,17 @@ TEST(TimeAccountView, LineSaysHowMuchOfTheWaitWasQueuedForACore) {
   EXPECT_EQ(account_line(t).find("queued for a core"), std::string::npos);
 }
 
+// Other's share that is the interpreter's exit is said where it is most of other (a short run).
+TEST(TimeAccountView, LineSaysHowMuchOfOtherWasTheInterpretersExit) {
+  auto t = account();
+  EXPECT_EQ(account_line(t).find("interpreter's exit"), std::string::npos);
+  t.exit_s = 0.6;
+  EXPECT_NE(account_line(t).find("other 0.8 s (1%), 0.6 s of it the interpreter's exit"), std::string::npos)
+      << account_line(t);
+  t.exit_s = 0.1;  // an eighth of other: not what other is
+  EXPECT_EQ(account_line(t).find("interpreter's exit"), std::string::npos);
+}
+
 TEST(TimeAccountView, ReportsShowTheAccount) {
   ReportInput in;
   in.command = "run";

@@ -52,6 +52,7 @@ TEST(TimeAccount, EveryBucketFromItsRegion) {
   EXPECT_NEAR(a->data_wait_s, 1.2 - 0.2, 1e-6);                    // less the evaluation's fetches
   EXPECT_NEAR(a->train_steps_s, 10.0 - 2.0 - 0.5 - 0.3 - 1.0, 1e-6);  // the loop less what was in it
   EXPECT_NEAR(a->other_s, 2.0 - 0.6 - 0.1, 1e-6);                  // after the last step
+  EXPECT_NEAR(a->exit_s, 15.0 - 14.9, 1e-6);                       // of it: from the final record to the exit
   const double sum = a->before_first_step_s + a->compile_s + a->train_steps_s + a->eval_s + a->checkpoint_s +
                      a->data_wait_s + a->other_s;
   EXPECT_NEAR(sum, a->total_s, 1e-9);
@@ -103,6 +104,7 @@ TEST(TimeAccount, AKilledJobsLoopEndsAtItsLastStepRecord) {
   ASSERT_TRUE(a);
   EXPECT_NEAR(a->train_steps_s, 10.0 - 2.0 - 0.5 - 0.3 - 1.0, 1e-6);  // the whole loop, as if final
   EXPECT_NEAR(a->other_s, 2.0, 1e-6);  // what the records cannot split after the last step
+  EXPECT_DOUBLE_EQ(a->exit_s, 0);      // no record at exit: its start is not known
   // A final record is believed as it is: a step record past it (none in practice) moves nothing.
   r.texts[0].kv["final"] = "1";
   a = time_account(r, 7, kLaunch, 15.0, 20.0);
