@@ -21,8 +21,8 @@ def at_exit():
             S.gpu.drain(1.0)
         if not G.off:
             from . import phases, sites, startup
+            phases.send(ch, final=True)  # first: it closes an open evaluation span, charging its line
             sites.send(ch, S.step)
-            phases.send(ch, final=True)
             startup.stop_and_send(ch)  # no step began: the whole run was start-up
     except Exception as e:
         G.errors.append("at exit: %s: %s" % (type(e).__name__, e))

@@ -318,8 +318,9 @@ TEST(AgentRun, AnomalyDetectionInABlockInsideTheStepIsMeasured) {
 }
 
 // An evaluation run before the first training step (the agent picks the model during its second
-// call) counts whole, and each of its lines is charged its own time: the benchmark after the
-// validation loss, named with its calls. Before, that first span ended at its second call.
+// call) counts whole, one still open at exit is closed before the lines are sent, and each line is
+// charged its own time: the benchmark after the validation loss, named with its calls. Before, the
+// first span ended at its second call and the last span's time never reached its lines.
 TEST(AgentRun, EvaluationBeforeTheFirstStepCountsWholeWithEachLinesTime) {
   REQUIRE_TORCH();
   auto r = run_script({torch_python(), script("eval_lines.py")}, fresh_dir("eval-lines"));
@@ -327,21 +328,24 @@ TEST(AgentRun, EvaluationBeforeTheFirstStepCountsWholeWithEachLinesTime) {
   ASSERT_TRUE(r.evidence.agent.has_value());
   ASSERT_TRUE(r.evidence.agent->time_account.has_value());
   const auto& t = *r.evidence.agent->time_account;
-  EXPECT_EQ(t.eval_spans, 2);
-  EXPECT_EQ(t.eval_calls, 2 * (3 + 12));
-  EXPECT_GE(t.eval_s, 2 * 12 * 0.010);  // the sleeps alone: a loaded machine only adds
+  EXPECT_EQ(t.eval_spans, 3);
+  EXPECT_EQ(t.eval_calls, 3 * (3 + 12));
+  EXPECT_GE(t.eval_s, 3 * 12 * 0.010);  // the sleeps alone: a loaded machine only adds
   const diagnose::CodeSite *val = nullptr, *bench = nullptr;
   for (const auto& s : r.evidence.agent->sites)
     if (s.role == "eval") (s.code.find("cross_entropy") != std::string::npos ? val : bench) = &s;
   ASSERT_NE(bench, nullptr);
   ASSERT_NE(val, nullptr);
-  EXPECT_EQ(bench->line, 23) << bench->code;
-  EXPECT_EQ(bench->calls, 24);
+  EXPECT_EQ(bench->line, 18) << bench->code;
+  EXPECT_EQ(bench->calls, 36);
   // A line is charged up to the next call: 11 of each span's 12 renderings come after a benchmark
-  // call (the first follows the validation's last call).
-  EXPECT_GE(bench->host_ms, 2 * 11 * 10.0);
+  // call (the first comes before the span's first call, outside it).
+  EXPECT_GE(bench->host_ms, 3 * 11 * 10.0);
   EXPECT_EQ(val->line, 20) << val->code;
-  EXPECT_EQ(val->calls, 6);
+  EXPECT_EQ(val->calls, 9);
+  // The charges partition the spans: the lines' times add up to the evaluation's, the last span's
+  // last call (open at exit) included.
+  EXPECT_NEAR(bench->host_ms + val->host_ms, 1e3 * t.eval_s, 0.01);
 }
 
 // Two busy processes beside a loop that sleeps (its loading and compute hold no CPU): the run
