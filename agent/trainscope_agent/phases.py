@@ -53,6 +53,7 @@ class Ph:
     depth = 0            # the evaluation call in progress (nested module calls are inside it)
     call = None          # the site (sites.py role "eval") of the span's latest evaluation call
     call_t = 0           # ... charged from here: each call's site gets the span's time up to the next call
+    span_sites = {}      # site -> ns charged in the open span (a training event after it makes them the loop's)
     pre = None           # (eval_ns, compile_ns, io_ns, eval_fetch_ns, prof_ns, queued_ns) at the first step's start
     at_end = None        # ... at the last step's end
 
@@ -183,6 +184,7 @@ def _charge(t):
     p = Ph
     if p.call is not None and t > p.call_t:
         p.call.ns += t - p.call_t
+        p.span_sites[p.call] = p.span_sites.get(p.call, 0) + t - p.call_t
     p.call_t = t
 
 
@@ -209,15 +211,22 @@ def train_event():
         Ph.train_keys.add(Ph.fetch_key)  # the training data
     Ph.fetch_after_train = None
     if Ph.open:
-        close()
+        close(True)
 
 
-def close():
+def close(training_follows=False):
+    """training_follows: a training event closes the span, so its lines ran between training
+    steps (a periodic evaluation's, whatever its schedule); a span open at exit ran after the last
+    one (a final test, predictions), and only its lines called nowhere else are one-off."""
     p = Ph
     p.open = False
     p.depth = 0
     _charge(p.t1)
     p.call = None
+    if training_follows:
+        for s, ns in p.span_sites.items():
+            s.loop_ns += ns
+    p.span_sites = {}
     comp = compile_ns() - p.c0
     p.eval_ns += max(0, p.t1 - p.t0 - comp)
     p.eval_spans += 1

@@ -107,6 +107,8 @@ struct CodeSite {
   std::string sha1;      // the file's hash when recorded (a patch is refused on a changed file)
   int64_t calls = 0;     // per-call sites: calls over the run (a DataLoader: its fetches)
   double host_ms = 0;    // host time in those calls (a DataLoader: the loop's wait for it)
+  double loop_ms = -1;   // eval: of host_ms, the time in evaluations a training step followed (0: the
+                         // line ran only after the last step, a final test; -1: not recorded)
   double calls_per_step = -1, ms_per_step = -1;  // over the steps the agent had counted
   int64_t bytes = 0, pageable = 0, blocking = 0;  // h2d: bytes copied, calls from pageable memory, calls that blocked
   std::vector<std::pair<std::string, std::string>> knobs;  // config: the framework's settings as built

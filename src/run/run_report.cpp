@@ -60,6 +60,8 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
     w.begin_object().field("role", s.role).field("path", s.path).field("file", s.file).field("line", s.line);
     w.field("function", s.function).field("code", s.code).field("detail", s.detail).field("sha1", s.sha1);
     w.field("calls", s.calls).field("host_ms", s.host_ms);
+    w.key("loop_ms");
+    if (s.loop_ms >= 0) w.value(s.loop_ms); else w.null();
     w.key("calls_per_step");
     if (s.calls_per_step >= 0) w.value(s.calls_per_step); else w.null();
     w.key("ms_per_step");

@@ -74,6 +74,44 @@ TEST(PeriodicEvaluation, TheTrainedModelEvaluatedAfterEveryStepIsEvaluation) {
   EXPECT_EQ(find(diagnose(ev), "periodic-evaluation"), nullptr);
 }
 
+// Lightning's fit then test and predict (examples/pytorch/basics/backbone_image_classifier.py):
+// the evaluation lines that ran only after the last training step run once whatever the schedule.
+// They are left out of what evaluating less often gives back, and named as such; recurring lines
+// are named costliest first.
+TEST(PeriodicEvaluation, LinesRunOnlyAfterTrainingAreNotPeriodic) {
+  auto with_lines = [](double val_ms, double val_loop_ms, double test_ms) {
+    Evidence ev = accounted(2.0, 3);  // 2.0 s of 7.2 s: 28%
+    auto val = code_site("eval", "/w/train.py", 86);
+    val.calls = 316, val.host_ms = val_ms, val.loop_ms = val_loop_ms;
+    auto test = code_site("eval", "/w/train.py", 92);
+    test.calls = 313, test.host_ms = test_ms, test.loop_ms = 0;
+    ev.agent->sites = {test, val};
+    return ev;
+  };
+  const double total = 1 + 4 + 2.0 + 0.2;
+  // A fifth of the lines' time recurs: 0.4 s of 7.2 s, under the 10% line.
+  EXPECT_EQ(find(diagnose(with_lines(400, 200, 1600)), "periodic-evaluation"), nullptr);
+  // Three fifths recur: 1.2 s, half of it given back.
+  Diagnosis d = diagnose(with_lines(1200, 600, 800));
+  const Finding* f = find(d, "periodic-evaluation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->run_fraction, 0.5 * 1.2 / total, 1e-9);
+  EXPECT_NE(f->title.find("during training"), std::string::npos) << f->title;
+  EXPECT_NE(f->explanation.find("Another 0.8 s ran once, after the last training step (train.py:92)"),
+            std::string::npos)
+      << f->explanation;
+  ASSERT_EQ(f->sites.size(), 1u);  // the recurring line only
+  EXPECT_EQ(f->sites[0].line, 86);
+  // An agent that did not record loop_ms: every line counts, as before.
+  Evidence old = with_lines(1200, -1, 800);
+  old.agent->sites[0].loop_ms = -1;
+  f = find(d = diagnose(old), "periodic-evaluation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->run_fraction, 0.5 * 2.0 / total, 1e-9);
+  ASSERT_EQ(f->sites.size(), 2u);
+  EXPECT_EQ(f->sites[0].line, 86);  // costliest first
+}
+
 TEST(PeriodicEvaluation, SilentWithoutAnAccount) {
   Evidence ev = accounted(1.3, 5);
   ev.agent->time_account.reset();

@@ -319,8 +319,9 @@ TEST(AgentRun, AnomalyDetectionInABlockInsideTheStepIsMeasured) {
 
 // An evaluation run before the first training step (the agent picks the model during its second
 // call) counts whole, one still open at exit is closed before the lines are sent, and each line is
-// charged its own time: the benchmark after the validation loss, named with its calls. Before, the
-// first span ended at its second call and the last span's time never reached its lines.
+// charged its own time: the benchmark after the validation loss, named with its calls; a line run
+// only after the last step is told from those run between steps. Before, the first span ended at
+// its second call and the last span's time never reached its lines.
 TEST(AgentRun, EvaluationBeforeTheFirstStepCountsWholeWithEachLinesTime) {
   REQUIRE_TORCH();
   auto r = run_script({torch_python(), script("eval_lines.py")}, fresh_dir("eval-lines"));
@@ -329,23 +330,31 @@ TEST(AgentRun, EvaluationBeforeTheFirstStepCountsWholeWithEachLinesTime) {
   ASSERT_TRUE(r.evidence.agent->time_account.has_value());
   const auto& t = *r.evidence.agent->time_account;
   EXPECT_EQ(t.eval_spans, 3);
-  EXPECT_EQ(t.eval_calls, 3 * (3 + 12));
+  EXPECT_EQ(t.eval_calls, 3 * (3 + 12) + 1);
   EXPECT_GE(t.eval_s, 3 * 12 * 0.010);  // the sleeps alone: a loaded machine only adds
-  const diagnose::CodeSite *val = nullptr, *bench = nullptr;
+  const diagnose::CodeSite *val = nullptr, *bench = nullptr, *test = nullptr;
   for (const auto& s : r.evidence.agent->sites)
-    if (s.role == "eval") (s.code.find("cross_entropy") != std::string::npos ? val : bench) = &s;
+    if (s.role == "eval")
+      (s.code.find("cross_entropy") != std::string::npos ? val : s.code.find("test") != std::string::npos ? test : bench) = &s;
   ASSERT_NE(bench, nullptr);
   ASSERT_NE(val, nullptr);
-  EXPECT_EQ(bench->line, 18) << bench->code;
+  ASSERT_NE(test, nullptr);
+  EXPECT_EQ(bench->line, 19) << bench->code;
   EXPECT_EQ(bench->calls, 36);
   // A line is charged up to the next call: 11 of each span's 12 renderings come after a benchmark
   // call (the first comes before the span's first call, outside it).
   EXPECT_GE(bench->host_ms, 3 * 11 * 10.0);
-  EXPECT_EQ(val->line, 20) << val->code;
+  EXPECT_EQ(val->line, 21) << val->code;
   EXPECT_EQ(val->calls, 9);
   // The charges partition the spans: the lines' times add up to the evaluation's, the last span's
   // last call (open at exit) included.
-  EXPECT_NEAR(bench->host_ms + val->host_ms, 1e3 * t.eval_s, 0.01);
+  EXPECT_NEAR(bench->host_ms + val->host_ms + test->host_ms, 1e3 * t.eval_s, 0.01);
+  // Lines that ran between training steps, and the one that ran only after the last.
+  EXPECT_GT(bench->loop_ms, 0);
+  EXPECT_GT(val->loop_ms, 0);
+  EXPECT_EQ(test->calls, 1);
+  EXPECT_GT(test->host_ms, 0);
+  EXPECT_EQ(test->loop_ms, 0);
 }
 
 // Two busy processes beside a loop that sleeps (its loading and compute hold no CPU): the run

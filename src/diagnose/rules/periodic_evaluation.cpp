@@ -1,7 +1,8 @@
 // periodic-evaluation: forward passes outside training (eval mode or autograd off: a periodic
 // evaluation, a framework's validation loop, sampling) take a large share of the run's wall time.
 // Evidence: the run's time account (agent phases.py): eval_s >= kEvalRunPct of the run, in >= 2
-// spans. Spans after every step are part of the step (a frozen teacher, an EMA copy's targets)
+// spans, less the evaluation lines that ran only after the last training step (a final test,
+// predictions: once, whatever the schedule; agent sites' loop_ms). Spans after every step are part of the step (a frozen teacher, an EMA copy's targets)
 // unless they call the model the loop trains: that is evaluation each step (a full-batch graph
 // network scoring its train and validation masks every epoch).
 // Gain, on the run's scale: an evaluation's cost is the batches it runs, so it scales with how
@@ -17,30 +18,43 @@ namespace ts::diagnose::rules {
 
 namespace {
 
-// The evaluation's lines, costliest first. One evaluation often runs several things (a validation
+// The evaluation's lines, split by whether a training step ever followed them. A line that ran
+// only after the last step (Lightning's trainer.test / predict after fit, a final HF evaluate())
+// runs once whatever the schedule: evaluating less often does not change it.
+struct EvalLines {
+  std::vector<const CodeSite*> recurring, once;  // costliest first
+  double recurring_ms = 0, once_ms = 0;
+};
+
+EvalLines eval_lines(const Evidence& ev) {
+  EvalLines l;
+  for (const auto& s : ev.agent->sites) {
+    if (s.role != "eval" || s.file.empty()) continue;
+    const bool once = s.loop_ms == 0 && s.host_ms > 0;  // -1: an agent that did not record it
+    (once ? l.once : l.recurring).push_back(&s);
+    (once ? l.once_ms : l.recurring_ms) += s.host_ms;
+  }
+  for (auto* v : {&l.recurring, &l.once})
+    std::stable_sort(v->begin(), v->end(), [](const CodeSite* a, const CodeSite* b) { return a->host_ms > b->host_ms; });
+  return l;
+}
+
+// The recurring lines, costliest first. One evaluation often runs several things (a validation
 // loss, a benchmark, sampling), each a line of its own; the agent charges each line the span's time
 // from its call to the next one, so the costliest is what to run less often or on fewer batches.
-void point_at_evaluations(Finding& f, const Evidence& ev) {
-  std::vector<const CodeSite*> lines;
-  double total_ms = 0;
-  for (const auto& s : ev.agent->sites)
-    if (s.role == "eval" && !s.file.empty()) {
-      lines.push_back(&s);
-      total_ms += s.host_ms;
-    }
-  std::stable_sort(lines.begin(), lines.end(),
-                   [](const CodeSite* a, const CodeSite* b) { return a->host_ms > b->host_ms; });
+void point_at_evaluations(Finding& f, const EvalLines& l) {
   constexpr size_t kMaxLines = 3;
+  const auto& lines = l.recurring;
   for (size_t i = 0; i < lines.size() && i < kMaxLines; ++i) {
     const CodeSite& s = *lines[i];
-    if (total_ms <= 0) {  // an agent that timed no line: the first evaluation call's
+    if (l.recurring_ms <= 0) {  // an agent that timed no line: the first evaluation call's
       f.sites.push_back(site_ref(s, "the evaluation's forward call"));
       break;
     }
-    if (lines.size() > 1 && s.host_ms < 0.01 * total_ms) break;  // under 1%: not where the time is
+    if (lines.size() > 1 && s.host_ms < 0.01 * l.recurring_ms) break;  // under 1%: not where the time is
     f.sites.push_back(site_ref(
         s, fmt::format("{} call{}, {:.1f} s{}", s.calls, s.calls == 1 ? "" : "s", s.host_ms / 1e3,
-                       lines.size() > 1 ? fmt::format(": {:.0f}% of the evaluation", 100 * s.host_ms / total_ms)
+                       lines.size() > 1 ? fmt::format(": {:.0f}% of the evaluation", 100 * s.host_ms / l.recurring_ms)
                                         : std::string())));
   }
 }
@@ -51,15 +65,22 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   if (!ev.agent || !ev.agent->time_account) return std::nullopt;
   const TimeAccount& t = *ev.agent->time_account;
   if (t.job_s() <= 0 || t.eval_spans < 2) return std::nullopt;  // one evaluation (at the end) is not periodic
-  const double pct = 100 * t.eval_s / t.job_s();
+  // What evaluating less often changes: the lines that ran between training steps, not those that
+  // ran once after the last one. Their share of the lines' time scales the account's evaluation.
+  const EvalLines lines = eval_lines(ev);
+  const double lines_ms = lines.recurring_ms + lines.once_ms;
+  const double once_s = lines_ms > 0 ? t.eval_s * lines.once_ms / lines_ms : 0;
+  const double eval_s = t.eval_s - once_s;
+  const double pct = 100 * eval_s / t.job_s();
   if (pct < th::kEvalRunPct) return std::nullopt;
   const bool each_step = t.steps > 0 && t.eval_spans * 2 > t.steps;
   if (each_step && t.eval_spans_trained * 2 <= t.steps) return std::nullopt;  // a teacher, an EMA's targets
   Finding f = make("periodic-evaluation", Bottleneck::Config, "agent");
   f.outside_step = true;
-  const double per_span = t.eval_s / t.eval_spans;
+  const double per_span = t.eval_s / t.eval_spans;  // the spans as they ran
   const double every = t.steps > 0 ? double(t.steps) / t.eval_spans : -1;
-  add(f, "eval_s", t.eval_s, "s");
+  add(f, "eval_s", eval_s, "s");
+  if (once_s > 0) add(f, "eval_once_s", once_s, "s");
   add(f, "eval_pct_of_run", pct, "%");
   add(f, "eval_spans", t.eval_spans, "count");
   add(f, "eval_s_per_span", per_span, "s");
@@ -68,7 +89,7 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   add(f, "run_s", t.job_s(), "s");
   // The share of the evaluation the fix gives back: half (every 2k steps), or every 10 steps.
   const double back = each_step ? 1 - std::max(every, 1.0) / 10 : 0.5;
-  f.run_fraction = std::clamp(back * t.eval_s / t.job_s(), 0.0, 0.95);
+  f.run_fraction = std::clamp(back * eval_s / t.job_s(), 0.0, 0.95);
   f.recoverable_fraction = f.run_fraction;
   f.severity = severity_for(f.run_fraction);
   f.confidence = 0.9;
@@ -77,22 +98,33 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
                           "({} passes of {:.1f} ms)",
                           pct, t.eval_spans, 1e3 * per_span);
     f.gain = fmt::format("evaluating every 10 steps gives back {:.1f} s of the {:.1f} s run: the run {}",
-                         back * t.eval_s, t.job_s(), gain_text(f.run_fraction));
+                         back * eval_s, t.job_s(), gain_text(f.run_fraction));
+  } else if (once_s > 0) {  // the spans mix recurring and one-off lines: no size per pass
+    f.title = fmt::format("Evaluation during training takes {:.0f}% of the run{}", pct,
+                          every > 0 ? fmt::format(", one pass every {:.0f} training steps", every) : "");
+    f.gain = fmt::format("evaluating half as often (or on half the batches) gives back {:.1f} s of the {:.1f} s run: "
+                         "the run {}",
+                         back * eval_s, t.job_s(), gain_text(f.run_fraction));
   } else {
     f.title = fmt::format("Evaluation takes {:.0f}% of the run: {} passes of {:.1f} s{}", pct, t.eval_spans, per_span,
                           every > 0 ? fmt::format(", one every {:.0f} training steps", every) : "");
     f.gain = fmt::format("evaluating half as often (or on half the batches) gives back {:.1f} s of the {:.1f} s run: "
                          "the run {}",
-                         back * t.eval_s, t.job_s(), gain_text(f.run_fraction));
+                         back * eval_s, t.job_s(), gain_text(f.run_fraction));
   }
   f.explanation = fmt::format(
       "{:.1f} s of the run's {:.1f} s went to forward passes outside training (the model in eval mode, "
       "model.eval()): no training happens meanwhile. An evaluation's cost is the batches it "
-      "runs, so it scales with how often it runs and on how many batches.{}",
-      t.eval_s, t.job_s(),
+      "runs, so it scales with how often it runs and on how many batches.{}{}",
+      eval_s, t.job_s(),
       each_step ? " Here the model the loop trains is evaluated after each of its steps: metrics that are printed or "
                   "logged every N steps need computing only then."
-                : "");
+                : "",
+      once_s > 0 ? fmt::format(" Another {:.1f} s ran once, after the last training step ({}:{}{}): evaluating less "
+                               "often leaves it as it is.",
+                               once_s, lines.once[0]->path.empty() ? lines.once[0]->file : lines.once[0]->path,
+                               lines.once[0]->line, lines.once.size() > 1 ? " and others" : "")
+                 : "");
   f.fix =
       "Evaluate less often or on a fixed subset of the validation set (nanoGPT: eval_interval/eval_iters; Hugging Face: "
       "eval_steps, eval_accumulation_steps; Lightning: val_check_interval, limit_val_batches), or evaluate saved "
@@ -107,7 +139,7 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   } else if (const CodeSite* cfg = config_site(ev, "lightning")) {
     f.sites.push_back(site_ref(*cfg, "val_check_interval / limit_val_batches"));
   }
-  point_at_evaluations(f, ev);
+  point_at_evaluations(f, lines);
   return f;
 }
 

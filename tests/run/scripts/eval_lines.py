@@ -3,7 +3,8 @@ more after the loop (a span still open at exit): a benchmark of 12 items scored 
 every item rendered for 10 ms first (a sleep: its time holds on a loaded machine), then a
 validation loss over 3 batches of 8192 rows. tests/run/agent_run_test.cpp expects 3 spans of 15
 calls, the benchmark's line with 36 calls and at least 330 ms (11 renderings a span follow its
-calls), the validation line with 9 calls, and the two lines' times adding up to the evaluation's."""
+calls), the validation line with 9 calls, a test line after the loop with one call and no time in
+the loop, and the three lines' times adding up to the evaluation's."""
 import time
 
 import torch
@@ -34,3 +35,6 @@ for step in range(40):
     loss.backward()
     opt.step()
 evaluate()
+model.eval()
+with torch.no_grad():
+    model(xv)  # the test line: once, after training
