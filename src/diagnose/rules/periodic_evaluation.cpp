@@ -99,15 +99,12 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
                           pct, t.eval_spans, 1e3 * per_span);
     f.gain = fmt::format("evaluating every 10 steps gives back {:.1f} s of the {:.1f} s run: the run {}",
                          back * eval_s, t.job_s(), gain_text(f.run_fraction));
-  } else if (once_s > 0) {  // the spans mix recurring and one-off lines: no size per pass
-    f.title = fmt::format("Evaluation during training takes {:.0f}% of the run{}", pct,
-                          every > 0 ? fmt::format(", one pass every {:.0f} training steps", every) : "");
-    f.gain = fmt::format("evaluating half as often (or on half the batches) gives back {:.1f} s of the {:.1f} s run: "
-                         "the run {}",
-                         back * eval_s, t.job_s(), gain_text(f.run_fraction));
   } else {
-    f.title = fmt::format("Evaluation takes {:.0f}% of the run: {} passes of {:.1f} s{}", pct, t.eval_spans, per_span,
-                          every > 0 ? fmt::format(", one every {:.0f} training steps", every) : "");
+    // Spans that mix recurring and one-off lines have no size per pass worth printing.
+    f.title = once_s > 0 ? fmt::format("Evaluation during training takes {:.0f}% of the run{}", pct,
+                                       every > 0 ? fmt::format(", one pass every {:.0f} training steps", every) : "")
+                         : fmt::format("Evaluation takes {:.0f}% of the run: {} passes of {:.1f} s{}", pct, t.eval_spans,
+                                       per_span, every > 0 ? fmt::format(", one every {:.0f} training steps", every) : "");
     f.gain = fmt::format("evaluating half as often (or on half the batches) gives back {:.1f} s of the {:.1f} s run: "
                          "the run {}",
                          back * eval_s, t.job_s(), gain_text(f.run_fraction));
