@@ -37,7 +37,7 @@ std::string verdict_for(const Diagnosis& d) {
     return d.scenario == Scenario::Unknown ? "No finding: the evidence shows no bottleneck trainscope checks for."
                                            : std::string("No finding. ") + scenario_title(d.scenario) + ".";
   const Finding& top = d.findings.front();
-  if (top.id == "job-failed") return top.title + ".";  // nothing else was measured
+  if (top.id == "job-failed" || top.id == "no-training-step") return top.title + ".";  // nothing else was measured
   if (top.severity == Severity::Critical || top.recoverable_fraction >= th::kVerdictMinRecoverable)
     return top.recoverable_fraction > 0 && top.severity != Severity::Critical
                ? fmt::format("{}. Fixing it {}{}{}.{}", top.title, top.outside_step ? "makes the run " : "gives ",
@@ -106,7 +106,7 @@ std::string gain_text(double f) {
 void rank(std::vector<Finding>& fs) {
   std::stable_sort(fs.begin(), fs.end(), [](const Finding& a, const Finding& b) {
     // A job that never reached its first step: that is the report's first line, whatever else.
-    bool af = a.id == "job-failed", bf = b.id == "job-failed";
+    bool af = a.id == "job-failed" || a.id == "no-training-step", bf = b.id == "job-failed" || b.id == "no-training-step";
     if (af != bf) return af;
     // Critical findings (wrong device, diverged loss) come first: nothing else matters until fixed.
     bool ac = a.severity == Severity::Critical, bc = b.severity == Severity::Critical;
@@ -128,6 +128,10 @@ Diagnosis diagnose(const Evidence& ev) {
   for (const auto& r : rules::all_rules()) {
     if (auto f = r.fn(ev)) d.findings.push_back(std::move(*f));
   }
+  // No training step anywhere in the job: whatever the samples saw was start-up, so no finding
+  // about the training stands beside the one that says so.
+  if (std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.id == "no-training-step"; }))
+    std::erase_if(d.findings, [](const Finding& f) { return f.id != "no-training-step"; });
   const StepAccount acc = step_account(ev);
   d.step_ms = acc.step_ms;
   d.idle_share = acc.idle_share;

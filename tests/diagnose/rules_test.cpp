@@ -1021,3 +1021,40 @@ TEST(Verdict, HealthyThenLargestOpportunity) {
   EXPECT_EQ(d.verdict.rfind("Compute-bound", 0), 0u) << d.verdict;
   EXPECT_NE(d.verdict.find("Largest opportunity: fp32-gemm"), std::string::npos) << d.verdict;
 }
+
+// No step in any process and a clean exit: one finding says so, and the samples' view of the
+// start-up (threads queueing while ranks import torch) is not a finding about training. A failure
+// is job-failed's; a --steps stop or a single step is a run like any other.
+TEST(NoTrainingStep, ACleanExitBeforeAnyStepIsTheOnlyFinding) {
+  auto ev_with = [](int exit_code, int64_t steps, bool by_steps) {
+    Evidence ev;
+    SamplesEvidence s;
+    s.cpu_cores = 2;
+    s.threads_total = 10;
+    s.nonvoluntary_switches_per_s = 2 * 125;  // thread-oversubscription's counters path
+    ev.samples = s;
+    JobEvidence j;
+    j.exit_code = exit_code;
+    j.steps = steps;
+    j.stopped_by_steps = by_steps;
+    j.agent_loaded = true;
+    j.stderr_tail = {"Unable to locate sufficient 2 gpus to run this example. Exiting.",
+                     "*****************************************"};
+    ev.job = j;
+    return ev;
+  };
+  ASSERT_NE(find(diagnose(ev_with(0, 1, false)), "thread-oversubscription"), nullptr);  // the samples alone
+  Diagnosis d = diagnose(ev_with(0, 0, false));
+  ASSERT_EQ(d.findings.size(), 1u);
+  EXPECT_EQ(d.findings[0].id, "no-training-step");
+  EXPECT_EQ(d.verdict, "The job ended before its first training step (exit status 0): there is no step to measure.");
+  EXPECT_NE(d.findings[0].explanation.find("Its last line on stderr: Unable to locate sufficient 2 gpus"),
+            std::string::npos)
+      << d.findings[0].explanation;
+  EXPECT_EQ(find(diagnose(ev_with(1, 0, false)), "no-training-step"), nullptr);  // job-failed's
+  EXPECT_NE(find(diagnose(ev_with(1, 0, false)), "job-failed"), nullptr);
+  EXPECT_EQ(find(diagnose(ev_with(0, 0, true)), "no-training-step"), nullptr);
+  Evidence no_agent = ev_with(0, 0, false);
+  no_agent.job->agent_loaded = false;  // nothing could count the steps
+  EXPECT_EQ(find(diagnose(no_agent), "no-training-step"), nullptr);
+}

@@ -272,5 +272,23 @@ TEST(LoopStyles, ImportErrorFailsBeforeTheFirstStep) {
   EXPECT_NE(l->cli.out.find("ModuleNotFoundError"), std::string::npos) << l->cli.out;
 }
 
+// A script that builds its model and exits 0 without training (pytorch/examples' FSDP2 example
+// on a host without GPUs): the report says no step ran, with its last stderr line, and no finding
+// about a training that never happened. Before, the start-up's threads read as thread-oversubscription.
+TEST(LoopStyles, ACleanExitBeforeAnyStepSaysNoStepRan) {
+  REQUIRE_TORCH();
+  auto l = run_loop("no_step", {});
+  EXPECT_EQ(l->cli.status, 0) << l->cli.err;
+  std::string_view verdict;
+  ASSERT_EQ(l->doc["verdict"].get(verdict), simdjson::SUCCESS) << l->report;
+  EXPECT_EQ(verdict, "The job ended before its first training step (exit status 0): there is no step to measure.");
+  simdjson::dom::array findings;
+  ASSERT_EQ(l->doc["findings"].get(findings), simdjson::SUCCESS);
+  ASSERT_EQ(findings.size(), 1u) << l->report;
+  std::string_view why;
+  ASSERT_EQ(findings.at(0)["explanation"].get(why), simdjson::SUCCESS);
+  EXPECT_NE(why.find("Unable to locate sufficient 2 gpus"), std::string_view::npos) << why;
+}
+
 }  // namespace
 }  // namespace ts::run::test

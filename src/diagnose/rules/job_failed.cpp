@@ -2,6 +2,8 @@
 // crash while building the model), so there is nothing to measure: the report says so, with the
 // last lines the job wrote to stderr, instead of a performance verdict on no evidence.
 // Evidence: trainscope run's exit status (not a --steps stop) and the agent's step count of 0.
+#include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 
 #include "diagnose/diagnose.h"
@@ -30,6 +32,36 @@ std::optional<Finding> job_failed(const Evidence& ev) {
                                             "nothing to stderr. There is no step to measure.")
                               : "The command ended with a failure before any training step ran. It said: " + why;
   f.fix = "Fix the error the job reported, then run it again under trainscope.";
+  return f;
+}
+
+// no-training-step: the job ended cleanly (exit status 0, not a --steps stop) and the agent, loaded
+// in it, saw no step from any marker in any process: a script that decided not to train
+// (pytorch/examples' FSDP2 example prints "Unable to locate sufficient 2 gpus" and exits 0) or whose
+// loop never ran. Whatever the samples saw was start-up, not training: the report says this alone.
+std::optional<Finding> no_training_step(const Evidence& ev) {
+  if (!ev.job || ev.job->failed() || ev.job->stopped_by_steps || ev.job->steps > 0 || !ev.job->agent_loaded)
+    return std::nullopt;
+  const auto& j = *ev.job;
+  Finding f = make("no-training-step", Bottleneck::Health, "run");
+  add(f, "exit_status", j.status(), "");
+  f.severity = Severity::Critical;
+  f.confidence = 1.0;
+  f.recoverable_fraction = 0;
+  f.title = "The job ended before its first training step (exit status 0): there is no step to measure";
+  f.gain = "";
+  std::string last;  // the last line that says something (torchrun's banner of asterisks does not)
+  for (auto it = j.stderr_tail.rbegin(); it != j.stderr_tail.rend() && last.empty(); ++it)
+    if (std::any_of(it->begin(), it->end(), [](unsigned char c) { return std::isalnum(c); })) last = *it;
+  f.explanation =
+      "The command exited normally, but no training step ran in any of its processes: no optimizer step, no "
+      "backward(), no DataLoader batch, no model call. The script may have decided not to train (a check for GPUs, a "
+      "missing argument it defaults around, a dry-run flag), or its loop ran zero times (an empty dataset, epochs "
+      "already done when resuming). " +
+      (last.empty() ? std::string("It wrote nothing to stderr; its own output (stdout) says why.")
+                    : "Its last line on stderr: " + last);
+  f.fix = "Make the script reach its training loop (what it printed says why it did not), then run it again under "
+          "trainscope.";
   return f;
 }
 

@@ -43,6 +43,7 @@ std::optional<Finding> old_pytorch_on_ampere(const Evidence&);
 std::optional<Finding> communication_bound(const Evidence&);
 std::optional<Finding> nonfinite_loss(const Evidence&);
 std::optional<Finding> job_failed(const Evidence&);
+std::optional<Finding> no_training_step(const Evidence&);
 std::optional<Finding> compute_bound(const Evidence&);
 std::optional<Finding> straggler_rank(const Evidence&);
 std::optional<Finding> node_mismatch(const Evidence&);

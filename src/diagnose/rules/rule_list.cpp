@@ -7,6 +7,7 @@ namespace ts::diagnose::rules {
 const std::vector<RuleEntry>& all_rules() {
   static const std::vector<RuleEntry> rules = {
       {"job-failed", job_failed},
+      {"no-training-step", no_training_step},
       {"not-on-gpu", not_on_gpu},
       {"warm-up", warm_up},
       {"dataloader-starvation", dataloader_starvation},
