@@ -12,6 +12,9 @@
 namespace ts::diagnose {
 namespace {
 
+// A job that never reached its first step (failed, or exited cleanly): its finding is the verdict.
+bool before_first_step(const Finding& f) { return f.id == "job-failed" || f.id == "no-training-step"; }
+
 // The account's next causes after the top one: " After it: launch-bound 13.2 ms, ..." (at most 3).
 std::string what_is_left(const Diagnosis& d) {
   std::string s;
@@ -37,7 +40,7 @@ std::string verdict_for(const Diagnosis& d) {
     return d.scenario == Scenario::Unknown ? "No finding: the evidence shows no bottleneck trainscope checks for."
                                            : std::string("No finding. ") + scenario_title(d.scenario) + ".";
   const Finding& top = d.findings.front();
-  if (top.id == "job-failed" || top.id == "no-training-step") return top.title + ".";  // nothing else was measured
+  if (before_first_step(top)) return top.title + ".";  // nothing else was measured
   if (top.severity == Severity::Critical || top.recoverable_fraction >= th::kVerdictMinRecoverable)
     return top.recoverable_fraction > 0 && top.severity != Severity::Critical
                ? fmt::format("{}. Fixing it {}{}{}.{}", top.title, top.outside_step ? "makes the run " : "gives ",
@@ -106,7 +109,7 @@ std::string gain_text(double f) {
 void rank(std::vector<Finding>& fs) {
   std::stable_sort(fs.begin(), fs.end(), [](const Finding& a, const Finding& b) {
     // A job that never reached its first step: that is the report's first line, whatever else.
-    bool af = a.id == "job-failed" || a.id == "no-training-step", bf = b.id == "job-failed" || b.id == "no-training-step";
+    bool af = before_first_step(a), bf = before_first_step(b);
     if (af != bf) return af;
     // Critical findings (wrong device, diverged loss) come first: nothing else matters until fixed.
     bool ac = a.severity == Severity::Critical, bc = b.severity == Severity::Critical;

@@ -1,10 +1,16 @@
 #include "util/failure_line.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace ts {
 
 namespace {
 
-bool blank(const std::string& s) { return s.find_first_not_of(" \t\r") == std::string::npos; }
+// A line with no letter or digit says nothing: blank, or a banner (torchrun's row of asterisks).
+bool blank(const std::string& s) {
+  return std::none_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c); });
+}
 bool indented(const std::string& s) { return !s.empty() && (s[0] == ' ' || s[0] == '\t'); }
 
 }  // namespace

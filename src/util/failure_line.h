@@ -3,7 +3,7 @@
 // ends with its exception, but the exception's message may run over many lines (PyTorch's
 // weights_only refusal is eleven), so the last line is often advice, not the error. Here: the
 // exception line of the last traceback (the first unindented line after its frames), else the
-// last non-blank line, unless `traceback_only`: a job stopped by a signal from outside (SIGTERM
+// last line that says something (a letter or a digit: not blank, not a banner of asterisks), unless `traceback_only`: a job stopped by a signal from outside (SIGTERM
 // from a scheduler's limit, SIGKILL) died at whatever line it had written last, which is not why.
 #include <string>
 #include <vector>

@@ -1048,7 +1048,7 @@ TEST(NoTrainingStep, ACleanExitBeforeAnyStepIsTheOnlyFinding) {
   ASSERT_EQ(d.findings.size(), 1u);
   EXPECT_EQ(d.findings[0].id, "no-training-step");
   EXPECT_EQ(d.verdict, "The job ended before its first training step (exit status 0): there is no step to measure.");
-  EXPECT_NE(d.findings[0].explanation.find("Its last line on stderr: Unable to locate sufficient 2 gpus"),
+  EXPECT_NE(d.findings[0].explanation.find("On stderr it said: Unable to locate sufficient 2 gpus"),
             std::string::npos)
       << d.findings[0].explanation;
   EXPECT_EQ(find(diagnose(ev_with(1, 0, false)), "no-training-step"), nullptr);  // job-failed's

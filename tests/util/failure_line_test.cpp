@@ -45,6 +45,10 @@ TEST(FailureLine, WithoutATracebackTheLastNonBlankLine) {
   EXPECT_EQ(failure_line({"sh: 1: pythn: not found", "", "  "}), "sh: 1: pythn: not found");
   EXPECT_EQ(failure_line({}), "");
   EXPECT_EQ(failure_line({"", " "}), "");
+  // torchrun's banner around its OMP_NUM_THREADS notice says nothing either.
+  EXPECT_EQ(failure_line({"Unable to locate sufficient 2 gpus to run this example. Exiting.",
+                          "*****************************************"}),
+            "Unable to locate sufficient 2 gpus to run this example. Exiting.");
   // A traceback cut short (only its frames left in the tail): the last line, as it came.
   EXPECT_EQ(failure_line({"Traceback (most recent call last):", "  File \"a.py\", line 1, in <module>"}),
             "  File \"a.py\", line 1, in <module>");

@@ -2,8 +2,6 @@
 // crash while building the model), so there is nothing to measure: the report says so, with the
 // last lines the job wrote to stderr, instead of a performance verdict on no evidence.
 // Evidence: trainscope run's exit status (not a --steps stop) and the agent's step count of 0.
-#include <algorithm>
-#include <cctype>
 #include <fmt/format.h>
 
 #include "diagnose/diagnose.h"
@@ -12,19 +10,29 @@
 
 namespace ts::diagnose::rules {
 
-std::optional<Finding> job_failed(const Evidence& ev) {
-  if (!ev.job || !ev.job->failed() || ev.job->steps > 0) return std::nullopt;
-  const auto& j = *ev.job;
-  Finding f = make("job-failed", Bottleneck::Health, "run");
+namespace {
+
+// What both findings of a job that ended before its first step carry: nothing to speed up.
+Finding ended_before_first_step(const char* id, const JobEvidence& j) {
+  Finding f = make(id, Bottleneck::Health, "run");
   add(f, "exit_status", j.status(), "");
-  if (j.signal) add(f, "signal", j.signal, "");
   f.severity = Severity::Critical;
   f.confidence = 1.0;
   f.recoverable_fraction = 0;
+  f.gain = "";  // nothing to speed up until it runs
+  return f;
+}
+
+}  // namespace
+
+std::optional<Finding> job_failed(const Evidence& ev) {
+  if (!ev.job || !ev.job->failed() || ev.job->steps > 0) return std::nullopt;
+  const auto& j = *ev.job;
+  Finding f = ended_before_first_step("job-failed", j);
+  if (j.signal) add(f, "signal", j.signal, "");
   f.title = j.signal ? fmt::format("The job failed before the first step (killed by signal {}, exit status {})", j.signal,
                                    j.status())
                      : fmt::format("The job failed before the first step (exit status {})", j.status());
-  f.gain = "";  // nothing to speed up until it runs
   // A Python traceback's exception line, which its message may follow for many lines; the run
   // report lists the lines around it.
   const std::string why = failure_line(j.stderr_tail);
@@ -42,24 +50,16 @@ std::optional<Finding> job_failed(const Evidence& ev) {
 std::optional<Finding> no_training_step(const Evidence& ev) {
   if (!ev.job || ev.job->failed() || ev.job->stopped_by_steps || ev.job->steps > 0 || !ev.job->agent_loaded)
     return std::nullopt;
-  const auto& j = *ev.job;
-  Finding f = make("no-training-step", Bottleneck::Health, "run");
-  add(f, "exit_status", j.status(), "");
-  f.severity = Severity::Critical;
-  f.confidence = 1.0;
-  f.recoverable_fraction = 0;
+  Finding f = ended_before_first_step("no-training-step", *ev.job);
   f.title = "The job ended before its first training step (exit status 0): there is no step to measure";
-  f.gain = "";
-  std::string last;  // the last line that says something (torchrun's banner of asterisks does not)
-  for (auto it = j.stderr_tail.rbegin(); it != j.stderr_tail.rend() && last.empty(); ++it)
-    if (std::any_of(it->begin(), it->end(), [](unsigned char c) { return std::isalnum(c); })) last = *it;
+  const std::string said = failure_line(ev.job->stderr_tail);  // a traceback's exception, else its last words
   f.explanation =
       "The command exited normally, but no training step ran in any of its processes: no optimizer step, no "
       "backward(), no DataLoader batch, no model call. The script may have decided not to train (a check for GPUs, a "
       "missing argument it defaults around, a dry-run flag), or its loop ran zero times (an empty dataset, epochs "
       "already done when resuming). " +
-      (last.empty() ? std::string("It wrote nothing to stderr; its own output (stdout) says why.")
-                    : "Its last line on stderr: " + last);
+      (said.empty() ? std::string("It wrote nothing to stderr; its own output (stdout) says why.")
+                    : "On stderr it said: " + said);
   f.fix = "Make the script reach its training loop (what it printed says why it did not), then run it again under "
           "trainscope.";
   return f;

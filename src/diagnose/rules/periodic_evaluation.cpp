@@ -2,9 +2,10 @@
 // evaluation, a framework's validation loop, sampling) take a large share of the run's wall time.
 // Evidence: the run's time account (agent phases.py): eval_s >= kEvalRunPct of the run, in >= 2
 // spans, less the evaluation lines that ran only after the last training step (a final test,
-// predictions: once, whatever the schedule; agent sites' loop_ms). Spans after every step are part of the step (a frozen teacher, an EMA copy's targets)
-// unless they call the model the loop trains: that is evaluation each step (a full-batch graph
-// network scoring its train and validation masks every epoch).
+// predictions: once, whatever the schedule; agent sites' loop_ms). Spans after every step are
+// part of the step (a frozen teacher, an EMA copy's targets) unless they call the model the loop
+// trains: that is evaluation each step (a full-batch graph network scoring its train and
+// validation masks every epoch).
 // Gain, on the run's scale: an evaluation's cost is the batches it runs, so it scales with how
 // often it runs. Every k >= 2 steps: every 2k steps gives back half of eval_s. Every k < 2 steps:
 // every 10 steps keeps k/10 of it.
