@@ -64,6 +64,7 @@ struct SamplesEvidence {
     // started): their threads want the same cores. -1: a training process itself.
     int worker_of = -1;
     double runnable = 0, cpu_cores = 0, nonvoluntary_per_s = 0;
+    double parallel_share = 0;             // samples with >= 2 of its threads in state R at once
     std::string omp_num_threads;           // "" unset
   };
   std::vector<ThreadLoad> thread_loads;

@@ -214,6 +214,12 @@ inline constexpr int kOversubLiveMinSamples = 5;
 // part of the job (its DataLoader workers, its training processes alone).
 inline constexpr double kOversubRatio = 1.25;
 inline constexpr double kOversubMargin = 0.5;
+// A DataLoader worker runs a library's thread pool of its own when two or more of its threads
+// were in state R at once in this share of the look's samples (ProcessLoad::parallel_share). A
+// worker of one thread (PyTorch sets one intra-op thread in each) never is; a pool shows it
+// whenever it computes, however loaded the host: 0.25-1.0 per worker for NumPy's OpenBLAS on 2
+// loaded cores, where the workers' mean runnable count fell to 0.75-1.2 and failed a count test.
+inline constexpr double kPoolParallelShare = 0.2;
 
 // communication-bound: TB plugin, communication > 10% of step.
 inline constexpr double kCommPct = 10;

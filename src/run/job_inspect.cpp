@@ -268,6 +268,7 @@ void fill_evidence(const JobInspection& j, diagnose::SamplesEvidence& s) {
     t.runnable = l.runnable_threads;
     t.cpu_cores = l.cpu_cores;
     t.nonvoluntary_per_s = l.nonvoluntary_per_s;
+    t.parallel_share = l.parallel_share;
     t.omp_num_threads = l.omp_num_threads;
     for (const auto& p : j.processes)
       if (p.pid == l.pid) t.rank = p.rank;
@@ -325,8 +326,8 @@ std::string host_section_json(const JobInspection& j, const diagnose::AgentEvide
       for (const auto& p : j.processes)
         if (p.pid == l.pid) rank = p.rank;
       w.begin_object().field("pid", l.pid).field("rank", rank).field("comm", l.comm).field("threads", l.threads);
-      w.field("runnable_threads", l.runnable_threads).field("cpu_cores", l.cpu_cores);
-      w.field("nonvoluntary_switches_per_s", l.nonvoluntary_per_s);
+      w.field("runnable_threads", l.runnable_threads).field("parallel_share", l.parallel_share);
+      w.field("cpu_cores", l.cpu_cores).field("nonvoluntary_switches_per_s", l.nonvoluntary_per_s);
       w.key("omp_num_threads");
       if (l.omp_num_threads.empty()) w.null(); else w.value(l.omp_num_threads);
       w.key("child_of");

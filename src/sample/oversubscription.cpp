@@ -83,6 +83,7 @@ Oversubscription measure_oversubscription(const std::vector<int>& pids, double w
     double nonvol0 = 0, nonvol1 = 0, wait0 = 0, wait1 = 0;
     bool have_wait = false;
     long runnable_sum = 0;
+    long parallel_samples = 0;  // samples with >= 2 threads in state R
     int samples_seen = 0;
   };
   std::vector<Track> tracks(pids.size());
@@ -124,6 +125,7 @@ Oversubscription measure_oversubscription(const std::vector<int>& pids, double w
       any_alive = true;
       ++t.samples_seen;
       t.runnable_sum += runnable;
+      if (runnable >= 2) ++t.parallel_samples;
       t.load.threads = live;
     }
     // Every process gone (the job ended): the window ends with the last sample that saw one,
@@ -151,6 +153,7 @@ Oversubscription measure_oversubscription(const std::vector<int>& pids, double w
     l.cpu_cores = cpu / o.window_s;
     // Mean over all samples: a process that exited counts 0 for the samples after.
     l.runnable_threads = o.samples > 0 ? static_cast<double>(t.runnable_sum) / o.samples : 0;
+    l.parallel_share = t.samples_seen > 0 ? static_cast<double>(t.parallel_samples) / t.samples_seen : 0;
     if (t.samples_seen > 0 && t.nonvol1 >= t.nonvol0) l.nonvoluntary_per_s = (t.nonvol1 - t.nonvol0) / o.window_s;
     if (t.have_wait && have_wait && t.wait1 >= t.wait0) {
       l.runqueue_wait_cores = (t.wait1 - t.wait0) / 1e9 / o.window_s;

@@ -20,6 +20,10 @@ struct ProcessLoad {
   std::string omp_num_threads;      // from /proc/PID/environ ("" = unset or unreadable)
   int threads = 0;                  // at the end of the window
   double runnable_threads = 0;      // mean count in state R
+  // Share of the samples in which two or more of its threads were in state R at once: a process
+  // that runs one thread (a DataLoader worker, torch.set_num_threads(1)) stays near 0 however
+  // loaded the host, while a thread pool at work (NumPy's OpenBLAS) shows it whenever it computes.
+  double parallel_share = 0;
   double cpu_cores = 0;             // CPU time used / window
   double nonvoluntary_per_s = 0;    // summed over threads
   double runqueue_wait_cores = -1;  // schedstat wait / window; -1 when the kernel reports none

@@ -176,6 +176,8 @@ TEST(Oversubscription, SixSpinningThreadsOnTwoCores) {
   EXPECT_TRUE(o.oversubscribed) << o.summary;
   EXPECT_GT(o.samples, 5);
   EXPECT_TRUE(has(o.summary, "oversubscribed")) << o.summary;
+  // Three spinners side by side in every sample (R whether running or queued for a core).
+  for (const auto& p : o.per_process) EXPECT_GE(p.parallel_share, 0.9) << p.pid;
 }
 
 TEST(Oversubscription, OneBusyThreadIsFine) {
@@ -185,6 +187,8 @@ TEST(Oversubscription, OneBusyThreadIsFine) {
   stop(a);
   EXPECT_EQ(o.processes, 1);
   EXPECT_LE(o.runnable_threads, 1.01);
+  ASSERT_EQ(o.per_process.size(), 1u);
+  EXPECT_EQ(o.per_process[0].parallel_share, 0);  // its main thread sleeps in join(): never two at once
   EXPECT_FALSE(o.oversubscribed) << o.summary;
 }
 

@@ -50,14 +50,17 @@ std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& 
   // each worker one intra-op thread, but NumPy's BLAS, OpenCV and the like start their own pool,
   // one thread per core, in every worker.
   int children = 0;
-  double child_runnable = 0;
+  double child_runnable = 0, child_parallel = 0;
   for (const auto& l : s.thread_loads)
-    if (l.worker_of >= 0) ++children, child_runnable += l.runnable;
+    if (l.worker_of >= 0) ++children, child_runnable += l.runnable, child_parallel += l.parallel_share;
   // The live measure's own test (sample/oversubscription.h), applied to a part of the job.
   auto over = [](double runnable, double cores) {
     return runnable > th::kOversubRatio * cores && runnable > cores + th::kOversubMargin;
   };
-  const bool pooled_children = children > 0 && over(child_runnable, children);
+  // The children run pools of their own: their threads ran side by side, which a worker of one
+  // thread never does (a count of runnable threads per worker is what load shifts: a pool's
+  // threads sleep between the library's calls, and more so while the host is busy).
+  const bool pooled_children = children > 0 && child_parallel / children >= th::kPoolParallelShare;
   const bool trainers_over = over(s.runnable_threads_mean - child_runnable, budget);
   // Workers of one thread each beside a loop that fits the cores: the excess is how many workers
   // compute at once, which the loader rules size (dataloader-starvation, cpu-bound-transforms); a
@@ -71,6 +74,7 @@ std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& 
   if (children > 0) {
     add(f, "child_processes", children, "count");
     add(f, "child_runnable_threads", child_runnable, "count");
+    add(f, "child_parallel_share", child_parallel / children, "share");
   }
   add(f, "window_s", s.threads_window_s, "s");
   int threads_total = 0, intra = ev.agent ? ev.agent->torch_threads : 0;
@@ -99,6 +103,15 @@ std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& 
   const bool spins = iomp || intra <= 0 || intra <= budget;
   double excess = (s.runnable_threads_mean - budget) / s.runnable_threads_mean;
   f.recoverable_fraction = spins ? std::clamp(excess, 0.05, 0.6) : std::clamp(excess * 0.25, 0.05, 0.3);
+  // Workers whose pools oversubscribe the cores: the loop waits for batches that their spinning
+  // threads delay, and one thread per worker makes that CPU time work, so the fix takes back the
+  // loop's wait for data as well as the queue beyond the cores in the rest of the step
+  // (docs/FINDINGS.md, "Thread oversubscription's gain": 120 steps of tests/corpus/numpy_workers).
+  const double wait = pooled_children ? std::clamp(data_wait_pct(ev) / 100, 0.0, 1.0) : 0;
+  if (wait > 0) {
+    add(f, "data_wait_share", wait, "share");
+    f.recoverable_fraction = std::clamp(wait + (1 - wait) * f.recoverable_fraction, 0.0, 0.95);
+  }
   add(f, "barrier_spin", spins ? 1 : 0, "bool");
   f.severity = severity_for(f.recoverable_fraction);
   f.confidence = 0.85;
@@ -108,6 +121,10 @@ std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& 
                         children > 0 ? fmt::format(" and {} child process{}", children, children == 1 ? "" : "es") : "");
   f.gain = spins ? "the cores spin at OpenMP barriers and switch between threads instead of working"
                  : "CPU time goes to switching between threads instead of work";
+  if (wait > 0)
+    f.gain += fmt::format(", and the loop waits {:.0f}% of its step for the workers' batches; one thread per worker "
+                          "gives {}",
+                          100 * wait, gain_text(f.recoverable_fraction));
   f.explanation = std::string(kExplanation) + fmt::format(
       " Measured live over {:.1f} s: {}. OMP_NUM_THREADS={}{}.", s.threads_window_s, per, omp,
       intra > 0 ? fmt::format(", torch.get_num_threads()={}", intra) : std::string());
