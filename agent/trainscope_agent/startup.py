@@ -9,6 +9,12 @@ import holds the GIL in C the sampler wakes late, and counting samples would cha
 whatever comes next. It never touches the main thread's objects, stops at the first step (or after
 MAX_SAMPLES), and sends one `startup` record: samples, the profiled ns, import ns and the top user
 lines with their ns. Cost: ~20 us of GIL per sample, 0.2% of the start-up at 10 ms.
+
+The thread imports nothing: what it needs is imported on the main thread before it starts. An
+import in a second thread while the user's script imports torch can meet it halfway (torch ->
+platform -> re while the thread's linecache -> tokenize -> re runs): Python's import lock then
+breaks the cycle by handing one side a module still being initialised ("module 're' has no
+attribute 'compile'" in `import torch`, seen on Debian's Python 3.11 on a loaded host).
 """
 import sys
 import threading
@@ -31,18 +37,17 @@ class St:
 
 def start():
     try:
-        St.thread = threading.Thread(target=_run, name="trainscope-startup", daemon=True)
+        from . import sites  # here, on the main thread: the sampler's thread must import nothing
+        St.thread = threading.Thread(target=_run, args=(sites.user_frame,), name="trainscope-startup", daemon=True)
         St.thread.start()
     except Exception:
         St.done = True
 
 
-def _run():
+def _run(user):
     try:
-        from . import sites
         main = threading.main_thread().ident
         frames = sys._current_frames
-        user = sites.user_frame
         lines = St.lines
         clock = time.perf_counter_ns
         last = clock()
