@@ -8,6 +8,7 @@
 #include "diagnose/account.h"
 #include "diagnose/rules/rule.h"
 #include "diagnose/scenario.h"
+#include "util/failure_line.h"
 
 namespace ts::diagnose {
 namespace {
@@ -94,6 +95,20 @@ void lead_with_warm_up(std::vector<Finding>& fs) {
   std::rotate(fs.begin(), it, it + 1);
 }
 
+// A job that failed after some steps: the failure first, then what the steps that ran show (a run
+// cut short weighs its one-off costs, start-up and compilation, against fewer steps than it meant
+// to run). "The job failed after 7 steps (exit status 3: <its exception line>). Of the steps that ran: "
+std::string failed_mid_run(const JobEvidence& j) {
+  const std::string said = failure_line(j.stderr_tail, j.signal != 0);  // a signal's last line is not why
+  const std::string steps = fmt::format("{} step{}", j.steps, j.steps == 1 ? "" : "s");
+  // A signal may be the user's Ctrl-C or a scheduler's limit as much as a crash: "ended", not "failed".
+  if (j.signal)
+    return fmt::format("The job ended by signal {} after {}{}. Of the steps that ran: ", j.signal, steps,
+                       said.empty() ? "" : " (" + said + ")");
+  return fmt::format("The job failed after {} (exit status {}{}). Of the steps that ran: ", steps, j.exit_code,
+                     said.empty() ? "" : ": " + said);
+}
+
 }  // namespace
 
 double speedup(double f) { return 1.0 / (1.0 - std::clamp(f, 0.0, 0.99)); }
@@ -152,6 +167,7 @@ Diagnosis diagnose(const Evidence& ev) {
     d.verdict = fmt::format("The GPU idles {:.0f}% of the time, but no fix trainscope can size gives more than {}; "
                             "see GPU idle by cause.",
                             ev.trace->gpu.idle_pct, gain_text(th::kVerdictMinRecoverable));
+  if (ev.job && ev.job->failed() && ev.job->steps > 0) d.verdict = failed_mid_run(*ev.job) + d.verdict;
   return d;
 }
 

@@ -1051,6 +1051,22 @@ TEST(NoTrainingStep, ACleanExitBeforeAnyStepIsTheOnlyFinding) {
   EXPECT_NE(d.findings[0].explanation.find("On stderr it said: Unable to locate sufficient 2 gpus"),
             std::string::npos)
       << d.findings[0].explanation;
+  // Failed after a step: the performance verdict stands, after the failure (llm.c's train_gpt2.py
+  // with --compile 1 failed writing its reference files after its first forward and backward, and
+  // the verdict was compile-cost's alone).
+  Diagnosis mid = diagnose(ev_with(1, 1, false));
+  EXPECT_EQ(find(mid, "job-failed"), nullptr);
+  EXPECT_EQ(mid.verdict.rfind("The job failed after 1 step (exit status 1: Unable to locate sufficient 2 gpus to run "
+                              "this example. Exiting.). Of the steps that ran: ",
+                              0),
+            0u)
+      << mid.verdict;
+  Evidence killed = ev_with(0, 5, false);
+  killed.job->signal = 9;  // by a signal from outside: its last line is not why
+  EXPECT_EQ(diagnose(killed).verdict.rfind("The job ended by signal 9 after 5 steps. Of the steps that ran: ", 0),
+            0u)
+      << diagnose(killed).verdict;
+  EXPECT_EQ(diagnose(ev_with(0, 1, true)).verdict.find("failed"), std::string::npos);  // a --steps stop
   EXPECT_EQ(find(diagnose(ev_with(1, 0, false)), "no-training-step"), nullptr);  // job-failed's
   EXPECT_NE(find(diagnose(ev_with(1, 0, false)), "job-failed"), nullptr);
   EXPECT_EQ(find(diagnose(ev_with(0, 0, true)), "no-training-step"), nullptr);

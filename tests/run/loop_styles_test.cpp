@@ -250,6 +250,12 @@ TEST(LoopStyles, SysExitMidRunPassesThroughWithCause) {
   std::string_view verdict;
   ASSERT_EQ(l->doc["verdict"].get(verdict), simdjson::SUCCESS);
   EXPECT_EQ(verdict.find("failed before the first step"), std::string_view::npos);  // it made 7 steps
+  // The failure first, then what its steps show.
+  EXPECT_EQ(verdict.rfind("The job failed after 7 steps (exit status 3: exit3: leaving with status 3). Of the steps "
+                          "that ran: ",
+                          0),
+            0u)
+      << verdict;
 }
 
 TEST(LoopStyles, ImportErrorFailsBeforeTheFirstStep) {
