@@ -397,7 +397,7 @@ def _fwd_pre(module, inputs):
             # training event (once a step) or an evaluation span to close.
             if Ph.fetch_after_train is not None or Ph.open:
                 phases.train_event()
-        elif phases.nograd_is_eval():  # a validation batch without model.eval()
+        elif phases.nograd_is_eval(inputs):  # a validation batch (or tensor) without model.eval()
             phases.eval_start(S.fwd_t0, True)
         if M.fwd_site is None:
             M.fwd_site = sites.add(sites.where("forward", 2)) or False  # once: a frame walk
