@@ -99,7 +99,7 @@ void lead_with_warm_up(std::vector<Finding>& fs) {
 // cut short weighs its one-off costs, start-up and compilation, against fewer steps than it meant
 // to run). "The job failed after 7 steps (exit status 3: <its exception line>). Of the steps that ran: "
 std::string failed_mid_run(const JobEvidence& j) {
-  const std::string said = failure_line(j.stderr_tail, j.signal != 0);  // a signal's last line is not why
+  const std::string said = failure_line(j.stderr_tail, signal_from_outside(j.signal));  // as the run line says it
   const std::string steps = fmt::format("{} step{}", j.steps, j.steps == 1 ? "" : "s");
   // A signal may be the user's Ctrl-C or a scheduler's limit as much as a crash: "ended", not "failed".
   if (j.signal)

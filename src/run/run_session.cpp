@@ -595,11 +595,8 @@ RunResult run_session(const RunOptions& opt) {
 std::string death_cause(const RunResult& r) {
   if (r.stopped_by_steps || (r.exit.signal == 0 && r.exit.code == 0)) return "";
   std::string why = r.exit.signal ? r.exit.describe() : fmt::format("exit status {}", r.exit.code);
-  // Signals another process sends (a scheduler's time limit, the OOM killer, Ctrl-C, a closed
-  // terminal) arrive whatever the job last wrote: only a traceback then says something.
-  const int sig = r.exit.signal;
-  const bool from_outside = sig == SIGTERM || sig == SIGKILL || sig == SIGINT || sig == SIGHUP;
-  if (std::string line = failure_line(r.stderr_tail, from_outside); !line.empty()) why += ": " + line;
+  if (std::string line = failure_line(r.stderr_tail, signal_from_outside(r.exit.signal)); !line.empty())
+    why += ": " + line;
   return why;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 
 namespace ts {
 
@@ -28,6 +29,10 @@ std::string failure_line(const std::vector<std::string>& tail, bool traceback_on
     break;  // a traceback cut short: no exception line to find
   }
   return traceback_only ? "" : tail[last - 1];
+}
+
+bool signal_from_outside(int signal) {
+  return signal == SIGTERM || signal == SIGKILL || signal == SIGINT || signal == SIGHUP;
 }
 
 }  // namespace ts

@@ -3,13 +3,19 @@
 // ends with its exception, but the exception's message may run over many lines (PyTorch's
 // weights_only refusal is eleven), so the last line is often advice, not the error. Here: the
 // exception line of the last traceback (the first unindented line after its frames), else the
-// last line that says something (a letter or a digit: not blank, not a banner of asterisks), unless `traceback_only`: a job stopped by a signal from outside (SIGTERM
-// from a scheduler's limit, SIGKILL) died at whatever line it had written last, which is not why.
+// last line that says something (a letter or a digit: not blank, not a banner of asterisks),
+// unless `traceback_only`: a job stopped by a signal from outside (SIGTERM from a scheduler's
+// limit, SIGKILL) died at whatever line it had written last, which is not why.
 #include <string>
 #include <vector>
 
 namespace ts {
 
 std::string failure_line(const std::vector<std::string>& stderr_tail, bool traceback_only = false);
+
+// Signals another process sends (a scheduler's time limit, the OOM killer, Ctrl-C, a closed
+// terminal): they arrive whatever the job last wrote, so only a traceback then says why
+// (failure_line's `traceback_only`). A crash's own signal (SIGSEGV, SIGABRT) follows its message.
+bool signal_from_outside(int signal);
 
 }  // namespace ts

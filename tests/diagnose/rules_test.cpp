@@ -1066,6 +1066,13 @@ TEST(NoTrainingStep, ACleanExitBeforeAnyStepIsTheOnlyFinding) {
   EXPECT_EQ(diagnose(killed).verdict.rfind("The job ended by signal 9 after 5 steps. Of the steps that ran: ", 0),
             0u)
       << diagnose(killed).verdict;
+  Evidence crashed = ev_with(0, 5, false);
+  crashed.job->signal = 11;  // the job's own crash: its last line says why, as the run line quotes it
+  EXPECT_EQ(diagnose(crashed).verdict.rfind("The job ended by signal 11 after 5 steps (Unable to locate sufficient 2 gpus "
+                                            "to run this example. Exiting.). Of the steps that ran: ",
+                                            0),
+            0u)
+      << diagnose(crashed).verdict;
   EXPECT_EQ(diagnose(ev_with(0, 1, true)).verdict.find("failed"), std::string::npos);  // a --steps stop
   EXPECT_EQ(find(diagnose(ev_with(1, 0, false)), "no-training-step"), nullptr);  // job-failed's
   EXPECT_NE(find(diagnose(ev_with(1, 0, false)), "job-failed"), nullptr);

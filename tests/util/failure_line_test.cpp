@@ -3,6 +3,7 @@
 // shapes around it.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <fstream>
 
 #include "util/failure_line.h"
@@ -65,6 +66,10 @@ TEST(FailureLine, StoppedFromOutsideOnlyATracebackSaysWhy) {
   const std::vector<std::string> interrupted = {"Traceback (most recent call last):", "  File \"main.py\", line 9, in <module>",
                                                 "    loss.backward()", "KeyboardInterrupt"};
   EXPECT_EQ(failure_line(interrupted, true), "KeyboardInterrupt");
+  // Which signals count as from outside: a scheduler's, the OOM killer's, Ctrl-C, a closed
+  // terminal; not a crash's own (its message is the last line).
+  for (int sig : {SIGTERM, SIGKILL, SIGINT, SIGHUP}) EXPECT_TRUE(signal_from_outside(sig)) << sig;
+  for (int sig : {0, SIGSEGV, SIGABRT, SIGBUS}) EXPECT_FALSE(signal_from_outside(sig)) << sig;
 }
 
 }  // namespace
