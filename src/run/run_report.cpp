@@ -203,7 +203,7 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   std::string cause = death_cause(r);
   w.field("cause", cause);
   // Only for a failure: a clean run's last stderr lines (warnings, progress bars) say nothing.
-  w.array("stderr_tail", cause.empty() ? std::vector<std::string>{} : r.stderr_tail);
+  w.array("stderr_tail", cause.empty() ? std::vector<std::string>{} : stderr_tail_shown(r.stderr_tail));
   w.end_object();
   w.field("stopped_by", r.stopped_by_steps ? "steps" : (r.exit.signal ? "signal" : "exit"));
   w.key("options").begin_object();

@@ -575,7 +575,7 @@ RunResult run_session(const RunOptions& opt) {
   start_watching(s, pid);
   wait_for_child(s, launcher);
   res.wall_s = steady_s() - t0;
-  if (s.tee) res.stderr_tail = s.tee->finish();
+  if (s.tee) res.stderr_tail = s.tee->finish(200, kStderrTailKept);
   // The job's last stderr bytes are through: the rows go back before our own lines (the object
   // lives on until the channel's reader, which feeds it, has stopped).
   if (s.panel) s.panel->close();
@@ -590,6 +590,10 @@ RunResult run_session(const RunOptions& opt) {
   for (auto& w : export_to_trackers(opt.trackers, res.agent.executable, locate_agent_dir(), res.report_path))
     res.warnings.push_back(std::move(w));
   return res;
+}
+
+std::vector<std::string> stderr_tail_shown(const std::vector<std::string>& tail) {
+  return {tail.end() - static_cast<std::ptrdiff_t>(std::min(tail.size(), kStderrTailShown)), tail.end()};
 }
 
 std::string death_cause(const RunResult& r) {

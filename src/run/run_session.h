@@ -43,6 +43,12 @@ struct RunOptions {
   TrackerExport trackers;          // --mlflow / --wandb: the summary and findings exported at the end
 };
 
+constexpr size_t kStderrTailKept = 120;  // lines kept of the job's stderr (failure_line reads them all)
+constexpr size_t kStderrTailShown = 12;  // of which the text report and report.json show the last
+
+// The last kStderrTailShown of the kept lines.
+std::vector<std::string> stderr_tail_shown(const std::vector<std::string>& tail);
+
 struct RunResult {
   std::string out_dir, report_path, samples_path, trace_path;
   std::string started_utc;         // ISO 8601
@@ -57,7 +63,9 @@ struct RunResult {
   diagnose::Evidence evidence;
   std::optional<diagnose::Diagnosis> diagnosis;
   std::vector<std::string> warnings;  // trace unreadable, store unavailable, ...
-  std::vector<std::string> stderr_tail;  // the job's last stderr lines (passed through as they came)
+  // The job's last stderr lines (passed through as they came): enough for failure_line to reach a
+  // torchrun rank's traceback above torchrun's summary; reports show the last kStderrTailShown.
+  std::vector<std::string> stderr_tail;
   std::vector<std::string> rank_traces;  // torchrun: one profiler trace per rank (sorted), else empty
   int64_t run_id = -1;             // in the store, -1 when not stored
   std::vector<OverrideOutcome> overrides;  // one per --set, applied or why not

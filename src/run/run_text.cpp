@@ -122,7 +122,7 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
   if (!death_cause(r).empty() && !r.stderr_tail.empty()) {
     // A failed job: its last stderr lines as it wrote them (already shown above them, in full).
     o += fmt::format("\n{}Last lines of the job's stderr{}:\n", bold, reset);
-    for (const auto& l : r.stderr_tail) o += "    " + l + "\n";
+    for (const auto& l : stderr_tail_shown(r.stderr_tail)) o += "    " + l + "\n";
   }
   if (!e.optimizer.empty() || !e.loaders.empty() || !e.torch_version.empty()) {
     o += fmt::format("{}  settings: torch {}", dim, e.torch_version);

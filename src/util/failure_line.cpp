@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <csignal>
+#include <optional>
 
 namespace ts {
 
@@ -14,13 +15,8 @@ bool blank(const std::string& s) {
 }
 bool indented(const std::string& s) { return !s.empty() && (s[0] == ' ' || s[0] == '\t'); }
 
-}  // namespace
-
-std::string failure_line(const std::vector<std::string>& tail, bool traceback_only) {
-  size_t last = tail.size();
-  while (last > 0 && blank(tail[last - 1])) --last;
-  if (last == 0) return "";
-  // The last traceback's header; its frames are indented ("  File ...", the source line, carets).
+// The exception line of the last traceback in `tail`, or "".
+std::string traceback_exception(const std::vector<std::string>& tail, size_t last) {
   for (size_t i = last; i-- > 0;) {
     if (tail[i].rfind("Traceback (most recent call last):", 0) != 0) continue;
     size_t j = i + 1;
@@ -28,7 +24,87 @@ std::string failure_line(const std::vector<std::string>& tail, bool traceback_on
     if (j > i + 1 && j < last && !blank(tail[j])) return tail[j];
     break;  // a traceback cut short: no exception line to find
   }
-  return traceback_only ? "" : tail[last - 1];
+  return "";
+}
+
+std::string trim(std::string s) {
+  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// "  rank      : 1 (local_rank: 1)" -> "1 (local_rank: 1)" when the key is `key`.
+std::optional<std::string> summary_field(const std::string& line, const std::string& key) {
+  const size_t colon = line.find(':');
+  if (colon == std::string::npos || trim(line.substr(0, colon)) != key) return std::nullopt;
+  return trim(line.substr(colon + 1));
+}
+
+// torchrun (torch.distributed.elastic) ends a failed job with its own traceback, whose exception
+// (ChildFailedError) says nothing, and a summary whose "Root Cause (first observed failure)" names
+// the rank and its exit code ("-6 (pid: 8229)  (SIGABRT)"). The rank's own error is above it, its
+// lines prefixed "[rank1]:" (PyTorch >= 2.2; bare before). Returns "rank 1: ValueError: ...", the
+// earliest bare traceback's exception, else "rank 0: exit code -6 (SIGABRT)"; "" without a summary.
+std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t last) {
+  size_t root = last;
+  for (size_t i = last; i-- > 0;)
+    if (tail[i].rfind("Root Cause (first observed failure)", 0) == 0) {
+      root = i;
+      break;
+    }
+  if (root == last) return "";
+  std::string rank, exitcode;
+  for (size_t i = root + 1; i < last && !(i > root + 1 && tail[i].rfind("==", 0) == 0); ++i) {
+    if (auto v = summary_field(tail[i], "rank"); v && rank.empty()) rank = v->substr(0, v->find(' '));
+    if (auto v = summary_field(tail[i], "exitcode"); v && exitcode.empty()) exitcode = *v;
+  }
+  if (rank.empty()) return "";
+  // The rank's own traceback: its prefixed lines, else the last traceback before the launcher's.
+  const std::string prefix = "[rank" + rank + "]:";
+  std::vector<std::string> own;
+  for (size_t i = 0; i < root; ++i)
+    if (tail[i].rfind(prefix, 0) == 0) {
+      std::string l = tail[i].substr(prefix.size());
+      own.push_back(l.empty() || l[0] != ' ' ? l : l.substr(1));
+    }
+  std::string exc = traceback_exception(own, own.size());
+  if (exc.empty() && own.empty()) {
+    // Bare lines (PyTorch before 2.2): which rank wrote a traceback is unknown, and torchrun's
+    // "first observed" is only the first it polled (1.13 named rank 0 when rank 1 raised and rank
+    // 0 then lost its peer). The earliest traceback is the first failure; the rest follow from it.
+    size_t launcher = root;
+    for (size_t i = root; i-- > 0;)
+      if (tail[i].rfind("Traceback (most recent call last):", 0) == 0) {
+        launcher = i;
+        break;
+      }
+    for (size_t i = 0; i < launcher; ++i)
+      if (tail[i].rfind("Traceback (most recent call last):", 0) == 0) {
+        size_t end = i + 1;
+        while (end < launcher && tail[end].rfind("Traceback (most recent call last):", 0) != 0) ++end;
+        if (std::string first = traceback_exception(tail, end); !first.empty()) return first;
+        break;
+      }
+  }
+  if (!exc.empty()) return "rank " + rank + ": " + exc;
+  // No traceback (a signal, an abort in C++): the exit code, whose signal torchrun names. Spaces
+  // squeezed and the pid dropped: "-6 (SIGABRT)".
+  std::string code = exitcode.substr(0, exitcode.find(' '));
+  if (size_t sig = exitcode.rfind("(SIG"); sig != std::string::npos) code += " " + exitcode.substr(sig);
+  return code.empty() ? "rank " + rank + " failed" : "rank " + rank + ": exit code " + code;
+}
+
+}  // namespace
+
+std::string failure_line(const std::vector<std::string>& tail, bool traceback_only) {
+  size_t last = tail.size();
+  while (last > 0 && blank(tail[last - 1])) --last;
+  if (last == 0) return "";
+  if (std::string root = torchrun_root_cause(tail, last); !root.empty()) return root;
+  // The last traceback's header; its frames are indented ("  File ...", the source line, carets).
+  if (std::string exc = traceback_exception(tail, last); !exc.empty()) return exc;
+  if (traceback_only) return "";
+  // A traceback cut short leaves only its frames: the last line, as it came.
+  return tail[last - 1];
 }
 
 bool signal_from_outside(int signal) {

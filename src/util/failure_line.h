@@ -5,7 +5,10 @@
 // exception line of the last traceback (the first unindented line after its frames), else the
 // last line that says something (a letter or a digit: not blank, not a banner of asterisks),
 // unless `traceback_only`: a job stopped by a signal from outside (SIGTERM from a scheduler's
-// limit, SIGKILL) died at whatever line it had written last, which is not why.
+// limit, SIGKILL) died at whatever line it had written last, which is not why. A torchrun job's
+// failure is its root-cause rank's ("rank 1: ValueError: ...", or its exit code and signal when
+// it left no traceback), not torchrun's own ChildFailedError: the tail must reach back past
+// torchrun's summary (about 45 lines) to the rank's traceback.
 #include <string>
 #include <vector>
 

@@ -139,7 +139,12 @@ def main():
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
                    TRAINSCOPE_HOME=os.path.join(work, "home"), TMPDIR=os.path.join(work, "tmp"))
         p = subprocess.run(argv, cwd=src, env=env, capture_output=True, text=True, timeout=600)
-        check("exit status", p.returncode == 0, "rc %d; stderr tail: %s" % (p.returncode, p.stderr[-2000:]))
+        # A failure's cause may lie far above the tail (a torchrun rank's lines come before torchrun's
+        # own 45): the lines that say why, from the whole stderr, then its tail.
+        said = [l for l in p.stderr.splitlines()
+                if re.search(r"terminate called|Fatal Python error|^(\[rank\d+\]: )?\w+(Error|Exception)\b", l)]
+        check("exit status", p.returncode == 0, "rc %d; stderr lines that say why: %s; stderr tail: %s"
+              % (p.returncode, " | ".join(said[:10]), p.stderr[-2000:]))
         with open(os.path.join(out, "report.json")) as fh:
             report = json.load(fh)
         findings = report.get("findings", [])

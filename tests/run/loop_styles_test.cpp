@@ -258,6 +258,32 @@ TEST(LoopStyles, SysExitMidRunPassesThroughWithCause) {
       << verdict;
 }
 
+// A rank that raises under torchrun: the job's cause is that rank's exception, not torchrun's
+// own ChildFailedError at the end of the stderr (PyTorch 2.x prefixes the rank's lines and names
+// the rank; 1.13 writes them bare and the earliest traceback is the cause, unattributed).
+TEST(LoopStyles, ARankThatRaisesUnderTorchrunIsTheCause) {
+  REQUIRE_TORCH();
+  std::string out = fresh_dir("loops-rank_raises");
+  auto cli = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", out, "--", torch_python(), "-m",
+                      "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                      scripts_dir() + "/loops/rank_raises.py"});
+  EXPECT_EQ(cli.status, 1) << cli.err;
+  EXPECT_NE(cli.err.find("ChildFailedError"), std::string::npos);  // torchrun's end, passed through
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(slurp(out + "/report.json")).get(doc), simdjson::SUCCESS) << cli.err;
+  std::string_view cause, verdict;
+  ASSERT_EQ(doc["run"]["exit"]["cause"].get(cause), simdjson::SUCCESS);
+  EXPECT_NE(cause.find("ValueError: rank_raises: a bad batch at step 6"), std::string_view::npos) << cause;
+  EXPECT_EQ(cause.find("ChildFailedError"), std::string_view::npos) << cause;
+  ASSERT_EQ(doc["verdict"].get(verdict), simdjson::SUCCESS);
+  EXPECT_EQ(verdict.rfind("The job failed after 6 steps (exit status 1: ", 0), 0u) << verdict;
+  EXPECT_NE(verdict.find("ValueError: rank_raises"), std::string_view::npos) << verdict;
+  simdjson::dom::array tail;
+  ASSERT_EQ(doc["run"]["exit"]["stderr_tail"].get(tail), simdjson::SUCCESS);
+  EXPECT_EQ(tail.size(), kStderrTailShown);  // the report shows the last lines; the cause came from more
+}
+
 TEST(LoopStyles, ImportErrorFailsBeforeTheFirstStep) {
   REQUIRE_TORCH();
   auto l = run_loop("import_error", {});

@@ -72,5 +72,39 @@ TEST(FailureLine, StoppedFromOutsideOnlyATracebackSaysWhy) {
   for (int sig : {0, SIGSEGV, SIGABRT, SIGBUS}) EXPECT_FALSE(signal_from_outside(sig)) << sig;
 }
 
+
+// torchrun's own traceback ends in ChildFailedError, which says nothing: the failure is the root
+// cause rank's. Real PyTorch 2.13 stderr (tests/data/stderr): rank 1 raised; rank 0 then failed too
+// (its peer gone), later, so the last rank traceback in the tail is rank 0's, not the cause.
+TEST(FailureLine, ATorchrunJobFailsWithItsRootCauseRanksException) {
+  auto tail = lines_of(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_raised.txt");
+  ASSERT_GE(tail.size(), 50u);
+  EXPECT_EQ(failure_line(tail), "rank 1: ValueError: bad batch at step 5");
+  // Older PyTorch wrote a rank's lines bare, and its "first observed" rank is the first it polled:
+  // the earliest traceback is then the first failure (rank 0's lost peer came after), unattributed.
+  std::vector<std::string> bare, bare_one;
+  for (auto l : tail) {
+    bool rank0 = l.rfind("[rank0]:", 0) == 0;
+    for (const char* p : {"[rank0]: ", "[rank1]: ", "[rank0]:", "[rank1]:"})
+      if (l.rfind(p, 0) == 0) l = l.substr(std::string(p).size());
+    bare.push_back(l);
+    if (!rank0) bare_one.push_back(l);
+  }
+  EXPECT_EQ(failure_line(bare), "ValueError: bad batch at step 5");
+  EXPECT_EQ(failure_line(bare_one), "ValueError: bad batch at step 5");
+}
+
+TEST(FailureLine, ATorchrunRankThatAbortedWithoutATracebackGivesItsSignal) {
+  auto tail = lines_of(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_aborted.txt");
+  ASSERT_GE(tail.size(), 40u);
+  EXPECT_EQ(failure_line(tail), "rank 0: exit code -6 (SIGABRT)");
+  EXPECT_EQ(failure_line(tail, true), "rank 0: exit code -6 (SIGABRT)");
+  // A summary without its rank (cut short): the generic rule, torchrun's exception line.
+  std::vector<std::string> cut(tail.begin(), tail.end());
+  while (!cut.empty() && cut.back().find("Root Cause") == std::string::npos) cut.pop_back();
+  ASSERT_FALSE(cut.empty());
+  EXPECT_NE(failure_line(cut).find("ChildFailedError"), std::string::npos) << failure_line(cut);
+}
+
 }  // namespace
 }  // namespace ts
