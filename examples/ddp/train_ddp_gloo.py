@@ -21,6 +21,7 @@ trainscope must see:
                                          step times (what a test compares trainscope's numbers to)
 """
 import argparse
+import gc
 import json
 import os
 import time
@@ -113,6 +114,11 @@ def main():
                        "num_threads": torch.get_num_threads(),
                        "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}, f)
     dist.barrier()
+    # DDP's reference cycles would keep the gloo group alive until the interpreter's last garbage
+    # collection, where PyTorch 2.13 can abort ("terminate called without an active exception":
+    # gloo's worker frees its last work, which needs the GIL, during finalization). Freed here.
+    del model, opt
+    gc.collect()
     dist.destroy_process_group()
     if rank == 0:
         print("ddp: %d ranks x %d steps done" % (world, len(step_s)), flush=True)

@@ -7,6 +7,7 @@ real oversubscription; torchrun's default (OMP_NUM_THREADS=1) is not.
     python3 -m torch.distributed.run --nproc_per_node=2 ddp_conv_threads.py --steps 40 --threads 4
 """
 import argparse
+import gc
 
 import torch
 import torch.distributed as dist
@@ -33,6 +34,11 @@ def main():
         nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
     dist.barrier()
+    # DDP's reference cycles would keep the gloo group alive until the interpreter's last garbage
+    # collection, where PyTorch 2.13 can abort ("terminate called without an active exception":
+    # gloo's worker frees its last work, which needs the GIL, during finalization). Freed here.
+    del model, opt
+    gc.collect()
     dist.destroy_process_group()
     if dist.is_available():
         print("ddp_conv_threads: %d steps, %d threads" % (a.steps, torch.get_num_threads()), flush=True)
