@@ -1076,6 +1076,15 @@ TEST(NoTrainingStep, ACleanExitBeforeAnyStepIsTheOnlyFinding) {
   EXPECT_EQ(diagnose(ev_with(0, 1, true)).verdict.find("failed"), std::string::npos);  // a --steps stop
   EXPECT_EQ(find(diagnose(ev_with(1, 0, false)), "no-training-step"), nullptr);  // job-failed's
   EXPECT_NE(find(diagnose(ev_with(1, 0, false)), "job-failed"), nullptr);
+  // A failure before the first step is also alone when the agent counted (the samples saw the
+  // start-up); without the agent the job may have trained uncounted, and the samples stay.
+  Diagnosis failed = diagnose(ev_with(1, 0, false));
+  ASSERT_EQ(failed.findings.size(), 1u) << failed.findings[1].id;
+  EXPECT_EQ(failed.findings[0].id, "job-failed");
+  Evidence failed_no_agent = ev_with(1, 0, false);
+  failed_no_agent.job->agent_loaded = false;
+  EXPECT_NE(find(diagnose(failed_no_agent), "job-failed"), nullptr);
+  EXPECT_NE(find(diagnose(failed_no_agent), "thread-oversubscription"), nullptr);
   EXPECT_EQ(find(diagnose(ev_with(0, 0, true)), "no-training-step"), nullptr);
   Evidence no_agent = ev_with(0, 0, false);
   no_agent.job->agent_loaded = false;  // nothing could count the steps
