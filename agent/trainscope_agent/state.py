@@ -47,7 +47,8 @@ class State:
         "step", "source", "tid", "opt_waiting", "channel", "statm_fd", "page", "torch",
         "cuda_ready", "cuda_mem", "gpu", "window", "stop_after", "on_step_hooks", "fwd_t0",
         "first_fwd_in_step", "stopping", "stop_pending", "first_kind", "in_opt", "rss_t", "rss_v",
-        "heap_fn", "heap_v", "heap_free_v", "heap_next", "graph_capture", "graph_has_opt", "first_t")
+        "heap_fn", "heap_v", "heap_free_v", "heap_next", "graph_capture", "graph_has_opt", "first_t",
+        "prev_loss")
 
     def __init__(self):
         self.step = 0
@@ -77,6 +78,7 @@ class State:
         self.graph_has_opt = False  # ... and an optimizer step was captured in it
         self.t_start = 0
         self.first_t = 0            # the first step's start (phases.py: the time before it)
+        self.prev_loss = None       # (loss, nonfinite) of the last step that read one: _take_over
         try:
             self.statm_fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
@@ -205,6 +207,12 @@ class State:
         self.source = level
         self.tid = tid
         self.step = 0
+        # Its step 1 is the one the weaker marker just closed: in a plain loop the backward ended
+        # step 1 (and took its loss) before the first optimizer step took over. The loss goes with
+        # it, or a loss NaN from the start counted 9 of 10 steps.
+        if not self.loss_seen and self.prev_loss is not None:
+            self.loss, self.nonfinite = self.prev_loss
+            self.loss_seen = True
 
     def final(self):
         """Steps counted now are the loop's for good: no optimizer is waiting to take over."""

@@ -85,6 +85,7 @@ def end_step(S, level, clock):
         if S.nonfinite:
             flags |= ch.F_NONFINITE
         loss = S.loss
+        S.prev_loss = (loss, S.nonfinite)
     else:
         loss = 0.0
     alloc = reserved = peak = -1

@@ -284,6 +284,21 @@ TEST(LoopStyles, ARankThatRaisesUnderTorchrunIsTheCause) {
   EXPECT_EQ(tail.size(), kStderrTailShown);  // the report shows the last lines; the cause came from more
 }
 
+// A loss NaN from the first step counts in every step: the first step is ended by its backward
+// (the first marker seen) before the optimizer takes the loop over, and its loss goes with it.
+TEST(LoopStyles, ALossNaNFromTheStartCountsEveryStep) {
+  REQUIRE_TORCH();
+  auto l = run_loop("nan_loss", {});
+  expect_clean(*l, "nan_loss");
+  EXPECT_EQ(l->count, 12);
+  int64_t nonfinite = -1;
+  ASSERT_EQ(l->doc["run"]["agent"]["summary"]["nonfinite_losses"].get(nonfinite), simdjson::SUCCESS) << l->report;
+  EXPECT_EQ(nonfinite, 12);
+  std::string_view verdict;
+  ASSERT_EQ(l->doc["verdict"].get(verdict), simdjson::SUCCESS);
+  EXPECT_EQ(verdict.rfind("Loss is NaN/Inf in 12 of 12 steps", 0), 0u) << verdict;
+}
+
 TEST(LoopStyles, ImportErrorFailsBeforeTheFirstStep) {
   REQUIRE_TORCH();
   auto l = run_loop("import_error", {});
