@@ -483,6 +483,19 @@ def _report_model():
         ddp = isinstance(inner, torch.nn.parallel.DistributedDataParallel)
     except Exception:
         pass
+    # Sharded data parallel: FSDP2's fully_shard makes the module an FSDPModule; FSDP1 wraps it.
+    # Looked up in sys.modules only (a script that shards has imported it; we import nothing).
+    sharding = ""
+    try:
+        fs = sys.modules.get("torch.distributed.fsdp")
+        if fs is not None:
+            fsdp2, fsdp1 = getattr(fs, "FSDPModule", None), getattr(fs, "FullyShardedDataParallel", None)
+            if fsdp2 is not None and isinstance(inner, fsdp2):
+                sharding = "fsdp2"
+            elif fsdp1 is not None and isinstance(inner, fsdp1):
+                sharding = "fsdp"
+    except Exception:
+        pass
     compiled = hasattr(m, "_orig_mod") or G.compile_seen
     dev, dtype, dtypes, n = "", "", set(), 0
     for p in m.parameters():
@@ -501,6 +514,7 @@ def _report_model():
         ("compiled", compiled),
         ("data_parallel", dp),
         ("ddp", ddp),
+        ("sharding", sharding),
         ("site_file", M.fwd_site.file if M.fwd_site else None),
         ("site_line", M.fwd_site.line if M.fwd_site else None),
     ])

@@ -169,6 +169,7 @@ struct AgentEvidence {
   std::string autocast_dtype;       // "" when no autocast seen during forward
   bool compiled = false;
   bool data_parallel = false, ddp = false;
+  std::string sharding;             // "fsdp2" (fully_shard), "fsdp" (FullyShardedDataParallel), "" none
   int torch_threads = 0;
   std::string optimizer;            // class name
   std::string optimizer_impl;       // single_tensor | foreach | fused | unknown

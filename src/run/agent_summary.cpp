@@ -166,6 +166,7 @@ AgentSummary summarise(const Records& r) {
       ev.compiled = t.get_bool("compiled");
       ev.data_parallel = t.get_bool("data_parallel");
       ev.ddp = t.get_bool("ddp");
+      ev.sharding = t.get("sharding");
     } else if (t.kind == "anomaly" && mine && t.get_bool("enabled")) {
       diagnose::AgentEvidence::Anomaly a;  // agent/trainscope_agent/anomaly.py
       a.check_nan = t.get_bool("check_nan");

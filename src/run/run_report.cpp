@@ -88,6 +88,7 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   w.field("compiled", e.compiled);
   w.field("data_parallel", e.data_parallel);
   w.field("ddp", e.ddp);
+  w.field("sharding", e.sharding);
   w.field("torch_threads", e.torch_threads);
   w.field("optimizer", e.optimizer);
   w.field("optimizer_impl", e.optimizer_impl);

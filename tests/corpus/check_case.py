@@ -7,6 +7,8 @@ Markers (README.md beside this file):
   # expect: absent ID[, ID...]     none of these is among the findings
   # expect: code-change ID         ID is among the findings and its fix is a change to the code only:
                                    no --set setting (fix_settings empty), so verify cannot run it as is
+  # expect: fix ID TEXT            ID is among the findings and its fix (text or code) names TEXT: the
+                                   knob of the API the script uses
   <code>  # expect-site: ID        finding ID names this line (file:line) among its sites
   <code>  # expect-site: ID names V   ... and its note starts with V (the variable a leak is kept in)
   <code>  # expect-site: ID first     ... before any other line of the same role (the costliest)
@@ -33,13 +35,13 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from checks import Checks  # noqa: E402
 
-EXPECT = re.compile(r"#\s*expect:\s*(top|finding|absent|code-change)\s+(.+?)\s*$")
+EXPECT = re.compile(r"#\s*expect:\s*(top|finding|absent|code-change|fix)\s+(.+?)\s*$")
 SITE = re.compile(r"#\s*expect-site:\s*([a-z0-9-]+)(?:\s+names\s+(\S+)|\s+(first))?\s*$")
 CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only|own-times)\s*(.*?)\s*$")
 
 
 def markers(case):
-    m = {"top": None, "finding": [], "absent": [], "code-change": [], "sites": [], "run": None, "set": [], "torch2_only": False,
+    m = {"top": None, "finding": [], "absent": [], "code-change": [], "fix": [], "sites": [], "run": None, "set": [], "torch2_only": False,
          "own_times": False}
     for name in sorted(os.listdir(case)):
         if not name.endswith(".py"):
@@ -51,6 +53,9 @@ def markers(case):
                     kind, arg = e.group(1), e.group(2)
                     if kind == "top":
                         m["top"] = arg
+                    elif kind == "fix":
+                        fid, _, text = arg.partition(" ")
+                        m["fix"].append((fid, text.strip()))
                     else:
                         m[kind].extend(a.strip() for a in arg.split(",") if a.strip())
                 s = SITE.search(line)
@@ -111,7 +116,7 @@ def main():
     name = os.path.basename(case.rstrip("/"))
     m = markers(case)
     check = Checks(verbose=False)
-    check("markers", m["top"] or m["finding"] or m["absent"], "the case states what it expects")
+    check("markers", m["top"] or m["finding"] or m["absent"] or m["fix"], "the case states what it expects")
     version = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True,
                              text=True).stdout.strip()
     if m["torch2_only"] and not version.startswith("2."):
@@ -163,6 +168,11 @@ def main():
             f = next((f for f in findings if f["id"] == fid), None)
             check("code-change " + fid, f is not None and not f.get("fix_settings"),
                   "fix_settings: %s" % (f.get("fix_settings") if f else "no finding %s (got %s)" % (fid, ids)))
+        for fid, text in m["fix"]:
+            f = next((f for f in findings if f["id"] == fid), None)
+            said = (f.get("fix", "") + "\n" + f.get("fix_code", "")) if f else ""
+            check("fix %s names %s" % (fid, text), text in said,
+                  "fix: %s" % (said if f else "no finding %s (got %s)" % (fid, ids)))
         for fid, fname, lineno, names, first in m["sites"]:
             f = next((f for f in findings if f["id"] == fid), None)
             check("site %s %s:%d" % (fid, fname, lineno), f is not None, "no finding %s (got %s)" % (fid, ids))

@@ -934,6 +934,38 @@ TEST(CommunicationBound, OnTheCpuItIsTheRanksThatWaitAndQueuedThreadsAreSaid) {
   EXPECT_NE(g->explanation.find("gloo's threads queue with them"), std::string::npos) << g->explanation;
 }
 
+// The fix names the knobs of the data-parallel API the model uses: FSDP2's fully_shard has no
+// no_sync (its set_requires_gradient_sync is that), FSDP1 prefetches by its own arguments.
+TEST(CommunicationBound, TheFixIsTheShardingApisOwn) {
+  Evidence ev;
+  auto t = trace_with_steps(4, 100, 0, 70);
+  t.steps.total.communication = 60'000'000;
+  t.steps.total.other -= 60'000'000;
+  t.gpu.present = false;
+  t.parallel.world_size = 2;
+  ev.trace = t;
+  AgentEvidence a;
+  a.steps = 10;
+  a.step_ms = 100;
+  auto fix_for = [&](const std::string& sharding) {
+    a.sharding = sharding;
+    ev.agent = a;
+    Diagnosis d = diagnose(ev);
+    const Finding* f = find(d, "communication-bound");
+    return f ? f->fix + "\n" + f->fix_code + "\n" + f->explanation : std::string("no finding");
+  };
+  const std::string ddp = fix_for(""), fsdp2 = fix_for("fsdp2"), fsdp = fix_for("fsdp");
+  EXPECT_NE(ddp.find("model.no_sync()"), std::string::npos) << ddp;
+  EXPECT_NE(ddp.find("bucket_cap_mb"), std::string::npos) << ddp;
+  EXPECT_NE(fsdp2.find("set_requires_gradient_sync"), std::string::npos) << fsdp2;
+  EXPECT_NE(fsdp2.find("set_modules_to_forward_prefetch"), std::string::npos) << fsdp2;
+  EXPECT_EQ(fsdp2.find("no_sync"), std::string::npos) << fsdp2;
+  EXPECT_EQ(fsdp2.find("bucket_cap_mb"), std::string::npos) << fsdp2;
+  EXPECT_NE(fsdp.find("no_sync()"), std::string::npos) << fsdp;
+  EXPECT_NE(fsdp.find("backward_prefetch"), std::string::npos) << fsdp;
+  EXPECT_EQ(fsdp.find("bucket_cap_mb"), std::string::npos) << fsdp;
+}
+
 TEST(ComputeBound, MfuWhenFlopsKnown) {
   Evidence ev;
   ev.trace = trace_with_steps(4, 100, 1, 95);
