@@ -42,7 +42,8 @@ std::optional<std::string> summary_field(const std::string& line, const std::str
 // torchrun (torch.distributed.elastic) ends a failed job with its own traceback, whose exception
 // (ChildFailedError) says nothing, and a summary whose "Root Cause (first observed failure)" names
 // the rank and its exit code ("-6 (pid: 8229)  (SIGABRT)"). The rank's own error is above it, its
-// lines prefixed "[rank1]:" (PyTorch >= 2.2; bare before). Returns "rank 1: ValueError: ...", the
+// lines prefixed "[rank1]:" (PyTorch 2.x once the process group exists; bare before that, and in
+// 1.13). Returns "rank 1: ValueError: ...", the
 // earliest bare traceback's exception, else "rank 0: exit code -6 (SIGABRT)"; "" without a summary.
 std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t last) {
   size_t root = last;
@@ -58,7 +59,7 @@ std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t las
     if (auto v = summary_field(tail[i], "exitcode"); v && exitcode.empty()) exitcode = *v;
   }
   if (rank.empty()) return "";
-  // The rank's own traceback: its prefixed lines, else the last traceback before the launcher's.
+  // The rank's own traceback: its prefixed lines, else the earliest traceback above the launcher's.
   const std::string prefix = "[rank" + rank + "]:";
   std::vector<std::string> own;
   for (size_t i = 0; i < root; ++i)
@@ -68,7 +69,7 @@ std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t las
     }
   std::string exc = traceback_exception(own, own.size());
   if (exc.empty() && own.empty()) {
-    // Bare lines (PyTorch before 2.2): which rank wrote a traceback is unknown, and torchrun's
+    // Bare lines (a failure before init_process_group returned, or PyTorch 1.13): which rank wrote a traceback is unknown, and torchrun's
     // "first observed" is only the first it polled (1.13 named rank 0 when rank 1 raised and rank
     // 0 then lost its peer). The earliest traceback is the first failure; the rest follow from it.
     size_t launcher = root;
