@@ -69,22 +69,25 @@ std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t las
     }
   std::string exc = traceback_exception(own, own.size());
   if (exc.empty() && own.empty()) {
-    // Bare lines (a failure before init_process_group returned, or PyTorch 1.13): which rank wrote a traceback is unknown, and torchrun's
-    // "first observed" is only the first it polled (1.13 named rank 0 when rank 1 raised and rank
-    // 0 then lost its peer). The earliest traceback is the first failure; the rest follow from it.
+    // Bare lines (a failure inside init_process_group, or PyTorch 1.13): which rank wrote a
+    // traceback is unknown, and torchrun's "first observed" is only the first it polled (1.13
+    // named rank 0 when rank 1 raised and rank 0 then lost its peer). Ranks failing together
+    // interleave their frames, so the cause is the first exception line written: the first
+    // unindented line after a traceback's header that is not itself a header.
     size_t launcher = root;
     for (size_t i = root; i-- > 0;)
       if (tail[i].rfind("Traceback (most recent call last):", 0) == 0) {
         launcher = i;
         break;
       }
-    for (size_t i = 0; i < launcher; ++i)
+    bool in_traceback = false;
+    for (size_t i = 0; i < launcher; ++i) {
       if (tail[i].rfind("Traceback (most recent call last):", 0) == 0) {
-        size_t end = i + 1;
-        while (end < launcher && tail[end].rfind("Traceback (most recent call last):", 0) != 0) ++end;
-        if (std::string first = traceback_exception(tail, end); !first.empty()) return first;
-        break;
+        in_traceback = true;
+        continue;
       }
+      if (in_traceback && !indented(tail[i]) && !blank(tail[i])) return tail[i];
+    }
   }
   if (!exc.empty()) return "rank " + rank + ": " + exc;
   // No traceback (a signal, an abort in C++): the exit code, whose signal torchrun names. Spaces

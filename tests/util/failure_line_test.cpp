@@ -94,6 +94,14 @@ TEST(FailureLine, ATorchrunJobFailsWithItsRootCauseRanksException) {
   EXPECT_EQ(failure_line(bare_one), "ValueError: bad batch at step 5");
 }
 
+// A failure inside init_process_group, before PyTorch 2.x prefixes a rank's lines: both ranks'
+// tracebacks are bare, and the earliest one's exception is the cause.
+TEST(FailureLine, ATorchrunFailureBeforeTheProcessGroupExistsIsTheEarliestTraceback) {
+  auto tail = lines_of(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_init_failed.txt");
+  ASSERT_GE(tail.size(), 40u);
+  EXPECT_EQ(failure_line(tail), "ValueError: init_process_group device_id parameter must be an accelerator with an index");
+}
+
 TEST(FailureLine, ATorchrunRankThatAbortedWithoutATracebackGivesItsSignal) {
   auto tail = lines_of(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_aborted.txt");
   ASSERT_GE(tail.size(), 40u);
