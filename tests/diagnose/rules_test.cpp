@@ -896,11 +896,18 @@ TEST(AgentAndSamplesRules, IoThrottleThreadsOpenblasNanDpOldTorch) {
   EXPECT_EQ(find(diagnose(ev), "old-pytorch-on-ampere"), nullptr);
 }
 
+// Four 100 ms steps of which 60 ms in all are collectives with nothing beside them (15%).
+ts::analysis::TraceAnalysis comm_trace(bool gpu) {
+  auto t = trace_with_steps(4, 100, 0, 70);
+  t.steps.total.communication = 60'000'000;
+  t.steps.total.other -= 60'000'000;
+  t.gpu.present = gpu;
+  return t;
+}
+
 TEST(CommunicationBound, ExposedCommunication) {
   Evidence ev;
-  auto t = trace_with_steps(4, 100, 0, 70);
-  t.steps.total.communication = 60'000'000;  // 15% of 400 ms
-  t.steps.total.other -= 60'000'000;
+  auto t = comm_trace(true);
   t.parallel.comm_overlap_pct = 20;
   t.parallel.world_size = 8;
   ev.trace = t;
@@ -914,10 +921,7 @@ TEST(CommunicationBound, ExposedCommunication) {
 // step was read as "the GPUs wait", and nothing said the ranks' queued threads stretch them.
 TEST(CommunicationBound, OnTheCpuItIsTheRanksThatWaitAndQueuedThreadsAreSaid) {
   Evidence ev;
-  auto t = trace_with_steps(4, 100, 0, 70);
-  t.steps.total.communication = 60'000'000;
-  t.steps.total.other -= 60'000'000;
-  t.gpu.present = false;
+  auto t = comm_trace(false);
   t.parallel.world_size = 2;
   ev.trace = t;
   Diagnosis d = diagnose(ev);
@@ -938,10 +942,7 @@ TEST(CommunicationBound, OnTheCpuItIsTheRanksThatWaitAndQueuedThreadsAreSaid) {
 // no_sync (its set_requires_gradient_sync is that), FSDP1 prefetches by its own arguments.
 TEST(CommunicationBound, TheFixIsTheShardingApisOwn) {
   Evidence ev;
-  auto t = trace_with_steps(4, 100, 0, 70);
-  t.steps.total.communication = 60'000'000;
-  t.steps.total.other -= 60'000'000;
-  t.gpu.present = false;
+  auto t = comm_trace(false);
   t.parallel.world_size = 2;
   ev.trace = t;
   AgentEvidence a;
