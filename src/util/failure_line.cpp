@@ -15,14 +15,34 @@ bool blank(const std::string& s) {
 }
 bool indented(const std::string& s) { return !s.empty() && (s[0] == ' ' || s[0] == '\t'); }
 
-// The exception line of the last traceback in `tail`, or "".
+const char kTracebackHeader[] = "Traceback (most recent call last):";
+
+// The index of the last of tail[0, end) that starts with `prefix`, or `end` when none does.
+size_t last_starting(const std::vector<std::string>& tail, size_t end, const char* prefix) {
+  for (size_t i = end; i-- > 0;)
+    if (tail[i].rfind(prefix, 0) == 0) return i;
+  return end;
+}
+
+// The exception line of the last traceback in tail[0, last), or "": the first unindented line
+// after its header's indented frames ("  File ...", the source line, carets).
 std::string traceback_exception(const std::vector<std::string>& tail, size_t last) {
-  for (size_t i = last; i-- > 0;) {
-    if (tail[i].rfind("Traceback (most recent call last):", 0) != 0) continue;
-    size_t j = i + 1;
-    while (j < last && indented(tail[j])) ++j;
-    if (j > i + 1 && j < last && !blank(tail[j])) return tail[j];
-    break;  // a traceback cut short: no exception line to find
+  const size_t i = last_starting(tail, last, kTracebackHeader);
+  if (i == last) return "";
+  size_t j = i + 1;
+  while (j < last && indented(tail[j])) ++j;
+  if (j > i + 1 && j < last && !blank(tail[j])) return tail[j];
+  return "";  // a traceback cut short: no exception line to find
+}
+
+// The first exception line written in tail[0, end): tracebacks of ranks failing together
+// interleave their frames, so it is the first unindented line after a header that is not itself
+// one (not the first header's own exception line).
+std::string first_exception(const std::vector<std::string>& tail, size_t end) {
+  bool in_traceback = false;
+  for (size_t i = 0; i < end; ++i) {
+    if (tail[i].rfind(kTracebackHeader, 0) == 0) in_traceback = true;
+    else if (in_traceback && !indented(tail[i]) && !blank(tail[i])) return tail[i];
   }
   return "";
 }
@@ -43,15 +63,10 @@ std::optional<std::string> summary_field(const std::string& line, const std::str
 // (ChildFailedError) says nothing, and a summary whose "Root Cause (first observed failure)" names
 // the rank and its exit code ("-6 (pid: 8229)  (SIGABRT)"). The rank's own error is above it, its
 // lines prefixed "[rank1]:" (PyTorch 2.x once the process group exists; bare before that, and in
-// 1.13). Returns "rank 1: ValueError: ...", the
-// earliest bare traceback's exception, else "rank 0: exit code -6 (SIGABRT)"; "" without a summary.
+// 1.13). Returns "rank 1: ValueError: ...", the earliest bare exception line, else
+// "rank 0: exit code -6 (SIGABRT)"; "" without a summary.
 std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t last) {
-  size_t root = last;
-  for (size_t i = last; i-- > 0;)
-    if (tail[i].rfind("Root Cause (first observed failure)", 0) == 0) {
-      root = i;
-      break;
-    }
+  const size_t root = last_starting(tail, last, "Root Cause (first observed failure)");
   if (root == last) return "";
   std::string rank, exitcode;
   for (size_t i = root + 1; i < last && !(i > root + 1 && tail[i].rfind("==", 0) == 0); ++i) {
@@ -59,7 +74,6 @@ std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t las
     if (auto v = summary_field(tail[i], "exitcode"); v && exitcode.empty()) exitcode = *v;
   }
   if (rank.empty()) return "";
-  // The rank's own traceback: its prefixed lines, else the earliest traceback above the launcher's.
   const std::string prefix = "[rank" + rank + "]:";
   std::vector<std::string> own;
   for (size_t i = 0; i < root; ++i)
@@ -67,29 +81,15 @@ std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t las
       std::string l = tail[i].substr(prefix.size());
       own.push_back(l.empty() || l[0] != ' ' ? l : l.substr(1));
     }
-  std::string exc = traceback_exception(own, own.size());
-  if (exc.empty() && own.empty()) {
+  if (!own.empty()) {
+    if (std::string exc = traceback_exception(own, own.size()); !exc.empty()) return "rank " + rank + ": " + exc;
+  } else if (std::string first = first_exception(tail, last_starting(tail, root, kTracebackHeader)); !first.empty()) {
     // Bare lines (a failure inside init_process_group, or PyTorch 1.13): which rank wrote a
     // traceback is unknown, and torchrun's "first observed" is only the first it polled (1.13
-    // named rank 0 when rank 1 raised and rank 0 then lost its peer). Ranks failing together
-    // interleave their frames, so the cause is the first exception line written: the first
-    // unindented line after a traceback's header that is not itself a header.
-    size_t launcher = root;
-    for (size_t i = root; i-- > 0;)
-      if (tail[i].rfind("Traceback (most recent call last):", 0) == 0) {
-        launcher = i;
-        break;
-      }
-    bool in_traceback = false;
-    for (size_t i = 0; i < launcher; ++i) {
-      if (tail[i].rfind("Traceback (most recent call last):", 0) == 0) {
-        in_traceback = true;
-        continue;
-      }
-      if (in_traceback && !indented(tail[i]) && !blank(tail[i])) return tail[i];
-    }
+    // named rank 0 when rank 1 raised and rank 0 then lost its peer). Above torchrun's own
+    // traceback, the first exception written is the first failure; the rest follow from it.
+    return first;
   }
-  if (!exc.empty()) return "rank " + rank + ": " + exc;
   // No traceback (a signal, an abort in C++): the exit code, whose signal torchrun names. Spaces
   // squeezed and the pid dropped: "-6 (SIGABRT)".
   std::string code = exitcode.substr(0, exitcode.find(' '));
@@ -104,7 +104,6 @@ std::string failure_line(const std::vector<std::string>& tail, bool traceback_on
   while (last > 0 && blank(tail[last - 1])) --last;
   if (last == 0) return "";
   if (std::string root = torchrun_root_cause(tail, last); !root.empty()) return root;
-  // The last traceback's header; its frames are indented ("  File ...", the source line, carets).
   if (std::string exc = traceback_exception(tail, last); !exc.empty()) return exc;
   if (traceback_only) return "";
   // A traceback cut short leaves only its frames: the last line, as it came.
