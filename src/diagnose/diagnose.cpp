@@ -146,18 +146,18 @@ Diagnosis diagnose(const Evidence& ev) {
   for (const auto& r : rules::all_rules()) {
     if (auto f = r.fn(ev)) d.findings.push_back(std::move(*f));
   }
-  // No training step anywhere in the job: whatever the samples saw was start-up, so no finding
-  // about the training stands beside the one that says so. A failure before the first step too,
-  // when the agent was there to count (pytorch/examples' FSDP2 example failing in
-  // init_process_group got "thread-oversubscription" from its two ranks importing torch); without
-  // the agent a job may have trained uncounted, and the samples are all there is.
-  const bool start_up_only = ev.job && ev.job->agent_loaded;
-  for (const char* alone : {"no-training-step", "job-failed"}) {
-    const std::string id = alone;
-    if ((start_up_only || id == "no-training-step") &&
-        std::any_of(d.findings.begin(), d.findings.end(), [&](const Finding& f) { return f.id == id; }))
-      std::erase_if(d.findings, [&](const Finding& f) { return f.id != id; });
-  }
+  // No training step anywhere in the job, counted by the agent (no-training-step needs it; a
+  // failure before the first step, job-failed, is counted only with it): whatever the samples saw
+  // was start-up, so no finding about the training stands beside the one that says so
+  // (pytorch/examples' FSDP2 example failing in init_process_group got "thread-oversubscription"
+  // from its two ranks importing torch). Without the agent a job may have trained uncounted, and
+  // the samples are all there is.
+  if (ev.job && ev.job->agent_loaded)
+    if (auto it = std::find_if(d.findings.begin(), d.findings.end(), before_first_step); it != d.findings.end()) {
+      Finding alone = std::move(*it);
+      d.findings.clear();
+      d.findings.push_back(std::move(alone));
+    }
   const StepAccount acc = step_account(ev);
   d.step_ms = acc.step_ms;
   d.idle_share = acc.idle_share;
