@@ -11,6 +11,59 @@
 
 namespace ts::diagnose::rules {
 
+namespace {
+
+// What the data-parallel API the model uses synchronises, and its own knobs for fewer or hidden
+// synchronisations: DDP's (the default), FSDP1's, and FSDP2's (fully_shard has no no_sync;
+// set_requires_gradient_sync is it: torch.distributed.fsdp.FSDPModule's methods).
+struct DataParallelApi {
+  const char* explanation;
+  const char* fix;
+  const char* fix_code;
+};
+
+const char* const kNoSyncCode =
+    "for i, (xb, yb) in enumerate(loader):\n"
+    "    ctx = model.no_sync() if (i + 1) % K else contextlib.nullcontext()\n"
+    "    with ctx:\n"
+    "        (loss_fn(model(xb), yb) / K).backward()\n"
+    "    if (i + 1) % K == 0:\n"
+    "        opt.step(); opt.zero_grad(set_to_none=True)";
+
+const DataParallelApi& api_of(const std::string& sharding) {
+  static const DataParallelApi ddp{
+      "Fewer synchronisations per sample (gradient accumulation with no_sync, a larger batch), better overlap (DDP "
+      "bucket sizes, gradient_as_bucket_view) or less data per sync (bf16 gradients) reduce the exposed time.",
+      "Accumulate gradients over K micro-batches with model.no_sync() (one all-reduce per K), or raise the batch; "
+      "tune DDP bucket_cap_mb; compress gradients to bf16.",
+      kNoSyncCode};
+  static const DataParallelApi fsdp{
+      "The model is wrapped in FSDP (FullyShardedDataParallel): parameters are all-gathered before each unit's "
+      "forward and backward and gradients reduce-scattered after. Fewer synchronisations per sample (gradient "
+      "accumulation under no_sync, a larger batch) or prefetching (forward_prefetch, backward_prefetch) reduce the "
+      "exposed time.",
+      "Accumulate gradients over K micro-batches under model.no_sync() (one reduce-scatter per K; the unsharded "
+      "gradients stay in memory meanwhile), or raise the batch; FSDP(..., forward_prefetch=True, "
+      "backward_prefetch=BackwardPrefetch.BACKWARD_PRE).",
+      kNoSyncCode};
+  static const DataParallelApi fsdp2{
+      "The model is sharded with FSDP2 (fully_shard): each layer's parameters are all-gathered before its forward "
+      "and backward and its gradients reduce-scattered after. Fewer synchronisations per sample (gradient "
+      "accumulation without gradient sync, a larger batch), prefetching the next layers' all-gathers, or keeping "
+      "the root's parameters unsharded after forward reduce the exposed time.",
+      "Accumulate gradients over K micro-batches with model.set_requires_gradient_sync(False) on all but the last "
+      "(one reduce-scatter per K), or raise the batch; prefetch with set_modules_to_forward_prefetch / "
+      "set_modules_to_backward_prefetch; fully_shard(model, reshard_after_forward=False) for the root.",
+      "for i, (xb, yb) in enumerate(loader):\n"
+      "    model.set_requires_gradient_sync((i + 1) % K == 0)  # reduce-scatter on the last micro-batch only\n"
+      "    (loss_fn(model(xb), yb) / K).backward()\n"
+      "    if (i + 1) % K == 0:\n"
+      "        opt.step(); opt.zero_grad(set_to_none=True)"};
+  return sharding == "fsdp2" ? fsdp2 : sharding == "fsdp" ? fsdp : ddp;
+}
+
+}  // namespace
+
 std::optional<Finding> communication_bound(const Evidence& ev) {
   const auto* t = trace_with_steps(ev);
   if (!t) return std::nullopt;
@@ -43,60 +96,16 @@ std::optional<Finding> communication_bound(const Evidence& ev) {
   if (wait_pct > 0) f.title += fmt::format(" (besides {:.0f}% waiting for a straggler rank)", wait_pct);
   f.gain = fmt::format("communication not hidden by compute: overlapping or amortising it gives {}",
                        gain_text(f.recoverable_fraction));
-  const std::string sharding = ev.agent ? ev.agent->sharding : "";
+  const DataParallelApi& api = api_of(ev.agent ? ev.agent->sharding : "");
   f.explanation = std::string(t->gpu.present ? "The GPUs wait" : "The ranks wait") +
-      " for gradient all-reduce (or all-gather) with no compute running alongside. ";
-  if (sharding == "fsdp2") {
-    // FSDP2 (fully_shard): all-gathers of the parameters before each layer's forward and
-    // backward, reduce-scatters of its gradients after; set_requires_gradient_sync is its no_sync.
-    f.explanation += "The model is sharded with FSDP2 (fully_shard): each layer's parameters are all-gathered before "
-                     "its forward and backward and its gradients reduce-scattered after. Fewer synchronisations per "
-                     "sample (gradient accumulation without gradient sync, a larger batch), prefetching the next "
-                     "layers' all-gathers, or keeping the root's parameters unsharded after forward reduce the exposed "
-                     "time.";
-  } else if (sharding == "fsdp") {
-    f.explanation += "The model is wrapped in FSDP (FullyShardedDataParallel): parameters are all-gathered before "
-                     "each unit's forward and backward and gradients reduce-scattered after. Fewer synchronisations "
-                     "per sample (gradient accumulation under no_sync, a larger batch) or prefetching "
-                     "(forward_prefetch, backward_prefetch) reduce the exposed time.";
-  } else {
-    f.explanation += "Fewer synchronisations per sample (gradient accumulation with no_sync, a larger batch), "
-                     "better overlap (DDP bucket sizes, gradient_as_bucket_view) or less data per sync (bf16 "
-                     "gradients) reduce the exposed time.";
-  }
+                  " for gradient all-reduce (or all-gather) with no compute running alongside. " + api.explanation;
   // On the CPU the collectives run on the ranks' own cores: queued threads stretch them too.
   if (!t->gpu.present && ev.samples && ev.samples->threads_oversubscribed)
     f.explanation += " The ranks' threads were measured queueing for the cores (thread-oversubscription), and gloo's "
                      "threads queue with them: part of the collectives' time is that wait, so measure again after "
                      "giving each rank its share of the threads.";
-  if (sharding == "fsdp2") {
-    // torch.distributed.fsdp.FSDPModule's own methods (PyTorch's FSDP2 docs).
-    f.fix = "Accumulate gradients over K micro-batches with model.set_requires_gradient_sync(False) on all but the "
-            "last (one reduce-scatter per K), or raise the batch; prefetch with set_modules_to_forward_prefetch / "
-            "set_modules_to_backward_prefetch; fully_shard(model, reshard_after_forward=False) for the root.";
-    f.fix_code =
-        "for i, (xb, yb) in enumerate(loader):\n"
-        "    model.set_requires_gradient_sync((i + 1) % K == 0)  # reduce-scatter on the last micro-batch only\n"
-        "    (loss_fn(model(xb), yb) / K).backward()\n"
-        "    if (i + 1) % K == 0:\n"
-        "        opt.step(); opt.zero_grad(set_to_none=True)";
-    return f;
-  }
-  if (sharding == "fsdp") {
-    f.fix = "Accumulate gradients over K micro-batches under model.no_sync() (one reduce-scatter per K; the "
-            "unsharded gradients stay in memory meanwhile), or raise the batch; "
-            "FSDP(..., forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE).";
-  } else {
-    f.fix = "Accumulate gradients over K micro-batches with model.no_sync() (one all-reduce per K), "
-            "or raise the batch; tune DDP bucket_cap_mb; compress gradients to bf16.";
-  }
-  f.fix_code =
-      "for i, (xb, yb) in enumerate(loader):\n"
-      "    ctx = model.no_sync() if (i + 1) % K else contextlib.nullcontext()\n"
-      "    with ctx:\n"
-      "        (loss_fn(model(xb), yb) / K).backward()\n"
-      "    if (i + 1) % K == 0:\n"
-      "        opt.step(); opt.zero_grad(set_to_none=True)";
+  f.fix = api.fix;
+  f.fix_code = api.fix_code;
   return f;
 }
 
