@@ -10,9 +10,14 @@ Under torch.compile the wrapper calls the original and nothing else (G.compiling
 True while Dynamo traces), and the wrapper is added to Dynamo's table of collectives it rewrites
 (`torch.distributed._functional_collectives.traceable_collective_remaps`, keyed on the original
 functions), mapped like its original, so compiled code that calls `dist.all_reduce` still gets
-the functional collective it would get without us."""
-import sys
+the functional collective it would get without us.
 
+DDP's construction line is kept for the model the loop trains (`ddp_site`): communication-bound's
+fix is an argument there (bucket_cap_mb, gradient_as_bucket_view) or a no_sync() around the step."""
+import sys
+import weakref
+
+from . import sites
 from .guard import G, fail, patch
 from .state import S, now
 
@@ -32,6 +37,7 @@ def install(torch):
             _wrap(dist, name)
     register_remaps()
     S.add_step_hook(_remap_late)
+    _install_ddp_site(torch)
 
 
 def register_remaps():
@@ -77,3 +83,42 @@ def _wrap(dist, name):
     collective.__name__ = name
     collective.__doc__ = getattr(original, "__doc__", None)
     setattr(dist, name, collective)
+
+
+_ddp_sites = weakref.WeakKeyDictionary()  # DDP instance -> sites.Site of its construction
+
+
+def _install_ddp_site(torch):
+    """Notes where the user's own code builds a DistributedDataParallel: one frame walk per
+    construction, nothing per step. One a framework builds (Lightning's strategy, accelerate's
+    prepare) has its knobs elsewhere and is not noted. The site joins the report only for the model
+    the loop trains (ddp_site)."""
+    ddp = getattr(getattr(getattr(torch, "nn", None), "parallel", None), "DistributedDataParallel", None)
+    if not isinstance(ddp, type):
+        return
+    init_orig = patch(ddp, "__init__", None)
+
+    def __init__(self, *args, **kwargs):
+        init_orig(self, *args, **kwargs)
+        if G.off:
+            return
+        try:
+            if not sites.is_user_file(sys._getframe(1).f_code.co_filename):
+                return
+            s = sites.where("ddp", 2, "DistributedDataParallel")
+            if s is not None:
+                _ddp_sites[self] = s
+        except Exception as e:
+            fail("DDP site", e)
+
+    __init__.__wrapped__ = init_orig  # inspect.signature(DDP.__init__) stays DDP's own
+    ddp.__init__ = __init__
+
+
+def ddp_site(module):
+    """The construction site of `module` if it is a DDP the agent saw built, added to the sites sent."""
+    try:
+        s = _ddp_sites.get(module)
+    except TypeError:
+        return None
+    return sites.add(s) if s is not None else None

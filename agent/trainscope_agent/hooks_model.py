@@ -18,7 +18,7 @@ import math
 import sys
 import weakref
 
-from . import anomaly, flops, hooks_copy, phases, pickling, scripting, sites
+from . import anomaly, flops, hooks_copy, hooks_dist, phases, pickling, scripting, sites
 from .phases import Ph
 from .guard import G, check_break, fail, patch, remove_hooks, resolve_compiling
 from .state import BACKWARD, FORWARD, OPTIMIZER, S, now
@@ -496,6 +496,8 @@ def _report_model():
                 sharding = "fsdp"
     except Exception:
         pass
+    if ddp:
+        hooks_dist.ddp_site(inner)  # communication-bound's fix site
     compiled = hasattr(m, "_orig_mod") or G.compile_seen
     dev, dtype, dtypes, n = "", "", set(), 0
     for p in m.parameters():

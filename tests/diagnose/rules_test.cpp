@@ -967,6 +967,56 @@ TEST(CommunicationBound, TheFixIsTheShardingApisOwn) {
   EXPECT_EQ(fsdp.find("bucket_cap_mb"), std::string::npos) << fsdp;
 }
 
+// The user's lines: the step's model call (where no_sync goes) and the user's own DDP(...) line;
+// under Hugging Face's Trainer the Trainer's knob at the user's TrainingArguments(...) instead.
+TEST(CommunicationBound, NamesTheStepsModelCallAndTheDdpLine) {
+  Evidence ev;
+  auto t = comm_trace(false);
+  t.parallel.world_size = 2;
+  ev.trace = t;
+  AgentEvidence a;
+  a.steps = 10;
+  a.step_ms = 100;
+  auto site = [](const char* role, const char* file, int64_t line) {
+    CodeSite s;
+    s.role = role;
+    s.file = s.path = file;
+    s.line = line;
+    return s;
+  };
+  a.sites = {site("dataloader", "train.py", 20), site("forward", "trainer.py", 19), site("ddp", "trainer.py", 13)};
+  ev.agent = a;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "communication-bound");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->sites.size(), 2u);
+  EXPECT_EQ(f->sites[0].role, "forward");
+  EXPECT_EQ(f->sites[0].line, 19);
+  EXPECT_NE(f->sites[0].note.find("no_sync()"), std::string::npos) << f->sites[0].note;
+  EXPECT_EQ(f->sites[1].role, "ddp");
+  EXPECT_NE(f->sites[1].note.find("bucket_cap_mb"), std::string::npos) << f->sites[1].note;
+
+  a.sharding = "fsdp2";
+  ev.agent = a;
+  d = diagnose(ev);
+  f = find(d, "communication-bound");
+  ASSERT_NE(f, nullptr);
+  ASSERT_FALSE(f->sites.empty());
+  EXPECT_NE(f->sites[0].note.find("set_requires_gradient_sync(False)"), std::string::npos) << f->sites[0].note;
+
+  a.sharding = "";
+  CodeSite cfg = site("config", "train.py", 30);
+  cfg.detail = "transformers.TrainingArguments";
+  a.sites = {site("forward", "trainer.py", 19), cfg};
+  ev.agent = a;
+  d = diagnose(ev);
+  f = find(d, "communication-bound");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->sites.size(), 1u);
+  EXPECT_EQ(f->sites[0].role, "config");
+  EXPECT_NE(f->sites[0].note.find("gradient_accumulation_steps"), std::string::npos) << f->sites[0].note;
+}
+
 TEST(ComputeBound, MfuWhenFlopsKnown) {
   Evidence ev;
   ev.trace = trace_with_steps(4, 100, 1, 95);

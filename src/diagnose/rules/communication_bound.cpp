@@ -20,6 +20,7 @@ struct DataParallelApi {
   const char* explanation;
   const char* fix;
   const char* fix_code;
+  const char* step_note;  // at the loop's model call: where the fewer synchronisations go
 };
 
 const char* const kNoSyncCode =
@@ -36,7 +37,8 @@ const DataParallelApi& api_of(const std::string& sharding) {
       "bucket sizes, gradient_as_bucket_view) or less data per sync (bf16 gradients) reduce the exposed time.",
       "Accumulate gradients over K micro-batches with model.no_sync() (one all-reduce per K), or raise the batch; "
       "tune DDP bucket_cap_mb; compress gradients to bf16.",
-      kNoSyncCode};
+      kNoSyncCode,
+      "the step's model call: run it and its backward under model.no_sync() on all but every K-th micro-batch"};
   static const DataParallelApi fsdp{
       "The model is wrapped in FSDP (FullyShardedDataParallel): parameters are all-gathered before each unit's "
       "forward and backward and gradients reduce-scattered after. Fewer synchronisations per sample (gradient "
@@ -45,7 +47,8 @@ const DataParallelApi& api_of(const std::string& sharding) {
       "Accumulate gradients over K micro-batches under model.no_sync() (one reduce-scatter per K; the unsharded "
       "gradients stay in memory meanwhile), or raise the batch; FSDP(..., forward_prefetch=True, "
       "backward_prefetch=BackwardPrefetch.BACKWARD_PRE).",
-      kNoSyncCode};
+      kNoSyncCode,
+      "the step's model call: run it and its backward under model.no_sync() on all but every K-th micro-batch"};
   static const DataParallelApi fsdp2{
       "The model is sharded with FSDP2 (fully_shard): each layer's parameters are all-gathered before its forward "
       "and backward and its gradients reduce-scattered after. Fewer synchronisations per sample (gradient "
@@ -58,7 +61,8 @@ const DataParallelApi& api_of(const std::string& sharding) {
       "    model.set_requires_gradient_sync((i + 1) % K == 0)  # reduce-scatter on the last micro-batch only\n"
       "    (loss_fn(model(xb), yb) / K).backward()\n"
       "    if (i + 1) % K == 0:\n"
-      "        opt.step(); opt.zero_grad(set_to_none=True)"};
+      "        opt.step(); opt.zero_grad(set_to_none=True)",
+      "the step's model call: model.set_requires_gradient_sync(False) before it on all but every K-th micro-batch"};
   return sharding == "fsdp2" ? fsdp2 : sharding == "fsdp" ? fsdp : ddp;
 }
 
@@ -106,6 +110,12 @@ std::optional<Finding> communication_bound(const Evidence& ev) {
                      "giving each rank its share of the threads.";
   f.fix = api.fix;
   f.fix_code = api.fix_code;
+  // The user's lines: the step's model call (where the accumulation goes) or the framework's knob
+  // for it, and DDP's construction (its bucket arguments).
+  point_at_fix(f, ev, "forward", api.step_note,
+               "gradient_accumulation_steps=K: the Trainer syncs gradients on the K-th micro-batch only",
+               "accumulate_grad_batches=K: Lightning syncs gradients on the K-th micro-batch only");
+  point_at(f, ev, "ddp", "DDP(..., bucket_cap_mb=..., gradient_as_bucket_view=True): its bucket arguments");
   return f;
 }
 
