@@ -34,6 +34,7 @@ def at_exit():
             torch_found = False
     ch.send_text("end", [
         ("reason", stop.reason),
+        ("uncaught", _uncaught()),
         ("steps", S.step),
         ("torch_imported", "torch" in sys.modules),
         ("torch_found", torch_found),
@@ -41,3 +42,15 @@ def at_exit():
         ("dropped", ch.dropped),
         ("agent_off", G.off),
     ])
+
+
+def _uncaught():
+    """The uncaught exception's type that is ending the interpreter, or "": Python prints it and
+    sets sys.last_value (3.12: also sys.last_exc) before the atexit handlers run. "" means the
+    script returned (or called sys.exit): a signal after this record ended the process during
+    the interpreter's own teardown (run layer: died_at_exit)."""
+    try:
+        e = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+        return type(e).__name__ if e is not None else ""
+    except Exception:
+        return ""

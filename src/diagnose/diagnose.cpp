@@ -98,9 +98,27 @@ void lead_with_warm_up(std::vector<Finding>& fs) {
 // A job that failed after some steps: the failure first, then what the steps that ran show (a run
 // cut short weighs its one-off costs, start-up and compilation, against fewer steps than it meant
 // to run). "The job failed after 7 steps (exit status 3: <its exception line>). Of the steps that ran: "
-std::string failed_mid_run(const JobEvidence& j) {
+std::string failed_mid_run(const Evidence& ev) {
+  const JobEvidence& j = *ev.job;
   const std::string said = failure_line(j.stderr_tail, signal_from_outside(j.signal));  // as the run line says it
   const std::string steps = fmt::format("{} step{}", j.steps, j.steps == 1 ? "" : "s");
+  if (j.died_at_exit) {
+    // Training is done and its results written; only the exit status fails (a scheduler, a
+    // pipeline's next stage). In a distributed job the usual cause is a process group alive
+    // during the interpreter's shutdown: DDP's reference cycles keep it until the last garbage
+    // collection, where gloo's worker threads release work that needs the GIL.
+    const bool distributed = ev.ranks || (ev.agent && (ev.agent->ddp || !ev.agent->sharding.empty() ||
+                                                       ev.agent->world_size > 1));
+    const std::string how = j.signal ? fmt::format("signal {}{}", j.signal, said.empty() ? "" : ": " + said)
+                                     : fmt::format("exit status {}{}", j.exit_code, said.empty() ? "" : ": " + said);
+    return fmt::format(
+        "The job's script ran to its end ({}), then the job failed while Python shut down ({}): a crash in the "
+        "interpreter's teardown, after training. {}Of the steps that ran: ",
+        steps, how,
+        distributed ? "A process group still alive at exit is a known cause: free the model (del model, optimizer; "
+                      "gc.collect()) and call torch.distributed.destroy_process_group() before the script ends. "
+                    : "");
+  }
   // A signal may be the user's Ctrl-C or a scheduler's limit as much as a crash: "ended", not "failed".
   if (j.signal)
     return fmt::format("The job ended by signal {} after {}{}. Of the steps that ran: ", j.signal, steps,
@@ -175,7 +193,7 @@ Diagnosis diagnose(const Evidence& ev) {
     d.verdict = fmt::format("The GPU idles {:.0f}% of the time, but no fix trainscope can size gives more than {}; "
                             "see GPU idle by cause.",
                             ev.trace->gpu.idle_pct, gain_text(th::kVerdictMinRecoverable));
-  if (ev.job && ev.job->failed() && ev.job->steps > 0) d.verdict = failed_mid_run(*ev.job) + d.verdict;
+  if (ev.job && ev.job->failed() && ev.job->steps > 0) d.verdict = failed_mid_run(ev) + d.verdict;
   return d;
 }
 

@@ -92,7 +92,7 @@ struct SamplesEvidence {
 // A line of the user's code behind something the agent measured (agent/trainscope_agent/sites.py):
 // the first frame outside PyTorch, installed packages, the standard library and trainscope.
 struct CodeSite {
-  // dataloader | optimizer | forward | config (construction sites); item | cpu | tolist |
+  // dataloader | optimizer | forward | config | ddp (construction sites); item | cpu | tolist |
   // synchronize (host syncs), h2d (host-to-device copies), io (torch.save, file writes): per call;
   // leak (a variable that keeps tensors across steps, with the line that stores into it); eval
   // (an evaluation call's line: calls, and host_ms the evaluation's time from it to the next
@@ -357,6 +357,9 @@ struct JobEvidence {
   int64_t steps = 0;     // steps the agent saw (any marker)
   bool agent_loaded = false;
   std::vector<std::string> stderr_tail;  // its last stderr lines (ANSI escapes removed)
+  // The process whose death failed the job ran its script to the end (its agent's exit record
+  // came, no uncaught exception), then a crash signal ended it in the interpreter's teardown.
+  bool died_at_exit = false;
   bool failed() const { return !stopped_by_steps && (signal != 0 || exit_code != 0); }
   int status() const { return signal ? 128 + signal : exit_code; }
 };

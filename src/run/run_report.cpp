@@ -203,6 +203,7 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   w.field("status", r.exit.shell_code());
   std::string cause = death_cause(r);
   w.field("cause", cause);
+  w.field("died_at_exit", r.evidence.job && r.evidence.job->died_at_exit);
   // Only for a failure: a clean run's last stderr lines (warnings, progress bars) say nothing.
   w.array("stderr_tail", cause.empty() ? std::vector<std::string>{} : stderr_tail_shown(r.stderr_tail));
   w.end_object();

@@ -18,6 +18,7 @@
 #include "run/agent_channel.h"
 #include "run/agent_locator.h"
 #include "run/debug_switch_warnings.h"
+#include "run/died_at_exit.h"
 #include "run/job_inspect.h"
 #include "run/job_node.h"
 #include "run/live_finding.h"
@@ -107,6 +108,7 @@ struct Session {
   double sampler_t0 = 0;
   std::unique_ptr<StderrTee> tee;  // the job's stderr passes through; its last lines are kept
   std::string command_line;  // the command, space-joined (live status, store)
+  pid_t child = 0;           // the command's process
   // --job-dir: this node's manifest, rewritten at start, every kNodeHeartbeatS and at the end.
   std::optional<NodeManifest> node;
   double mono_to_unix = 0, node_written = 0;
@@ -433,6 +435,8 @@ void summarise_evidence(Session& s, const Records& records) {
     for (const auto& st : records.steps) job.steps = std::max(job.steps, st.step);
     for (const auto& [key, t] : records.step_totals) job.steps = std::max(job.steps, t.last_step);  // past the sample
     job.stderr_tail = res.stderr_tail;
+    job.died_at_exit =
+        job.failed() && job.steps > 0 && died_at_exit(s.child, job.signal, job.stderr_tail, records.texts);
     res.evidence.job = job;
   }
   if (!s.sampler) return;
@@ -570,7 +574,7 @@ RunResult run_session(const RunOptions& opt) {
   attach_stderr_tee(s, launcher);
   const double t0 = steady_s();
   res.launch_mono_s = t0;
-  const pid_t pid = launcher.start();
+  const pid_t pid = s.child = launcher.start();
   if (s.tee) s.tee->parent_after_fork();
   start_watching(s, pid);
   wait_for_child(s, launcher);

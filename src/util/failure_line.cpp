@@ -4,6 +4,7 @@
 #include <cctype>
 #include <csignal>
 #include <optional>
+#include <stdexcept>
 
 namespace ts {
 
@@ -65,15 +66,31 @@ std::optional<std::string> summary_field(const std::string& line, const std::str
 // lines prefixed "[rank1]:" (PyTorch 2.x once the process group exists; bare before that, and in
 // 1.13). Returns "rank 1: ValueError: ...", the earliest bare exception line, else
 // "rank 0: exit code -6 (SIGABRT)"; "" without a summary.
-std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t last) {
-  const size_t root = last_starting(tail, last, "Root Cause (first observed failure)");
-  if (root == last) return "";
-  std::string rank, exitcode;
-  for (size_t i = root + 1; i < last && !(i > root + 1 && tail[i].rfind("==", 0) == 0); ++i) {
-    if (auto v = summary_field(tail[i], "rank"); v && rank.empty()) rank = v->substr(0, v->find(' '));
-    if (auto v = summary_field(tail[i], "exitcode"); v && exitcode.empty()) exitcode = *v;
+struct RootCause {
+  size_t at = 0;         // the summary's "Root Cause" line
+  std::string rank;      // "1"
+  std::string exitcode;  // "-6 (pid: 8229)  (SIGABRT)"
+};
+
+// torchrun's "Root Cause (first observed failure)" block in tail[0, last), if it names a rank.
+std::optional<RootCause> root_cause(const std::vector<std::string>& tail, size_t last) {
+  RootCause r;
+  r.at = last_starting(tail, last, "Root Cause (first observed failure)");
+  if (r.at == last) return std::nullopt;
+  for (size_t i = r.at + 1; i < last && !(i > r.at + 1 && tail[i].rfind("==", 0) == 0); ++i) {
+    if (auto v = summary_field(tail[i], "rank"); v && r.rank.empty()) r.rank = v->substr(0, v->find(' '));
+    if (auto v = summary_field(tail[i], "exitcode"); v && r.exitcode.empty()) r.exitcode = *v;
   }
-  if (rank.empty()) return "";
+  if (r.rank.empty()) return std::nullopt;
+  return r;
+}
+
+std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t last) {
+  const auto rc = root_cause(tail, last);
+  if (!rc) return "";
+  const size_t root = rc->at;
+  const std::string& rank = rc->rank;
+  const std::string& exitcode = rc->exitcode;
   const std::string prefix = "[rank" + rank + "]:";
   std::vector<std::string> own;
   for (size_t i = 0; i < root; ++i)
@@ -108,6 +125,24 @@ std::string failure_line(const std::vector<std::string>& tail, bool traceback_on
   if (traceback_only) return "";
   // A traceback cut short leaves only its frames: the last line, as it came.
   return tail[last - 1];
+}
+
+std::optional<ProcessDeath> torchrun_root_death(const std::vector<std::string>& tail) {
+  const auto rc = root_cause(tail, tail.size());
+  if (!rc) return std::nullopt;
+  // "-6 (pid: 8229)  (SIGABRT)": a negative exit code is the signal that ended the rank.
+  ProcessDeath d;
+  try {
+    const int code = std::stoi(rc->exitcode);
+    if (code >= 0) return std::nullopt;
+    d.signal = -code;
+    const size_t p = rc->exitcode.find("(pid:");
+    if (p == std::string::npos) return std::nullopt;
+    d.pid = std::stoll(rc->exitcode.substr(p + 5));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return d;
 }
 
 bool signal_from_outside(int signal) {

@@ -9,6 +9,8 @@
 // failure is its root-cause rank's ("rank 1: ValueError: ...", or its exit code and signal when
 // it left no traceback), not torchrun's own ChildFailedError: the tail must reach back past
 // torchrun's summary (about 45 lines) to the rank's traceback.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,5 +22,14 @@ std::string failure_line(const std::vector<std::string>& stderr_tail, bool trace
 // terminal): they arrive whatever the job last wrote, so only a traceback then says why
 // (failure_line's `traceback_only`). A crash's own signal (SIGSEGV, SIGABRT) follows its message.
 bool signal_from_outside(int signal);
+
+// A process that a signal ended, as torchrun's summary names its root-cause rank
+// ("exitcode  : -6 (pid: 8229)  (SIGABRT)"): nullopt when the tail has no summary or the rank
+// exited with a code.
+struct ProcessDeath {
+  int64_t pid = 0;
+  int signal = 0;
+};
+std::optional<ProcessDeath> torchrun_root_death(const std::vector<std::string>& tail);
 
 }  // namespace ts

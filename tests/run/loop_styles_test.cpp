@@ -284,6 +284,60 @@ TEST(LoopStyles, ARankThatRaisesUnderTorchrunIsTheCause) {
   EXPECT_EQ(tail.size(), kStderrTailShown);  // the report shows the last lines; the cause came from more
 }
 
+// A job that aborts after its script returned (a finaliser during the interpreter's shutdown, as
+// PyTorch 2.13's gloo group aborts a DDP rank there): its training ran to the end, and the report
+// says the teardown failed, not the training. The same abort mid-run is a death mid-run.
+TEST(LoopStyles, AnAbortDuringTheInterpretersShutdownIsAfterTraining) {
+  REQUIRE_TORCH();
+  auto l = run_loop("abort_at_exit", {"teardown"});
+  EXPECT_EQ(l->cli.status, 128 + 6) << l->cli.err;
+  expect_clean(*l, "abort_at_exit");
+  EXPECT_EQ(l->count, 7);
+  bool at_exit = false;
+  ASSERT_EQ(l->doc["run"]["exit"]["died_at_exit"].get(at_exit), simdjson::SUCCESS) << l->report;
+  EXPECT_TRUE(at_exit);
+  std::string_view verdict;
+  ASSERT_EQ(l->doc["verdict"].get(verdict), simdjson::SUCCESS);
+  EXPECT_EQ(verdict.rfind("The job's script ran to its end (7 steps), then the job failed while Python shut down "
+                          "(signal 6",
+                          0),
+            0u)
+      << verdict;
+  EXPECT_EQ(verdict.find("process group"), std::string_view::npos) << verdict;  // not a distributed job
+
+  auto now = run_loop("abort_at_exit", {"now"});
+  EXPECT_EQ(now->cli.status, 128 + 6) << now->cli.err;
+  EXPECT_EQ(now->num("run", "agent", "steps"), 7);
+  ASSERT_EQ(now->doc["run"]["exit"]["died_at_exit"].get(at_exit), simdjson::SUCCESS) << now->report;
+  EXPECT_FALSE(at_exit);
+  ASSERT_EQ(now->doc["verdict"].get(verdict), simdjson::SUCCESS);
+  EXPECT_EQ(verdict.rfind("The job ended by signal 6 after 7 steps", 0), 0u) << verdict;
+}
+
+// The same under torchrun: rank 0 aborts in its teardown, and torchrun's summary names it by pid.
+TEST(LoopStyles, ARankThatAbortsAfterItsScriptReturnedFailedInTeardown) {
+  REQUIRE_TORCH();
+  std::string out = fresh_dir("loops-rank_aborts_at_exit");
+  auto cli = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", out, "--", torch_python(), "-m",
+                      "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                      scripts_dir() + "/loops/abort_at_exit.py", "teardown"});
+  EXPECT_EQ(cli.status, 1) << cli.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(slurp(out + "/report.json")).get(doc), simdjson::SUCCESS) << cli.err;
+  bool at_exit = false;
+  ASSERT_EQ(doc["run"]["exit"]["died_at_exit"].get(at_exit), simdjson::SUCCESS);
+  EXPECT_TRUE(at_exit) << cli.err;
+  std::string_view verdict;
+  ASSERT_EQ(doc["verdict"].get(verdict), simdjson::SUCCESS);
+  EXPECT_EQ(verdict.rfind("The job's script ran to its end (7 steps), then the job failed while Python shut down "
+                          "(exit status 1: rank 0: exit code -6 (SIGABRT))",
+                          0),
+            0u)
+      << verdict;
+  EXPECT_NE(verdict.find("destroy_process_group()"), std::string_view::npos) << verdict;
+}
+
 // A loss NaN from the first step counts in every step: the first step is ended by its backward
 // (the first marker seen) before the optimizer takes the loop over, and its loss goes with it.
 TEST(LoopStyles, ALossNaNFromTheStartCountsEveryStep) {

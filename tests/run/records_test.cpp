@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
 
 #include "run/agent_records.h"
 #include "run/record_bytes.h"
 #include "run/agent_summary.h"
+#include "run/died_at_exit.h"
 #include "util/stats.h"
 
 namespace ts::run {
@@ -192,6 +194,35 @@ TEST(LongRuns, TextRecordsAreCappedAndCounted) {
   EXPECT_EQ(r.texts.size(), kMaxTexts);
   EXPECT_EQ(r.texts_dropped, 5u);
   EXPECT_EQ(fresh.size(), kMaxTexts + 5);
+}
+
+// A process that died after its script returned: its agent's exit record came, with no uncaught
+// exception, and a crash signal (not one sent from outside) then ended it.
+TEST(DiedAtExit, OnlyACrashSignalAfterTheScriptReturned) {
+  auto end = [](pid_t pid, const char* uncaught, const char* reason = "exit") {
+    TextRecord t;
+    t.pid = pid;
+    t.kind = "end";
+    t.kv = {{"uncaught", uncaught}, {"reason", reason}};
+    return t;
+  };
+  const std::vector<std::string> none;
+  EXPECT_TRUE(died_at_exit(40, 6, none, {end(40, "")}));
+  EXPECT_TRUE(died_at_exit(40, 11, none, {end(41, "ValueError"), end(40, "")}));
+  EXPECT_FALSE(died_at_exit(40, 6, none, {end(40, "RuntimeError")}));  // it raised: a failure in the script
+  EXPECT_FALSE(died_at_exit(40, 6, none, {}));                         // no exit record: died mid-run
+  EXPECT_FALSE(died_at_exit(40, 6, none, {end(41, "")}));              // another process's record
+  EXPECT_FALSE(died_at_exit(40, 15, none, {end(40, "")}));             // SIGTERM: sent from outside
+  EXPECT_FALSE(died_at_exit(40, 0, none, {end(40, "")}));              // an exit status: the script's own
+  // torchrun: the root-cause rank's pid and signal from its summary (recorded stderr, pid 12698).
+  std::vector<std::string> tail;
+  {
+    std::ifstream in(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_aborted.txt");
+    for (std::string l; std::getline(in, l);) tail.push_back(l);
+  }
+  ASSERT_FALSE(tail.empty());
+  EXPECT_TRUE(died_at_exit(100, 0, tail, {end(12699, ""), end(12698, "")}));
+  EXPECT_FALSE(died_at_exit(100, 0, tail, {end(12699, "")}));
 }
 
 TEST(Slopes, RobustSlopeIgnoresAOneOffJumpButSeesALeak) {

@@ -114,5 +114,18 @@ TEST(FailureLine, ATorchrunRankThatAbortedWithoutATracebackGivesItsSignal) {
   EXPECT_NE(failure_line(cut).find("ChildFailedError"), std::string::npos) << failure_line(cut);
 }
 
+// The rank whose death torchrun observed first, as a process: its pid and signal. A rank that
+// exited with a code (it raised) is no death by signal.
+TEST(TorchrunRootDeath, TheRankASignalEndedWithItsPid) {
+  auto aborted = lines_of(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_aborted.txt");
+  auto d = torchrun_root_death(aborted);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->pid, 12698);
+  EXPECT_EQ(d->signal, 6);
+  auto raised = lines_of(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_raised.txt");
+  EXPECT_FALSE(torchrun_root_death(raised));
+  EXPECT_FALSE(torchrun_root_death({"Traceback (most recent call last):", "  File \"x.py\"", "ValueError: no"}));
+}
+
 }  // namespace
 }  // namespace ts
