@@ -305,13 +305,17 @@ TEST(LoopStyles, AnAbortDuringTheInterpretersShutdownIsAfterTraining) {
       << verdict;
   EXPECT_EQ(verdict.find("process group"), std::string_view::npos) << verdict;  // not a distributed job
 
+  // An abort gives the agent no exit: the steps since its last flush (channel.py, FLUSH_NS) are
+  // lost, so the report has at most the 7.
   auto now = run_loop("abort_at_exit", {"now"});
   EXPECT_EQ(now->cli.status, 128 + 6) << now->cli.err;
-  EXPECT_EQ(now->num("run", "agent", "steps"), 7);
+  const int64_t steps = now->num("run", "agent", "steps");
+  EXPECT_GE(steps, 1);
+  EXPECT_LE(steps, 7);
   ASSERT_EQ(now->doc["run"]["exit"]["died_at_exit"].get(at_exit), simdjson::SUCCESS) << now->report;
   EXPECT_FALSE(at_exit);
   ASSERT_EQ(now->doc["verdict"].get(verdict), simdjson::SUCCESS);
-  EXPECT_EQ(verdict.rfind("The job ended by signal 6 after 7 steps", 0), 0u) << verdict;
+  EXPECT_EQ(verdict.rfind("The job ended by signal 6 after ", 0), 0u) << verdict;
 }
 
 // The same under torchrun: rank 0 aborts in its teardown, and torchrun's summary names it by pid.
@@ -330,8 +334,9 @@ TEST(LoopStyles, ARankThatAbortsAfterItsScriptReturnedFailedInTeardown) {
   EXPECT_TRUE(at_exit) << cli.err;
   std::string_view verdict;
   ASSERT_EQ(doc["verdict"].get(verdict), simdjson::SUCCESS);
+  // PyTorch 2.x's summary names the signal after the code ("-6 (SIGABRT)"); 1.13's gives the code.
   EXPECT_EQ(verdict.rfind("The job's script ran to its end (7 steps), then the job failed while Python shut down "
-                          "(exit status 1: rank 0: exit code -6 (SIGABRT))",
+                          "(exit status 1: rank 0: exit code -6",
                           0),
             0u)
       << verdict;
