@@ -5,6 +5,7 @@
 # rank 0 aborts.
 import os
 import sys
+import time
 
 import torch
 
@@ -34,7 +35,12 @@ for i in range(7):
 if when == "now":
     os.abort()
 if distributed:
+    dist.barrier()
     del model, opt
     dist.destroy_process_group()
 if os.environ.get("RANK", "0") == "0":
+    if distributed:
+        # Rank 1 leaves first, cleanly: it has nothing left to send to a rank that aborted (on
+        # 1.13 it raised "Broken pipe" when rank 0 died under it, and torchrun may observe that first).
+        time.sleep(2)
     bomb = AbortWhenFinalised()
