@@ -4,7 +4,7 @@ gloo) costs more than its compute. Data from memory: nothing waits on storage.""
 # corpus: run torchrun --standalone --nproc_per_node 2 train.py
 # expect: top communication-bound
 # expect: fix communication-bound no_sync
-# expect: absent dataloader-starvation, cpu-bound-transforms, memory-growth
+# expect: absent dataloader-starvation, memory-growth
 import torch
 import torch.distributed as dist
 import torch.nn as nn
