@@ -905,6 +905,20 @@ ts::analysis::TraceAnalysis comm_trace(bool gpu) {
   return t;
 }
 
+// Two CPU ranks (gloo) whose collectives take 15% of the step; `steps` gives them the agent's
+// count of 10 steps of 100 ms.
+Evidence two_gloo_ranks(AgentEvidence* steps = nullptr) {
+  Evidence ev;
+  auto t = comm_trace(false);
+  t.parallel.world_size = 2;
+  ev.trace = t;
+  if (steps) {
+    steps->steps = 10;
+    steps->step_ms = 100;
+  }
+  return ev;
+}
+
 TEST(CommunicationBound, ExposedCommunication) {
   Evidence ev;
   auto t = comm_trace(true);
@@ -920,10 +934,7 @@ TEST(CommunicationBound, ExposedCommunication) {
 // Fabric's 2 CPU ranks (gloo) with 2 intra-op threads each on 2 cores: the collectives' 39% of the
 // step was read as "the GPUs wait", and nothing said the ranks' queued threads stretch them.
 TEST(CommunicationBound, OnTheCpuItIsTheRanksThatWaitAndQueuedThreadsAreSaid) {
-  Evidence ev;
-  auto t = comm_trace(false);
-  t.parallel.world_size = 2;
-  ev.trace = t;
+  Evidence ev = two_gloo_ranks();
   Diagnosis d = diagnose(ev);
   const Finding* f = find(d, "communication-bound");
   ASSERT_NE(f, nullptr);
@@ -943,10 +954,7 @@ TEST(CommunicationBound, OnTheCpuItIsTheRanksThatWaitAndQueuedThreadsAreSaid) {
 // (minGPT-ddp, the job at 92% of 2 cores: collectives 16% of the step, the fix measured 1.04x).
 // Below the saturation bar, or with the cores busy with other work, the share stands.
 TEST(CommunicationBound, OnCoresTheJobKeepsBusyTheGainIsTheIdleShare) {
-  Evidence ev;
-  auto t = comm_trace(false);  // collectives 15% of the step
-  t.parallel.world_size = 2;
-  ev.trace = t;
+  Evidence ev = two_gloo_ranks();  // collectives 15% of the step
   SamplesEvidence s;
   s.cpu_cores = 2;
   s.host_cpu_mean_pct = 96;
@@ -978,13 +986,8 @@ TEST(CommunicationBound, OnCoresTheJobKeepsBusyTheGainIsTheIdleShare) {
 // The fix names the knobs of the data-parallel API the model uses: FSDP2's fully_shard has no
 // no_sync (its set_requires_gradient_sync is that), FSDP1 prefetches by its own arguments.
 TEST(CommunicationBound, TheFixIsTheShardingApisOwn) {
-  Evidence ev;
-  auto t = comm_trace(false);
-  t.parallel.world_size = 2;
-  ev.trace = t;
   AgentEvidence a;
-  a.steps = 10;
-  a.step_ms = 100;
+  Evidence ev = two_gloo_ranks(&a);
   auto fix_for = [&](const std::string& sharding) {
     a.sharding = sharding;
     ev.agent = a;
@@ -1007,13 +1010,8 @@ TEST(CommunicationBound, TheFixIsTheShardingApisOwn) {
 // The user's lines: the step's model call (where no_sync goes) and the user's own DDP(...) line;
 // under Hugging Face's Trainer the Trainer's knob at the user's TrainingArguments(...) instead.
 TEST(CommunicationBound, NamesTheStepsModelCallAndTheDdpLine) {
-  Evidence ev;
-  auto t = comm_trace(false);
-  t.parallel.world_size = 2;
-  ev.trace = t;
   AgentEvidence a;
-  a.steps = 10;
-  a.step_ms = 100;
+  Evidence ev = two_gloo_ranks(&a);
   auto site = [](const char* role, const char* file, int64_t line) {
     CodeSite s;
     s.role = role;
