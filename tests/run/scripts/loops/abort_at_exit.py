@@ -3,6 +3,7 @@
 # library's destructor would: PyTorch 2.13's gloo process group aborts a DDP rank there), with
 # "now" right after step 7, mid-run. Under torchrun (RANK set) both ranks train with DDP and only
 # rank 0 aborts.
+import gc
 import os
 import sys
 import time
@@ -37,10 +38,11 @@ if when == "now":
 if distributed:
     dist.barrier()
     del model, opt
+    gc.collect()  # DDP's reference cycles would keep the gloo group alive into the teardown
     dist.destroy_process_group()
 if os.environ.get("RANK", "0") == "0":
     if distributed:
-        # Rank 1 leaves first, cleanly: it has nothing left to send to a rank that aborted (on
-        # 1.13 it raised "Broken pipe" when rank 0 died under it, and torchrun may observe that first).
+        # Rank 1 leaves first, cleanly: it has nothing left to send to a rank that aborted (on a
+        # loaded host 1.13's rank 1 raised "Broken pipe" when rank 0 died under it).
         time.sleep(2)
     bomb = AbortWhenFinalised()
