@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <fstream>
 
 #include "run/agent_records.h"
 #include "run/record_bytes.h"
 #include "run/agent_summary.h"
 #include "run/died_at_exit.h"
+#include "support/file_lines.h"
 #include "util/stats.h"
 
 namespace ts::run {
@@ -215,11 +215,7 @@ TEST(DiedAtExit, OnlyACrashSignalAfterTheScriptReturned) {
   EXPECT_FALSE(died_at_exit(40, 15, none, {end(40, "")}));             // SIGTERM: sent from outside
   EXPECT_FALSE(died_at_exit(40, 0, none, {end(40, "")}));              // an exit status: the script's own
   // torchrun: the root-cause rank's pid and signal from its summary (recorded stderr, pid 12698).
-  std::vector<std::string> tail;
-  {
-    std::ifstream in(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_aborted.txt");
-    for (std::string l; std::getline(in, l);) tail.push_back(l);
-  }
+  const auto tail = ts::test::file_lines(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_aborted.txt");
   ASSERT_FALSE(tail.empty());
   EXPECT_TRUE(died_at_exit(100, 0, tail, {end(12699, ""), end(12698, "")}));
   EXPECT_FALSE(died_at_exit(100, 0, tail, {end(12699, "")}));

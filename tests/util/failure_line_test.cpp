@@ -4,22 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
-#include <fstream>
 
+#include "support/file_lines.h"
 #include "util/failure_line.h"
 
 namespace ts {
 namespace {
 
-std::vector<std::string> lines_of(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::string> out;
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
+using test::file_lines;
 
 TEST(FailureLine, ThePythonExceptionNotTheAdviceAfterIt) {
-  auto tail = lines_of(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/weights_only_refusal.txt");
+  auto tail = file_lines(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/weights_only_refusal.txt");
   ASSERT_GE(tail.size(), 10u);
   std::string l = failure_line(tail);
   EXPECT_EQ(l.rfind("_pickle.UnpicklingError: Weights only load failed.", 0), 0u) << l;
@@ -77,7 +72,7 @@ TEST(FailureLine, StoppedFromOutsideOnlyATracebackSaysWhy) {
 // cause rank's. Real PyTorch 2.13 stderr (tests/data/stderr): rank 1 raised; rank 0 then failed too
 // (its peer gone), later, so the last rank traceback in the tail is rank 0's, not the cause.
 TEST(FailureLine, ATorchrunJobFailsWithItsRootCauseRanksException) {
-  auto tail = lines_of(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_raised.txt");
+  auto tail = file_lines(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_raised.txt");
   ASSERT_GE(tail.size(), 50u);
   EXPECT_EQ(failure_line(tail), "rank 1: ValueError: bad batch at step 5");
   // Older PyTorch wrote a rank's lines bare, and its "first observed" rank is the first it polled:
@@ -97,13 +92,13 @@ TEST(FailureLine, ATorchrunJobFailsWithItsRootCauseRanksException) {
 // A failure inside init_process_group, before PyTorch 2.x prefixes a rank's lines: both ranks'
 // tracebacks are bare, and the earliest one's exception is the cause.
 TEST(FailureLine, ATorchrunFailureBeforeTheProcessGroupExistsIsTheEarliestTraceback) {
-  auto tail = lines_of(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_init_failed.txt");
+  auto tail = file_lines(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_init_failed.txt");
   ASSERT_GE(tail.size(), 40u);
   EXPECT_EQ(failure_line(tail), "ValueError: init_process_group device_id parameter must be an accelerator with an index");
 }
 
 TEST(FailureLine, ATorchrunRankThatAbortedWithoutATracebackGivesItsSignal) {
-  auto tail = lines_of(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_aborted.txt");
+  auto tail = file_lines(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_aborted.txt");
   ASSERT_GE(tail.size(), 40u);
   EXPECT_EQ(failure_line(tail), "rank 0: exit code -6 (SIGABRT)");
   EXPECT_EQ(failure_line(tail, true), "rank 0: exit code -6 (SIGABRT)");
@@ -117,12 +112,12 @@ TEST(FailureLine, ATorchrunRankThatAbortedWithoutATracebackGivesItsSignal) {
 // The rank whose death torchrun observed first, as a process: its pid and signal. A rank that
 // exited with a code (it raised) is no death by signal.
 TEST(TorchrunRootDeath, TheRankASignalEndedWithItsPid) {
-  auto aborted = lines_of(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_aborted.txt");
+  auto aborted = file_lines(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_aborted.txt");
   auto d = torchrun_root_death(aborted);
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->pid, 12698);
   EXPECT_EQ(d->signal, 6);
-  auto raised = lines_of(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_raised.txt");
+  auto raised = file_lines(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_raised.txt");
   EXPECT_FALSE(torchrun_root_death(raised));
   EXPECT_FALSE(torchrun_root_death({"Traceback (most recent call last):", "  File \"x.py\"", "ValueError: no"}));
 }
