@@ -103,7 +103,8 @@ def _install_ddp_site(torch):
         if G.off:
             return
         try:
-            if not sites.is_user_file(sys._getframe(1).f_code.co_filename):
+            caller = sites.outside_agent(sys._getframe(1))  # past any wrapper of ours, as hooks_data's
+            if caller is None or not sites.is_user_file(caller.f_code.co_filename):
                 return
             s = sites.where("ddp", 2, "DistributedDataParallel")
             if s is not None:

@@ -92,8 +92,9 @@ std::optional<Finding> communication_bound(const Evidence& ev) {
   // tutorial's multigpu_torchrun, the job at 68%; 2.4x against 2.2x on ddp_trainer_class at 69%).
   // Other work on the host is contention (thread-oversubscription, the report's warning), not this.
   double job_busy_pct = -1, idle_pct = -1;
-  if (!t->gpu.present && ev.samples && ev.samples->process_tree_cpu_mean_pct >= 0 && usable_cores(ev) > 0)
-    job_busy_pct = std::min(100.0, ev.samples->process_tree_cpu_mean_pct / usable_cores(ev));
+  if (const double cores = usable_cores(ev);
+      !t->gpu.present && ev.samples && ev.samples->process_tree_cpu_mean_pct >= 0 && cores > 0)
+    job_busy_pct = std::min(100.0, ev.samples->process_tree_cpu_mean_pct / cores);
   if (job_busy_pct >= th::kCpuSaturatedPct) idle_pct = 100.0 - job_busy_pct;
   const double recoverable_pct = idle_pct >= 0 ? std::min(pct, idle_pct) : pct;
   const auto& p = t->parallel;
