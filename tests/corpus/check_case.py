@@ -16,6 +16,9 @@ Markers (README.md beside this file):
                                    `python -m torch.distributed.run`
   # corpus: set KEY=VALUE          passed as --set; the report must say it was applied
   # corpus: torch2-only            not run on PyTorch 1.13 (the framework is not installed there)
+  # corpus: openmp-spins           the job runs under OpenMP's default wait policy: the suite sets
+                                   OMP_WAIT_POLICY=PASSIVE for speed (tests/CMakeLists.txt), and a
+                                   case about threads that spin at their barriers needs the spinning
   # corpus: own-times              the script times its own phases into own_times.json (keys of
                                    run.time_account, seconds); each must match within 30% or 0.3 s
 
@@ -37,12 +40,12 @@ from checks import Checks  # noqa: E402
 
 EXPECT = re.compile(r"#\s*expect:\s*(top|finding|absent|code-change|fix)\s+(.+?)\s*$")
 SITE = re.compile(r"#\s*expect-site:\s*([a-z0-9-]+)(?:\s+names\s+(\S+)|\s+(first))?\s*$")
-CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only|own-times)\s*(.*?)\s*$")
+CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only|own-times|openmp-spins)\s*(.*?)\s*$")
 
 
 def markers(case):
     m = {"top": None, "finding": [], "absent": [], "code-change": [], "fix": [], "sites": [], "run": None, "set": [], "torch2_only": False,
-         "own_times": False}
+         "own_times": False, "openmp_spins": False}
     for name in sorted(os.listdir(case)):
         if not name.endswith(".py"):
             continue
@@ -69,6 +72,8 @@ def markers(case):
                         m["set"].append(c.group(2))
                     elif c.group(1) == "own-times":
                         m["own_times"] = True
+                    elif c.group(1) == "openmp-spins":
+                        m["openmp_spins"] = True
                     else:
                         m["torch2_only"] = True
     return m
@@ -143,6 +148,8 @@ def main():
         os.mkdir(os.path.join(work, "tmp"))
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
                    TRAINSCOPE_HOME=os.path.join(work, "home"), TMPDIR=os.path.join(work, "tmp"))
+        if m["openmp_spins"]:
+            env.pop("OMP_WAIT_POLICY", None)
         p = subprocess.run(argv, cwd=src, env=env, capture_output=True, text=True, timeout=600)
         # A failure's cause may lie far above the tail (a torchrun rank's lines come before torchrun's
         # own 45): the lines that say why, from the whole stderr, then its tail.

@@ -8,6 +8,7 @@ warms up after the first. The loading computes a little (a per-sample normalisat
 small beside the threads' queue."""
 # expect: top thread-oversubscription
 # expect: absent dataloader-starvation, memory-growth
+# corpus: openmp-spins
 import os
 import sys
 
