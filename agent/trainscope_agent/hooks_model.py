@@ -389,18 +389,25 @@ def _fwd_pre(module, inputs):
         if S.source <= FORWARD and S.in_opt == 0:
             S.mark_start(FORWARD)  # may end the program (--steps): after our own bookkeeping
         S.fwd_t0 = now()
+        evaluating = False
         if not module.training:  # phases.call_kind, inlined
             if not phases.drives_env():  # else an RL rollout in eval mode: the loop's data
                 phases.eval_start(S.fwd_t0, True)
+                evaluating = True
         elif M.grad_enabled():
             # phases.train_event, called only when it has work: a batch fetched since the last
             # training event (once a step) or an evaluation span to close.
             if Ph.fetch_after_train is not None or Ph.open:
                 phases.train_event()
+            if not sites.train_codes:  # once, until an optimizer steps (a loop without one)
+                sites.train_codes = sites.user_codes(2) or (None,)
         elif phases.nograd_is_eval(inputs):  # a validation batch (or tensor) without model.eval()
             phases.eval_start(S.fwd_t0, True)
-        if M.fwd_site is None:
-            M.fwd_site = sites.add(sites.where("forward", 2)) or False  # once: a frame walk
+            evaluating = True
+        # Once (a frame walk): the loop's forward call, never an evaluation's (the hooks may come
+        # after the first step, so the first forward they see can be a validation pass).
+        if M.fwd_site is None and not evaluating:
+            M.fwd_site = sites.add(sites.where("forward", 2)) or False
         if S.first_fwd_in_step:
             S.first_fwd_in_step = False
             if S.gpu is not None and S.cuda_ready:
@@ -644,6 +651,9 @@ def _before_step(opt):
         except TypeError:
             pass
         _report_optimizer(opt)
+        if not sites.train_from_opt:  # the first optimizer's first step: the loop's own functions
+            sites.train_from_opt = True
+            sites.train_codes = sites.user_codes(2) or sites.train_codes
 
 
 def _inner_ns():

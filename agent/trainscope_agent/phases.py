@@ -55,6 +55,7 @@ class Ph:
     nograd_inputs = {}
     depth = 0            # the evaluation call in progress (nested module calls are inside it)
     call = None          # the site (sites.py role "eval") of the span's latest evaluation call
+    caller = None        # ... and the training loop's line that called it (role "eval_call"), or None
     call_t = 0           # ... charged from here: each call's site gets the span's time up to the next call
     span_sites = {}      # site -> ns charged in the open span (a training event after it makes them the loop's)
     pre = None           # (eval_ns, compile_ns, io_ns, eval_fetch_ns, prof_ns, queued_ns) at the first step's start
@@ -208,15 +209,23 @@ def eval_start(t, trained=False):
     p.call = sites.user_call("eval", 3)
     if p.call is not None:
         p.call.count += 1
+    # ... and the loop's line that called it, charged alike (a `test(...)` in the step's function),
+    # counted once per span: an evaluate() runs many forward calls from one line of the loop.
+    caller = sites.loop_call("eval_call", 3)
+    if caller is not None and caller not in p.span_sites and caller is not p.caller:
+        caller.count += 1
+    p.caller = caller
 
 
 def _charge(t):
     """The span's time since the previous charge goes to the latest call's site: its forward and
     the work around it up to the next call (its batch's fetch, the loss, the sampling)."""
     p = Ph
-    if p.call is not None and t > p.call_t:
-        p.call.ns += t - p.call_t
-        p.span_sites[p.call] = p.span_sites.get(p.call, 0) + t - p.call_t
+    if t > p.call_t:
+        for s in (p.call, p.caller):
+            if s is not None:
+                s.ns += t - p.call_t
+                p.span_sites[s] = p.span_sites.get(s, 0) + t - p.call_t
     p.call_t = t
 
 
@@ -254,7 +263,7 @@ def close(training_follows=False):
     p.open = False
     p.depth = 0
     _charge(p.t1)
-    p.call = None
+    p.call = p.caller = None
     if training_follows:
         for s, ns in p.span_sites.items():
             s.loop_ns += ns

@@ -197,6 +197,59 @@ def user_call(role, depth=2):
     return s if s is not None else _resolve(role, u, key, True)
 
 
+# The code objects of the user's frames under the first optimizer step (else the first training
+# forward), innermost first (hooks_model, once each): loop_call() finds where an evaluation leaves
+# the training loop's code.
+train_codes = ()
+train_from_opt = False
+
+
+def user_codes(depth=2):
+    """The code objects of the user's frames on the stack, innermost first (one walk)."""
+    codes = []
+    f, n = _getframe(depth), 0
+    while f is not None and n < MAX_WALK:
+        if is_user_file(f.f_code.co_filename):
+            codes.append(f.f_code)
+        f, n = f.f_back, n + 1
+    return tuple(codes)
+
+
+def _framework_file(filename):
+    """An installed package's file other than PyTorch's own (its no_grad/inference_mode
+    decorators wrap a user's evaluation function): a framework's loop called the code above it."""
+    f = filename.replace("\\", "/")
+    return ("/site-packages/" in f or "/dist-packages/" in f) and "/torch/" not in f
+
+
+def loop_call(role, depth=2):
+    """The line where the training loop's code calls an evaluation: walking out from the
+    evaluation's forward, the first user frame whose function also ran under the training forward
+    (the deepest function the two share), at the line it is at now (GAT's `test(...)` in its
+    `train_iter`, a `validate()` in the epoch loop). None where that is the forward's own frame
+    (an evaluation written inline in the loop: the forward's line is the loop's), where a
+    framework's frames lie between (Lightning, Hugging Face: their knobs are named instead), or
+    before a training forward. A walk of a few frames per evaluation call: off the step's path."""
+    if not train_codes:
+        return None
+    f, n, first, crossed = _getframe(depth), 0, None, False
+    while f is not None and n < MAX_WALK:
+        code = f.f_code
+        if is_user_file(code.co_filename):
+            if any(code is c for c in train_codes):  # identity: == compares code objects' content
+                if first is None or crossed:
+                    return None
+                key = (role, id(code), f.f_lasti)
+                s = _Table.by_key.get(key)
+                return s if s is not None else _resolve(role, f, key, True)
+            if first is None:
+                first = f
+        elif first is not None and _framework_file(code.co_filename):
+            crossed = True
+        f, n = f.f_back, n + 1
+    return None
+
+
 def _resolve(role, f, key, direct=False):
     T = _Table
     if len(T.by_key) >= MAX_KEYS:

@@ -112,6 +112,36 @@ TEST(PeriodicEvaluation, LinesRunOnlyAfterTrainingAreNotPeriodic) {
   EXPECT_EQ(f->sites[0].line, 86);  // costliest first
 }
 
+// pytorch/examples' gat: `train_iter` calls `test(...)` twice after its step, and the script
+// once more after the loop. The loop's two call lines are named after the forward's line, with
+// their passes and time, and do not change the gain (the same time as the forward's line); the
+// call after the loop (no training followed) is not a line to change.
+TEST(PeriodicEvaluation, NamesTheLoopsLinesThatCallTheEvaluation) {
+  Evidence ev = accounted(2.0, 200);
+  ev.agent->time_account->eval_spans_trained = 200;
+  auto fwd = code_site("eval", "/w/main.py", 280);
+  fwd.calls = 401, fwd.host_ms = 2000, fwd.loop_ms = 1990;
+  auto train = code_site("eval_call", "/w/main.py", 269);
+  train.calls = 200, train.host_ms = 1000, train.loop_ms = 1000;
+  auto val = code_site("eval_call", "/w/main.py", 270);
+  val.calls = 200, val.host_ms = 990, val.loop_ms = 990;
+  auto final_test = code_site("eval_call", "/w/main.py", 377);
+  final_test.calls = 1, final_test.host_ms = 10, final_test.loop_ms = 0;
+  const double total = 1 + 4 + 2.0 + 0.2;
+  ev.agent->sites = {final_test, val, fwd, train};
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "periodic-evaluation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->run_fraction, 0.9 * 2.0 / total, 1e-9);  // as without the call lines: not counted twice
+  ASSERT_EQ(f->sites.size(), 3u);
+  EXPECT_EQ(f->sites[0].line, 280);
+  EXPECT_EQ(f->sites[1].line, 269);  // costliest first
+  EXPECT_EQ(f->sites[2].line, 270);
+  EXPECT_NE(f->sites[1].note.find("the loop calls the evaluation here (200 passes, 1.0 s)"), std::string::npos)
+      << f->sites[1].note;
+  EXPECT_NE(f->sites[1].note.find("every 10 steps"), std::string::npos) << f->sites[1].note;
+}
+
 TEST(PeriodicEvaluation, SilentWithoutAnAccount) {
   Evidence ev = accounted(1.3, 5);
   ev.agent->time_account.reset();

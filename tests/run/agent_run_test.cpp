@@ -340,12 +340,12 @@ TEST(AgentRun, EvaluationBeforeTheFirstStepCountsWholeWithEachLinesTime) {
   ASSERT_NE(bench, nullptr);
   ASSERT_NE(val, nullptr);
   ASSERT_NE(test, nullptr);
-  EXPECT_EQ(bench->line, 19) << bench->code;
+  EXPECT_EQ(bench->line, 21) << bench->code;
   EXPECT_EQ(bench->calls, 36);
   // A line is charged up to the next call: 11 of each span's 12 renderings come after a benchmark
   // call (the first comes before the span's first call, outside it).
   EXPECT_GE(bench->host_ms, 3 * 11 * 10.0);
-  EXPECT_EQ(val->line, 21) << val->code;
+  EXPECT_EQ(val->line, 23) << val->code;
   EXPECT_EQ(val->calls, 9);
   // The charges partition the spans: the lines' times add up to the evaluation's, the last span's
   // last call (open at exit) included.
@@ -356,6 +356,32 @@ TEST(AgentRun, EvaluationBeforeTheFirstStepCountsWholeWithEachLinesTime) {
   EXPECT_EQ(test->calls, 1);
   EXPECT_GT(test->host_ms, 0);
   EXPECT_EQ(test->loop_ms, 0);
+  // The loop's lines that call evaluate() (role eval_call), known from the first optimizer step
+  // on: the one in the loop once (step 20; step 0's ran before any step), charged the span's time,
+  // and the one after the loop once, outside it. The test line inside <module> is the loop's own
+  // code (the evaluation written inline): its line is already the eval line, no call line.
+  // The training forward, not the first forward the hooks saw (step 0's evaluation), is the
+  // forward site.
+  const diagnose::CodeSite *in_loop = nullptr, *after = nullptr, *forward = nullptr;
+  int calls_lines = 0;
+  for (const auto& s : r.evidence.agent->sites) {
+    if (s.role == "eval_call") {
+      ++calls_lines;
+      if (s.line == 34) in_loop = &s;
+      if (s.line == 39) after = &s;
+    }
+    if (s.role == "forward") forward = &s;
+  }
+  EXPECT_EQ(calls_lines, 2);
+  ASSERT_NE(in_loop, nullptr);
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(in_loop->calls, 1);
+  EXPECT_NEAR(in_loop->host_ms, in_loop->loop_ms, 0.01);
+  EXPECT_GE(in_loop->host_ms, 11 * 10.0);  // the span's renderings after its first call
+  EXPECT_EQ(after->calls, 1);
+  EXPECT_EQ(after->loop_ms, 0);
+  ASSERT_NE(forward, nullptr);
+  EXPECT_NE(forward->code.find("cross_entropy(model(x), y)"), std::string::npos) << forward->code;
 }
 
 // Two busy processes beside a loop that sleeps (its loading and compute hold no CPU): the run

@@ -60,6 +60,23 @@ void point_at_evaluations(Finding& f, const EvalLines& l) {
   }
 }
 
+// The training loop's lines that call the evaluation (the agent's "eval_call" sites: where the
+// step's own function, or the loop's, calls a function of the user's that evaluates): the line
+// to put under `if step % K == 0:`. Only those a training step followed; costliest first.
+void point_at_loop_calls(Finding& f, const Evidence& ev, bool each_step) {
+  constexpr size_t kMaxLines = 2;
+  std::vector<const CodeSite*> calls;
+  for (const auto& s : ev.agent->sites)
+    if (s.role == "eval_call" && !s.file.empty() && s.loop_ms != 0) calls.push_back(&s);
+  std::stable_sort(calls.begin(), calls.end(), [](const CodeSite* a, const CodeSite* b) { return a->host_ms > b->host_ms; });
+  for (size_t i = 0; i < calls.size() && i < kMaxLines; ++i)
+    f.sites.push_back(site_ref(*calls[i], fmt::format("the loop calls the evaluation here ({} pass{}, {:.1f} s): {}",
+                                                      calls[i]->calls, calls[i]->calls == 1 ? "" : "es",
+                                                      calls[i]->host_ms / 1e3,
+                                                      each_step ? "run it every 10 steps, not after every one"
+                                                                : "run it half as often")));
+}
+
 }  // namespace
 
 std::optional<Finding> periodic_evaluation(const Evidence& ev) {
@@ -138,6 +155,7 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
     f.sites.push_back(site_ref(*cfg, "val_check_interval / limit_val_batches"));
   }
   point_at_evaluations(f, lines);
+  point_at_loop_calls(f, ev, each_step);
   return f;
 }
 

@@ -81,8 +81,8 @@ for epoch in range(1, EPOCHS + 1):
     loss.backward()
     opt.step()
     t = time.monotonic()
-    train_loss, train_acc = score(train_mask)
-    val_loss, val_acc = score(val_mask)
+    train_loss, train_acc = score(train_mask)  # expect-site: periodic-evaluation
+    val_loss, val_acc = score(val_mask)  # expect-site: periodic-evaluation
     own["eval_s"] += time.monotonic() - t
     if epoch % PRINT_EVERY == 0:
         print(f"epoch {epoch} train {train_loss:.3f}/{train_acc:.3f} val {val_loss:.3f}/{val_acc:.3f}")

@@ -4,7 +4,9 @@ every item rendered for 10 ms first (a sleep: its time holds on a loaded machine
 validation loss over 3 batches of 8192 rows. tests/run/agent_run_test.cpp expects 3 spans of 15
 calls, the benchmark's line with 36 calls and at least 330 ms (11 renderings a span follow its
 calls), the validation line with 9 calls, a test line after the loop with one call and no time in
-the loop, and the three lines' times adding up to the evaluation's."""
+the loop, and the three lines' times adding up to the evaluation's; the loop's evaluate() call
+(line 34) named once, with the span's time, and the one after the loop (line 39) once, outside
+it; the training forward (line 35) as the forward site, not step 0's evaluation."""
 import time
 
 import torch
