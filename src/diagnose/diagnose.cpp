@@ -123,8 +123,13 @@ std::string failed_mid_run(const Evidence& ev) {
   if (j.signal)
     return fmt::format("The job ended by signal {} after {}{}. Of the steps that ran: ", j.signal, steps,
                        said.empty() ? "" : " (" + said + ")");
-  return fmt::format("The job failed after {} (exit status {}{}). Of the steps that ran: ", steps, j.exit_code,
-                     said.empty() ? "" : ": " + said);
+  // Where in the user's code, when its traceback says: "... (exit status 1: ValueError: bad batch, at train.py:88)".
+  const std::string at = j.failure_site ? fmt::format(", at {}:{}", j.failure_site->path.empty() ? j.failure_site->file
+                                                                                               : j.failure_site->path,
+                                                     j.failure_site->line)
+                                        : "";
+  return fmt::format("The job failed after {} (exit status {}{}{}). Of the steps that ran: ", steps, j.exit_code,
+                     said.empty() ? "" : ": " + said, said.empty() ? "" : at);
 }
 
 }  // namespace

@@ -360,6 +360,8 @@ struct JobEvidence {
   // The process whose death failed the job ran its script to the end (its agent's exit record
   // came, no uncaught exception), then a crash signal ended it in the interpreter's teardown.
   bool died_at_exit = false;
+  // The user's line its traceback came from (util failure_frame; role "raise"), if it left one.
+  std::optional<CodeSite> failure_site;
   bool failed() const { return !stopped_by_steps && (signal != 0 || exit_code != 0); }
   int status() const { return signal ? 128 + signal : exit_code; }
 };

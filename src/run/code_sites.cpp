@@ -1,11 +1,27 @@
 #include "run/code_sites.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <tuple>
 
+#include "util/failure_line.h"
+
 namespace ts::run {
+
+std::optional<diagnose::CodeSite> failure_site(const std::vector<std::string>& stderr_tail, const std::string& cwd) {
+  const auto frame = failure_frame(stderr_tail);
+  if (!frame) return std::nullopt;
+  diagnose::CodeSite s;
+  s.role = "raise";
+  s.file = frame->file[0] == '/' || cwd.empty() ? frame->file : (std::filesystem::path(cwd) / frame->file).string();
+  s.path = shown_path(s.file, cwd);
+  s.line = frame->line;
+  s.function = frame->function;
+  s.code = frame->code;
+  return s;
+}
 
 std::string shown_path(const std::string& file, const std::string& cwd) {
   if (cwd.empty() || file.size() <= cwd.size() + 1) return file;

@@ -204,6 +204,13 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   std::string cause = death_cause(r);
   w.field("cause", cause);
   w.field("died_at_exit", r.evidence.job && r.evidence.job->died_at_exit);
+  w.key("failure_site");  // the user's line the failure's traceback came from
+  if (const auto& fs = r.evidence.job ? r.evidence.job->failure_site : std::nullopt; fs) {
+    w.begin_object().field("path", fs->path).field("file", fs->file).field("line", fs->line);
+    w.field("function", fs->function).field("code", fs->code).end_object();
+  } else {
+    w.null();
+  }
   // Only for a failure: a clean run's last stderr lines (warnings, progress bars) say nothing.
   w.array("stderr_tail", cause.empty() ? std::vector<std::string>{} : stderr_tail_shown(r.stderr_tail));
   w.end_object();

@@ -17,6 +17,7 @@
 
 #include "run/agent_channel.h"
 #include "run/agent_locator.h"
+#include "run/code_sites.h"
 #include "run/debug_switch_warnings.h"
 #include "run/died_at_exit.h"
 #include "run/job_inspect.h"
@@ -437,6 +438,10 @@ void summarise_evidence(Session& s, const Records& records) {
     job.stderr_tail = res.stderr_tail;
     job.died_at_exit =
         job.failed() && job.steps > 0 && died_at_exit(s.child, job.signal, job.stderr_tail, records.texts);
+    if (job.failed())
+      job.failure_site = failure_site(job.stderr_tail, !res.agent.cwd.empty() ? res.agent.cwd
+                                                       : !s.opt.cwd.empty()    ? s.opt.cwd
+                                                                               : std::filesystem::current_path().string());
     res.evidence.job = job;
   }
   if (!s.sampler) return;

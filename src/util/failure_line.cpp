@@ -85,12 +85,8 @@ std::optional<RootCause> root_cause(const std::vector<std::string>& tail, size_t
   return r;
 }
 
-std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t last) {
-  const auto rc = root_cause(tail, last);
-  if (!rc) return "";
-  const size_t root = rc->at;
-  const std::string& rank = rc->rank;
-  const std::string& exitcode = rc->exitcode;
+// The lines rank `rank` wrote above torchrun's summary ("[rank1]: ..."), its prefix removed.
+std::vector<std::string> rank_lines(const std::vector<std::string>& tail, size_t root, const std::string& rank) {
   const std::string prefix = "[rank" + rank + "]:";
   std::vector<std::string> own;
   for (size_t i = 0; i < root; ++i)
@@ -98,6 +94,16 @@ std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t las
       std::string l = tail[i].substr(prefix.size());
       own.push_back(l.empty() || l[0] != ' ' ? l : l.substr(1));
     }
+  return own;
+}
+
+std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t last) {
+  const auto rc = root_cause(tail, last);
+  if (!rc) return "";
+  const size_t root = rc->at;
+  const std::string& rank = rc->rank;
+  const std::string& exitcode = rc->exitcode;
+  const std::vector<std::string> own = rank_lines(tail, root, rank);
   if (!own.empty()) {
     if (std::string exc = traceback_exception(own, own.size()); !exc.empty()) return "rank " + rank + ": " + exc;
   } else if (std::string first = first_exception(tail, last_starting(tail, root, kTracebackHeader)); !first.empty()) {
@@ -114,7 +120,65 @@ std::string torchrun_root_cause(const std::vector<std::string>& tail, size_t las
   return code.empty() ? "rank " + rank + " failed" : "rank " + rank + ": exit code " + code;
 }
 
+// Not the user's file: generated code (<frozen runpy>, <string>), an installed package's, the
+// standard library's (.../lib/python3.11/...) or the agent's.
+bool user_path(const std::string& p) {
+  if (p.empty() || p[0] == '<') return false;
+  if (p.find("/site-packages/") != std::string::npos || p.find("/dist-packages/") != std::string::npos) return false;
+  if (p.find("/trainscope_agent/") != std::string::npos) return false;
+  const size_t lib = p.find("/lib/python");
+  return lib == std::string::npos || !std::isdigit(static_cast<unsigned char>(p[std::min(p.size() - 1, lib + 11)]));
+}
+
+// The innermost user frame of the traceback whose header is tail[h]: its frames are the indented
+// lines after it, each `File "PATH", line N, in FUNC` and then, where the source was readable,
+// the line's text (and, from Python 3.11, a row of carets under it).
+std::optional<FailureFrame> user_frame_of(const std::vector<std::string>& tail, size_t h) {
+  std::optional<FailureFrame> found;
+  bool in_user = false;
+  for (size_t j = h + 1; j < tail.size() && indented(tail[j]); ++j) {
+    const std::string l = trim(tail[j]);
+    if (l.rfind("File \"", 0) == 0) {
+      const size_t q = l.find('"', 6);
+      const size_t ln = l.find(", line ", q == std::string::npos ? 0 : q);
+      in_user = false;
+      if (q == std::string::npos || ln == std::string::npos || !user_path(l.substr(6, q - 6))) continue;
+      FailureFrame f;
+      f.file = l.substr(6, q - 6);
+      try {
+        f.line = std::stoll(l.substr(ln + 7));
+      } catch (const std::exception&) {
+        continue;
+      }
+      if (const size_t in = l.find(", in ", ln); in != std::string::npos) f.function = l.substr(in + 5);
+      found = f;
+      in_user = true;
+    } else if (in_user && found && found->code.empty() && l.find_first_not_of("^~ ") != std::string::npos) {
+      found->code = l;
+    }
+  }
+  return found;
+}
+
 }  // namespace
+
+std::optional<FailureFrame> failure_frame(const std::vector<std::string>& tail) {
+  // The traceback failure_line reads: the root-cause rank's own, else (bare rank lines, 1.13)
+  // the first written above torchrun's, else the last.
+  if (const auto rc = root_cause(tail, tail.size())) {
+    const std::vector<std::string> own = rank_lines(tail, rc->at, rc->rank);
+    if (!own.empty()) {
+      const size_t h = last_starting(own, own.size(), kTracebackHeader);
+      return h == own.size() ? std::nullopt : user_frame_of(own, h);
+    }
+    const size_t end = last_starting(tail, rc->at, kTracebackHeader);
+    for (size_t i = 0; i < end; ++i)
+      if (tail[i].rfind(kTracebackHeader, 0) == 0) return user_frame_of(tail, i);
+    return std::nullopt;
+  }
+  const size_t h = last_starting(tail, tail.size(), kTracebackHeader);
+  return h == tail.size() ? std::nullopt : user_frame_of(tail, h);
+}
 
 std::string failure_line(const std::vector<std::string>& tail, bool traceback_only) {
   size_t last = tail.size();

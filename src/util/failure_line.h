@@ -18,6 +18,18 @@ namespace ts {
 
 std::string failure_line(const std::vector<std::string>& stderr_tail, bool traceback_only = false);
 
+// The line of the user's code the failure came from: the innermost frame of the traceback
+// failure_line reads (torchrun: the root-cause rank's) whose file is the user's, not an installed
+// package's (site-packages, dist-packages), the standard library's or generated (<frozen runpy>).
+// nullopt without a traceback, or when every frame is a library's.
+struct FailureFrame {
+  std::string file;      // as the traceback prints it (absolute for a script run by path)
+  int64_t line = 0;
+  std::string function;  // "<module>" at top level
+  std::string code;      // the source line, stripped ("" when Python could not read it)
+};
+std::optional<FailureFrame> failure_frame(const std::vector<std::string>& stderr_tail);
+
 // Signals another process sends (a scheduler's time limit, the OOM killer, Ctrl-C, a closed
 // terminal): they arrive whatever the job last wrote, so only a traceback then says why
 // (failure_line's `traceback_only`). A crash's own signal (SIGSEGV, SIGABRT) follows its message.

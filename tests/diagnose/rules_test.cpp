@@ -1127,6 +1127,36 @@ TEST(Scenario, SeedThreeTablePlusNotOnGpu) {
   EXPECT_EQ(d.findings[0].id, "not-on-gpu");
 }
 
+// A failure's traceback that passes through the user's code: job-failed names that line, and a
+// failure after some steps names it in the verdict, after the exception.
+TEST(JobFailed, NamesTheUsersLineItsTracebackCameFrom) {
+  JobEvidence j;
+  j.exit_code = 1;
+  j.agent_loaded = true;
+  j.stderr_tail = {"Traceback (most recent call last):", "  File \"/w/train.py\", line 47, in <module>",
+                   "ValueError: bad batch"};
+  CodeSite at;
+  at.role = "raise", at.file = "/w/train.py", at.path = "train.py", at.line = 47, at.function = "<module>";
+  at.code = "data = torch.load('traindata.pt')";
+  j.failure_site = at;
+  Evidence ev;
+  ev.job = j;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "job-failed");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->sites.size(), 1u);
+  EXPECT_EQ(f->sites[0].path, "train.py");
+  EXPECT_EQ(f->sites[0].line, 47);
+  EXPECT_EQ(f->sites[0].code, "data = torch.load('traindata.pt')");
+  ev.job->steps = 7;
+  d = diagnose(ev);
+  EXPECT_EQ(d.verdict.rfind("The job failed after 7 steps (exit status 1: ValueError: bad batch, at train.py:47). ", 0),
+            0u)
+      << d.verdict;
+  ev.job->failure_site.reset();  // no user frame in it: the exception alone, as before
+  EXPECT_EQ(diagnose(ev).verdict.rfind("The job failed after 7 steps (exit status 1: ValueError: bad batch). ", 0), 0u);
+}
+
 TEST(Verdict, HealthyThenLargestOpportunity) {
   Evidence ev;
   ev.trace = trace_with_steps(4, 100, 1, 95);

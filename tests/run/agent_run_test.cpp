@@ -423,6 +423,10 @@ TEST(AgentRun, ExitCodePassesThroughAndReportIsWritten) {
   std::string rep = slurp(out + "/report.json");
   EXPECT_NE(rep.find("\"status\": 1"), std::string::npos);
   EXPECT_NE(rep.find("\"steps\": 6"), std::string::npos);
+  // The line of the script that raised it (raises.py:14), in run.exit and in the verdict.
+  EXPECT_NE(rep.find("\"code\": \"raise RuntimeError(\\\"planted failure after 6 steps\\\")\""), std::string::npos)
+      << rep.substr(0, 2000);
+  EXPECT_NE(rep.find("raises.py:14). "), std::string::npos);
 }
 
 TEST(AgentRun, SigintMidRunExits130WithAReport) {

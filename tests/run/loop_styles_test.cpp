@@ -279,6 +279,11 @@ TEST(LoopStyles, ARankThatRaisesUnderTorchrunIsTheCause) {
   ASSERT_EQ(doc["verdict"].get(verdict), simdjson::SUCCESS);
   EXPECT_EQ(verdict.rfind("The job failed after 6 steps (exit status 1: ", 0), 0u) << verdict;
   EXPECT_NE(verdict.find("ValueError: rank_raises"), std::string_view::npos) << verdict;
+  // ... and the rank's line that raised it (rank_raises.py:23), there and in run.exit.
+  EXPECT_NE(verdict.find("rank_raises.py:23). "), std::string_view::npos) << verdict;
+  int64_t line = 0;
+  ASSERT_EQ(doc["run"]["exit"]["failure_site"]["line"].get(line), simdjson::SUCCESS) << cli.err;
+  EXPECT_EQ(line, 23);
   simdjson::dom::array tail;
   ASSERT_EQ(doc["run"]["exit"]["stderr_tail"].get(tail), simdjson::SUCCESS);
   EXPECT_EQ(tail.size(), kStderrTailShown);  // the report shows the last lines; the cause came from more

@@ -122,5 +122,56 @@ TEST(TorchrunRootDeath, TheRankASignalEndedWithItsPid) {
   EXPECT_FALSE(torchrun_root_death({"Traceback (most recent call last):", "  File \"x.py\"", "ValueError: no"}));
 }
 
+// failure_frame: the user's line behind the failure, the innermost frame of the traceback that
+// failure_line reads whose file is the user's.
+TEST(FailureFrame, TheUsersLineUnderTheLibrarysFrames) {
+  // The refusal is raised in torch/serialization.py; the user's line is the torch.load call.
+  auto f = failure_frame(file_lines(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/weights_only_refusal.txt"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->file, "/tmp/pub/time_sequence_prediction/train.py");
+  EXPECT_EQ(f->line, 47);
+  EXPECT_EQ(f->function, "<module>");
+  EXPECT_EQ(f->code, "data = torch.load('traindata.pt')");  // not the carets under it
+}
+
+TEST(FailureFrame, ATorchrunJobsIsItsRootCauseRanks) {
+  // Rank 1 raised in the script; rank 0's traceback (its peer gone) is the other one.
+  auto f = failure_frame(file_lines(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_rank_raised.txt"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->file, "/tmp/tr31/fail/train.py");
+  EXPECT_EQ(f->line, 10);
+  EXPECT_EQ(f->code, "raise ValueError(\"bad batch at step 5\")");
+  // Bare tracebacks interleaved (before the process group, or 1.13): the first one written,
+  // down to the user's deepest frame in it, not torchrun's <frozen runpy> frames at the end.
+  f = failure_frame(file_lines(std::string(TS_SOURCE_DIR) + "/tests/data/stderr/torchrun_init_failed.txt"));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->file, "/tmp/fsdp2/ex_init.py");
+  EXPECT_EQ(f->line, 52);
+  EXPECT_EQ(f->function, "main");
+  EXPECT_EQ(f->code, "torch.distributed.init_process_group(backend=backend, device_id=device)");
+}
+
+TEST(FailureFrame, NoneWithoutAUserFrame) {
+  // Only a library's and the standard library's frames (python -m of an installed module).
+  EXPECT_FALSE(failure_frame({"Traceback (most recent call last):",
+                              "  File \"<frozen runpy>\", line 198, in _run_module_as_main",
+                              "  File \"/usr/lib/python3.11/runpy.py\", line 88, in _run_code",
+                              "  File \"/venv/lib/python3.11/site-packages/pkg/cli.py\", line 3, in main",
+                              "    raise SystemExit('bad flag')",
+                              "SystemExit: bad flag"}));
+  EXPECT_FALSE(failure_frame({"Killed"}));
+  EXPECT_FALSE(failure_frame({}));
+  // The last of chained tracebacks; a frame whose source Python could not read has no code.
+  auto f = failure_frame({"Traceback (most recent call last):", "  File \"a.py\", line 3, in <module>",
+                          "    import foo", "ModuleNotFoundError: No module named 'foo'", "",
+                          "During handling of the above exception, another exception occurred:", "",
+                          "Traceback (most recent call last):", "  File \"/home/u/lib/pythonic/a.py\", line 5, in <module>",
+                          "RuntimeError: no backend"});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->file, "/home/u/lib/pythonic/a.py");  // "lib/python" then no version digit: not the standard library
+  EXPECT_EQ(f->line, 5);
+  EXPECT_EQ(f->code, "");
+}
+
 }  // namespace
 }  // namespace ts

@@ -40,6 +40,7 @@ std::optional<Finding> job_failed(const Evidence& ev) {
                                             "nothing to stderr. There is no step to measure.")
                               : "The command ended with a failure before any training step ran. It said: " + why;
   f.fix = "Fix the error the job reported, then run it again under trainscope.";
+  if (j.failure_site) f.sites.push_back(site_ref(*j.failure_site, "the job's traceback ends here in your code"));
   return f;
 }
 
