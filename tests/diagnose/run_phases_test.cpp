@@ -122,9 +122,11 @@ TEST(PeriodicEvaluation, NamesTheLoopsLinesThatCallTheEvaluation) {
   auto fwd = code_site("eval", "/w/main.py", 280);
   fwd.calls = 401, fwd.host_ms = 2000, fwd.loop_ms = 1990;
   auto train = code_site("eval_call", "/w/main.py", 269);
-  train.calls = 200, train.host_ms = 1000, train.loop_ms = 1000;
+  train.calls = 200, train.host_ms = 1000, train.loop_ms = 1000, train.function = "train_iter";
+  train.code = "loss_train, acc_train = test(model, criterion, input, target, mask_train)";
   auto val = code_site("eval_call", "/w/main.py", 270);
-  val.calls = 200, val.host_ms = 990, val.loop_ms = 990;
+  val.calls = 200, val.host_ms = 990, val.loop_ms = 990, val.function = "train_iter";
+  val.code = "loss_val, acc_val = test(model, criterion, input, target, mask_val)";
   auto final_test = code_site("eval_call", "/w/main.py", 377);
   final_test.calls = 1, final_test.host_ms = 10, final_test.loop_ms = 0;
   const double total = 1 + 4 + 2.0 + 0.2;
@@ -140,6 +142,16 @@ TEST(PeriodicEvaluation, NamesTheLoopsLinesThatCallTheEvaluation) {
   EXPECT_NE(f->sites[1].note.find("the loop calls the evaluation here (200 passes, 1.0 s)"), std::string::npos)
       << f->sites[1].note;
   EXPECT_NE(f->sites[1].note.find("every 10 steps"), std::string::npos) << f->sites[1].note;
+  // The fix's code is the user's two calls, in the file's order, under the schedule.
+  EXPECT_EQ(f->fix_code,
+            "if step % 10 == 0:   # evaluate (and log) every 10 steps, not after every one\n"
+            "    loss_train, acc_train = test(model, criterion, input, target, mask_train)\n"
+            "    loss_val, acc_val = test(model, criterion, input, target, mask_val)");
+  // Calls from two functions: the template, not lines of two places side by side.
+  ev.agent->sites[1].function = "main";
+  f = find(d = diagnose(ev), "periodic-evaluation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->fix_code.find("evaluate(model)"), std::string::npos) << f->fix_code;
 }
 
 TEST(PeriodicEvaluation, SilentWithoutAnAccount) {

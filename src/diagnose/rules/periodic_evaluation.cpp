@@ -69,6 +69,18 @@ void point_at_loop_calls(Finding& f, const Evidence& ev, bool each_step) {
   for (const auto& s : ev.agent->sites)
     if (s.role == "eval_call" && !s.file.empty() && s.loop_ms != 0) calls.push_back(&s);
   std::stable_sort(calls.begin(), calls.end(), [](const CodeSite* a, const CodeSite* b) { return a->host_ms > b->host_ms; });
+  // The fix's code around the user's own calls, in their order in the file, where they are one
+  // function's lines (GAT's two test(...) calls in train_iter).
+  std::vector<const CodeSite*> shown(calls.begin(), calls.begin() + std::min(calls.size(), kMaxLines));
+  const bool one_function = !shown.empty() && std::all_of(shown.begin(), shown.end(), [&](const CodeSite* s) {
+    return !s->code.empty() && s->file == shown[0]->file && s->function == shown[0]->function;
+  });
+  if (one_function) {
+    std::sort(shown.begin(), shown.end(), [](const CodeSite* a, const CodeSite* b) { return a->line < b->line; });
+    f.fix_code = each_step ? "if step % 10 == 0:   # evaluate (and log) every 10 steps, not after every one"
+                           : "if step % (2 * eval_interval) == 0:   # or: fewer eval batches";
+    for (const CodeSite* s : shown) f.fix_code += "\n    " + s->code;
+  }
   for (size_t i = 0; i < calls.size() && i < kMaxLines; ++i)
     f.sites.push_back(site_ref(*calls[i], fmt::format("the loop calls the evaluation here ({} pass{}, {:.1f} s): {}",
                                                       calls[i]->calls, calls[i]->calls == 1 ? "" : "es",
