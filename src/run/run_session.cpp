@@ -438,10 +438,14 @@ void summarise_evidence(Session& s, const Records& records) {
     job.stderr_tail = res.stderr_tail;
     job.died_at_exit =
         job.failed() && job.steps > 0 && died_at_exit(s.child, job.signal, job.stderr_tail, records.texts);
-    if (job.failed())
-      job.failure_site = failure_site(job.stderr_tail, !res.agent.cwd.empty() ? res.agent.cwd
-                                                       : !s.opt.cwd.empty()    ? s.opt.cwd
-                                                                               : std::filesystem::current_path().string());
+    if (job.failed()) {
+      // The job's working directory: the agent's, else the one it was started in (ours, unless
+      // --cwd); a directory removed meanwhile leaves paths as the traceback printed them.
+      std::error_code ec;
+      std::string cwd = !res.agent.cwd.empty() ? res.agent.cwd : s.opt.cwd;
+      if (cwd.empty()) cwd = std::filesystem::current_path(ec).string();
+      job.failure_site = failure_site(job.stderr_tail, cwd);
+    }
     res.evidence.job = job;
   }
   if (!s.sampler) return;
