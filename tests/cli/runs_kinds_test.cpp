@@ -18,6 +18,7 @@
 #include <string>
 
 #include "support/shell.h"
+#include "support/torch_python.h"
 
 namespace fs = std::filesystem;
 
@@ -25,7 +26,7 @@ namespace {
 
 using Result = ts::test::CommandResult;
 
-bool have_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
+bool have_torch() { return ts::test::system_python_has_torch(); }
 
 class RunsKinds : public ::testing::Test {
  protected:

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "support/torch_python.h"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -75,7 +77,7 @@ std::string first_line(const std::string& text) {
 
 bool has_script() { return std::system("command -v script >/dev/null 2>&1") == 0; }
 bool has_tmux() { return std::system("command -v tmux >/dev/null 2>&1") == 0; }
-bool has_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
+bool has_torch() { return ts::test::system_python_has_torch(); }
 
 }  // namespace
 

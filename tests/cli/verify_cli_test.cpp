@@ -14,6 +14,7 @@
 
 #include "diagnose/thresholds.h"
 #include "support/shell.h"
+#include "support/torch_python.h"
 
 namespace fs = std::filesystem;
 
@@ -21,7 +22,7 @@ namespace {
 
 using Result = ts::test::CommandResult;
 
-bool have_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
+bool have_torch() { return ts::test::system_python_has_torch(); }
 
 class VerifyCli : public ::testing::Test {
  protected:

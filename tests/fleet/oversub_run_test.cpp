@@ -20,6 +20,7 @@
 #include <string>
 
 #include "support/shell.h"
+#include "support/torch_python.h"
 
 using ts::test::read_file;
 
@@ -47,7 +48,7 @@ Job run_job(const std::string& name, const std::string& extra) {
   return j;
 }
 
-bool has_torch() { return std::system("/usr/bin/python3 -c 'import torch.distributed' >/dev/null 2>&1") == 0; }
+bool has_torch() { return ts::test::system_python_has_torch(); }
 
 struct Parsed {
   bool oversubscribed = false;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "sample/sampler.h"
+#include "support/torch_python.h"
 
 using namespace std::chrono_literals;
 
@@ -31,7 +32,7 @@ for b in DataLoader(Slow(), batch_size=8, num_workers=2):
 }  // namespace
 
 TEST(TorchTree, FollowsDataLoaderWorkers) {
-  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
+  if (!ts::test::system_python_has_torch())
     GTEST_FAIL() << "/usr/bin/python3 has no torch";
   pid_t py = fork();
   if (py == 0) {

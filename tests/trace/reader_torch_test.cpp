@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "trace/reader.h"
+#include "support/torch_python.h"
 #include "trace/trace_test_util.h"
 
 namespace ts::trace {
@@ -11,8 +12,7 @@ namespace {
 
 TEST(TraceTorch, RecordsAndReadsABareArrayTrace) {
   int st;
-  test::run_command("/usr/bin/python3 -c 'import torch' 2>/dev/null", st);
-  if (::access("/usr/bin/python3", X_OK) != 0 || st != 0)
+  if (::access("/usr/bin/python3", X_OK) != 0 || !ts::test::system_python_has_torch())
     GTEST_FAIL() << "/usr/bin/python3 with torch is not installed (Debian: apt-get install python3-torch)";
   std::string out = test::temp_dir() + "/torch_trace.json";
   std::string script = std::string(TS_SOURCE_DIR) + "/tests/trace/record_bare_trace.py";
