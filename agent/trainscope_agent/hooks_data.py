@@ -2,7 +2,10 @@
 
 - `_BaseDataLoaderIter.__next__` (class level: covers single-process, multi-process and
   persistent iterators in every version): the time the training loop waits for a batch.
-- `_BaseDataLoaderIter.__init__`: the settings actually used, once per DataLoader.
+- `DataLoader._get_iterator` (every version, 1.13 on; `__iter__` calls it for each new
+  iterator): the settings actually used, once per DataLoader. Not the iterator's `__init__`: a
+  wrapper there is the frame PyTorch's own `warnings.warn(..., stacklevel=2)` in it names (the
+  `pin_memory` warning without an accelerator), so the user's stderr named the agent's file.
 - The first batch's tensor bytes, once (its hand-over cost from a worker grows with them).
 - The dataset fetchers (`_MapDatasetFetcher.fetch`, `_IterableDatasetFetcher.fetch`): time in
   `__getitem__` and in `collate_fn`. In a worker process this is all the agent does.
@@ -24,7 +27,7 @@ def install(torch):
     it = dl._BaseDataLoaderIter
     _install_construction_site(dl.DataLoader)
     next_orig = patch(it, "__next__", None)
-    init_orig = patch(it, "__init__", None)
+    get_iterator_orig = patch(dl.DataLoader, "_get_iterator", None)
 
     def __next__(self):
         if G.off or not S.owns(FETCH):
@@ -68,18 +71,20 @@ def install(torch):
             _record_batch_bytes(batch)
         return batch
 
-    def __init__(self, loader, *args, **kwargs):
-        init_orig(self, loader, *args, **kwargs)
+    def _get_iterator(self, *args, **kwargs):
+        iterator = get_iterator_orig(self, *args, **kwargs)
         if G.off:
-            return
+            return iterator
         try:
             check_break("loader")
-            _record_loader(self, loader)
+            _record_loader(iterator, self)
         except Exception as e:
             fail("dataloader settings", e)
+        return iterator
 
+    _get_iterator.__wrapped__ = get_iterator_orig
     it.__next__ = __next__
-    it.__init__ = __init__
+    dl.DataLoader._get_iterator = _get_iterator
 
     fetch = torch.utils.data._utils.fetch
     for cls in (fetch._MapDatasetFetcher, fetch._IterableDatasetFetcher):

@@ -84,6 +84,17 @@ TEST(SetKeys, WithoutSetTheLoopKeepsItsOwnSettings) {
   for (bool on : bools(f["anomaly_at_step"])) EXPECT_TRUE(on) << "the script turns anomaly detection on";
   EXPECT_EQ(std::string_view(f["forward_dtype"].at(0).get_string().value()), "torch.float32");
   EXPECT_TRUE(p.run.overrides.empty());
+  // PyTorch's warnings as the iterator starts name PyTorch's file, as they do without trainscope:
+  // the agent's hook is not the frame their stacklevel points at (hooks_data.py).
+  bool pin_warned = false;
+  for (auto w : f["loader_warnings"].get_array()) {
+    const std::string_view file = w["file"].get_string().value(), message = w["message"].get_string().value();
+    EXPECT_EQ(file.find("trainscope_agent"), std::string_view::npos) << file << ": " << message;
+    pin_warned |= message.find("pin_memory") != std::string_view::npos;
+  }
+  if (!f["accelerator"].get_bool().value()) {
+    EXPECT_TRUE(pin_warned) << "no pin_memory warning without an accelerator";
+  }
 }
 
 // Every key but compile in one run, each read back from the training process.

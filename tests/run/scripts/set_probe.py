@@ -14,6 +14,7 @@ dtype), whether anomaly detection was on at each step, and Dynamo's counters.
 import json
 import os
 import sys
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -66,9 +67,16 @@ grads_none_after_zero_grad = []
 anomaly_at_step = []
 loader_pids = []
 losses = []
+loader_warnings = []
 for epoch in range(2):
     pids = set()
-    for x, y, pid in loader:
+    # What PyTorch warns of as the iterator starts (pin_memory=True without an accelerator, 2.x), and
+    # the file it names: PyTorch's, as without trainscope, never the agent's.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        batches = iter(loader)
+    loader_warnings.extend({"file": w.filename, "message": str(w.message)} for w in caught)
+    for x, y, pid in batches:
         opt.zero_grad(set_to_none=False)
         grads_none_after_zero_grad.append(all(p.grad is None for p in model.parameters()))
         anomaly_at_step.append(torch.is_anomaly_enabled())
@@ -93,6 +101,8 @@ facts = {
     "forward_dtype": sorted(set(seen["forward_dtype"])),
     "losses_finite": all(l == l and abs(l) < 1e6 for l in losses),
     "steps": len(losses),
+    "loader_warnings": loader_warnings,
+    "accelerator": bool(getattr(torch, "accelerator", None) and torch.accelerator.is_available()),
 }
 if mode == "compile":
     from torch._dynamo.utils import counters
