@@ -19,6 +19,8 @@ Markers (README.md beside this file):
   # corpus: openmp-spins           the job runs under OpenMP's default wait policy: the suite sets
                                    OMP_WAIT_POLICY=PASSIVE for speed (tests/CMakeLists.txt), and a
                                    case about threads that spin at their barriers needs the spinning
+  # corpus: serial                 the case runs alone under ctest (RUN_SERIAL): its finding is the
+                                   job's own threads contending for the cores
   # corpus: own-times              the script times its own phases into own_times.json (keys of
                                    run.time_account, seconds); each must match within 30% or 0.3 s
 
@@ -40,7 +42,7 @@ from checks import Checks  # noqa: E402
 
 EXPECT = re.compile(r"#\s*expect:\s*(top|finding|absent|code-change|fix)\s+(.+?)\s*$")
 SITE = re.compile(r"#\s*expect-site:\s*([a-z0-9-]+)(?:\s+names\s+(\S+)|\s+(first))?\s*$")
-CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only|own-times|openmp-spins)\s*(.*?)\s*$")
+CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only|own-times|openmp-spins|serial)\s*(.*?)\s*$")
 
 
 def markers(case):
@@ -74,6 +76,8 @@ def markers(case):
                         m["own_times"] = True
                     elif c.group(1) == "openmp-spins":
                         m["openmp_spins"] = True
+                    elif c.group(1) == "serial":
+                        pass  # read by tests/corpus/CMakeLists.txt: the case runs alone (RUN_SERIAL)
                     else:
                         m["torch2_only"] = True
     return m

@@ -9,6 +9,7 @@ small beside the threads' queue."""
 # expect: top thread-oversubscription
 # expect: absent dataloader-starvation, memory-growth
 # corpus: openmp-spins
+# corpus: serial
 import os
 import sys
 

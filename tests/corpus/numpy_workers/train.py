@@ -6,6 +6,7 @@ change, since no setting reaches a library's pool inside the workers. The premis
 NumPy, whose bundled OpenBLAS starts that pool: beside Debian's PyTorch 1.13, Debian's NumPy
 BLAS ran one busy thread per worker here, so the case runs on the PyPI stack only."""
 # corpus: torch2-only
+# corpus: serial
 # expect: top thread-oversubscription
 # expect: code-change thread-oversubscription
 # expect: absent memory-growth
