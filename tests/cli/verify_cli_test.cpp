@@ -1,7 +1,6 @@
 // `trainscope verify` and `run --set` end to end on the real examples (Debian's PyTorch 1.13, CPU).
-// The only bound on a speedup is a sleep-bound outcome (a loader that sleeps gains at least 2x from
-// workers), which other tests beside it cannot flip: so not serial. Predicted against measured is
-// bench/verify's.
+// SERIAL: they measure step times. The only bound on a speedup is a sleep-bound outcome (a loader
+// that sleeps gains at least 2x from workers); predicted against measured is bench/verify's.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 #include <unistd.h>
