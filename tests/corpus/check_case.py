@@ -85,7 +85,7 @@ def markers(case):
 
 def measured(report):
     """One line of what the run measured, so that a failed expectation in CI's log says why (the
-    step's parts, and how busy the host was beside the job: ctest runs other tests beside it)."""
+    step's parts, and how busy the host was beside the job: cases run two at a time)."""
     run, samples = report.get("run", {}), report.get("samples", {})
     summ = (run.get("agent") or {}).get("summary") or {}
     parts = ["%s %.1f" % (k, summ[k]) for k in ("step_ms", "compute_ms", "data_wait_pct", "io_pct", "h2d_pct")
