@@ -26,12 +26,11 @@ namespace {
 
 using Result = ts::test::CommandResult;
 
-bool have_torch() { return ts::test::system_python_has_torch(); }
 
 class RunsKinds : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!have_torch()) return;
+    if (!ts::test::system_python_has_torch()) return;
     home_ = fs::temp_directory_path() / fmt::format("ts_runs_kinds_{}", getpid());
     fs::remove_all(home_);
     fs::create_directories(home_);
@@ -49,7 +48,7 @@ class RunsKinds : public ::testing::Test {
     if (!home_.empty()) fs::remove_all(home_, ec);
   }
   void SetUp() override {
-    if (!have_torch()) GTEST_FAIL() << "needs /usr/bin/python3 with torch";
+    if (!ts::test::system_python_has_torch()) GTEST_FAIL() << "needs /usr/bin/python3 with torch";
   }
   static Result cli(const std::string& args) {
     return ts::test::run_capture(

@@ -23,7 +23,7 @@ using Result = ts::test::CommandResult;
 const std::string kTrackersPython = TS_TRACKERS_PYTHON;
 
 bool have_trackers() {
-  return ts::test::imports_torch(kTrackersPython) &&
+  return ts::test::has_torch(kTrackersPython) &&
          std::system(("'" + kTrackersPython + "' -c 'import mlflow, wandb' >/dev/null 2>&1").c_str()) == 0;
 }
 

@@ -77,7 +77,6 @@ std::string first_line(const std::string& text) {
 
 bool has_script() { return std::system("command -v script >/dev/null 2>&1") == 0; }
 bool has_tmux() { return std::system("command -v tmux >/dev/null 2>&1") == 0; }
-bool has_torch() { return ts::test::system_python_has_torch(); }
 
 }  // namespace
 
@@ -147,7 +146,7 @@ TEST(TtyOutput, AnalyzeInAnEightyColumnTmuxPane) {
 
 TEST(TtyOutput, RunOnATerminalIsColouredAndFits80ColumnsPipedIsPlain) {
   if (!has_script()) GTEST_FAIL() << "needs util-linux script";
-  if (!has_torch()) GTEST_FAIL() << "needs /usr/bin/python3 with torch";
+  if (!ts::test::system_python_has_torch()) GTEST_FAIL() << "needs /usr/bin/python3 with torch";
   fs::path dir = fs::temp_directory_path() / fmt::format("ts_tty_run_{}", getpid());
   std::string args = fmt::format("-q run --no-store --no-profile --out {{}} -- /usr/bin/python3 {}/examples/data_starved.py",
                                  TS_SOURCE_DIR);

@@ -22,12 +22,11 @@ namespace {
 
 using Result = ts::test::CommandResult;
 
-bool have_torch() { return ts::test::system_python_has_torch(); }
 
 class VerifyCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(have_torch()) << "/usr/bin/python3 does not import torch (Debian's python3-torch: scripts/bootstrap --test)";
+    ASSERT_TRUE(ts::test::system_python_has_torch()) << "/usr/bin/python3 does not import torch (Debian's python3-torch: scripts/bootstrap --test)";
     home_ = fs::temp_directory_path() / fmt::format("ts_verify_cli_{}_{}", getpid(),
                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(home_);

@@ -48,7 +48,6 @@ Job run_job(const std::string& name, const std::string& extra) {
   return j;
 }
 
-bool has_torch() { return ts::test::system_python_has_torch(); }
 
 struct Parsed {
   bool oversubscribed = false;
@@ -91,7 +90,7 @@ Parsed parse(const std::string& report) {
 }
 
 TEST(LiveOversubscription, FourThreadsPerRankOnTwoCores) {
-  if (!has_torch()) GTEST_FAIL() << "/usr/bin/python3 has no torch.distributed";
+  if (!ts::test::system_python_has_torch()) GTEST_FAIL() << "/usr/bin/python3 has no torch.distributed";
   Job j = run_job("threads4", "--threads 4");
   ASSERT_EQ(j.status, 0) << read_file(j.dir + "/stderr.txt");
   Parsed p = parse(j.report);
@@ -116,7 +115,7 @@ TEST(LiveOversubscription, FourThreadsPerRankOnTwoCores) {
 }
 
 TEST(LiveOversubscription, TorchrunDefaultIsNotOversubscribed) {
-  if (!has_torch()) GTEST_FAIL() << "/usr/bin/python3 has no torch.distributed";
+  if (!ts::test::system_python_has_torch()) GTEST_FAIL() << "/usr/bin/python3 has no torch.distributed";
   Job j = run_job("default", "");
   ASSERT_EQ(j.status, 0) << read_file(j.dir + "/stderr.txt");
   Parsed p = parse(j.report);

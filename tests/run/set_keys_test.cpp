@@ -20,7 +20,7 @@ namespace {
 // PyTorch 2.x from the checkout's .venv (scripts/bootstrap): the keys target 2.x (compile, autocast
 // on the CPU); a missing one is a failure that names it, never a skip.
 #define REQUIRE_TORCH2()                                                                               \
-  ASSERT_TRUE(ts::test::imports_torch(TS_TORCH_PYTHON))                                                \
+  ASSERT_TRUE(ts::test::has_torch(TS_TORCH_PYTHON))                                                \
       << TS_TORCH_PYTHON << " does not import torch: scripts/bootstrap makes .venv with PyTorch 2.x"
 
 struct Probe {

@@ -35,14 +35,14 @@ inline std::string installed_torch(const std::string& py) {
                      "if u.find_spec(\"torch\"): print(m.version(\"torch\"))");
 }
 
-inline bool imports_torch(const std::string& py) { return !installed_torch(py).empty(); }
+inline bool has_torch(const std::string& py) { return !installed_torch(py).empty(); }
 
 inline const std::string& torch_python() {
   static const std::string py = [] {
     if (const char* forced = std::getenv("TRAINSCOPE_TEST_PYTHON"); forced && *forced)
-      return imports_torch(forced) ? std::string(forced) : std::string();
+      return has_torch(forced) ? std::string(forced) : std::string();
     for (const char* cand : {TS_TORCH_PYTHON, "/usr/bin/python3"})
-      if (imports_torch(cand)) return std::string(cand);
+      if (has_torch(cand)) return std::string(cand);
     return std::string();
   }();
   return py;
@@ -55,7 +55,7 @@ inline const std::string& torch_version() {
 }
 
 // Debian's /usr/bin/python3 has torch (python3-torch, PyTorch 1.13).
-inline bool system_python_has_torch() { return imports_torch("/usr/bin/python3"); }
+inline bool system_python_has_torch() { return has_torch("/usr/bin/python3"); }
 
 inline bool torch_at_least(int major, int minor) {
   const std::string& v = torch_version();
