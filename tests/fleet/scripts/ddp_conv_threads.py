@@ -4,7 +4,7 @@ Debian's torch 1.13 multiplies matrices with the single-threaded reference BLAS,
 one thread per rank busy whatever torch.set_num_threads says; its convolutions run on oneDNN
 (MKL-DNN) with OpenMP, which uses every intra-op thread. --threads N x 2 ranks on 2 cores is then
 real oversubscription; torchrun's default (OMP_NUM_THREADS=1) is not.
-    python3 -m torch.distributed.run --nproc_per_node=2 ddp_conv_threads.py --steps 40 --threads 4
+    python3 -m torch.distributed.run --nproc_per_node=2 ddp_conv_threads.py --steps 40 --threads 8
 """
 import argparse
 import gc
