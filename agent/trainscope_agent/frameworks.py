@@ -9,7 +9,7 @@ module, as for torch in __init__.py): nothing is imported on the user's behalf.
 """
 import sys
 
-from . import sites
+from . import sites, warn_through
 from .guard import G, fail, patch
 from .state import S
 
@@ -107,7 +107,7 @@ def _patch(modname, mod):
         orig = patch(cls, meth, None)
 
         def wrapper(self, *args, **kwargs):
-            r = orig(self, *args, **kwargs)
+            r = warn_through.call(orig, self, *args, **kwargs)
             if not G.off:
                 try:
                     _record(self, framework, cls_name, knobs)

@@ -13,7 +13,7 @@
 import weakref
 
 from . import channel as ch
-from . import load_cost, phases, sites
+from . import load_cost, phases, sites, warn_through
 from .guard import G, check_break, fail, patch
 from .state import FETCH, S, now
 
@@ -157,7 +157,7 @@ def _install_construction_site(DataLoader):
     init_orig = patch(DataLoader, "__init__", None)
 
     def __init__(self, *args, **kwargs):
-        init_orig(self, *args, **kwargs)
+        warn_through.call(init_orig, self, *args, **kwargs)
         if G.off:
             return
         try:

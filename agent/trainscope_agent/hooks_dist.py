@@ -17,7 +17,7 @@ fix is an argument there (bucket_cap_mb, gradient_as_bucket_view) or a no_sync()
 import sys
 import weakref
 
-from . import sites
+from . import sites, warn_through
 from .guard import G, fail, patch
 from .state import S, now
 
@@ -99,7 +99,7 @@ def _install_ddp_site(torch):
     init_orig = patch(ddp, "__init__", None)
 
     def __init__(self, *args, **kwargs):
-        init_orig(self, *args, **kwargs)
+        warn_through.call(init_orig, self, *args, **kwargs)
         if G.off:
             return
         try:

@@ -18,7 +18,7 @@ import math
 import sys
 import weakref
 
-from . import anomaly, flops, hooks_copy, hooks_dist, phases, pickling, scripting, sites
+from . import anomaly, flops, hooks_copy, hooks_dist, phases, pickling, scripting, sites, warn_through
 from .phases import Ph
 from .guard import G, check_break, fail, patch, remove_hooks, resolve_compiling
 from .state import BACKWARD, FORWARD, OPTIMIZER, S, now
@@ -64,7 +64,7 @@ def install(torch):
         def compile(*args, **kwargs):
             G.compile_seen = True
             try:
-                result = compile_orig(*args, **kwargs)
+                result = warn_through.call(compile_orig, *args, **kwargs)
             finally:
                 resolve_compiling(torch)  # Dynamo is loaded now (2.0-2.2 have no torch.compiler)
                 from . import hooks_dist
@@ -689,7 +689,7 @@ def _install_optimizer(torch):
     init_orig = patch(Optimizer, "__init__", None)
 
     def __init__(self, *args, **kwargs):
-        init_orig(self, *args, **kwargs)
+        warn_through.call(init_orig, self, *args, **kwargs)
         if G.off:
             return
         try:

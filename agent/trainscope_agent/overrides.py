@@ -25,6 +25,7 @@ import inspect
 import multiprocessing
 import os
 
+from . import warn_through
 from .guard import G, fail, patch
 from .state import S
 
@@ -85,6 +86,8 @@ def install(torch):
     if "copy.non_blocking" in keys:
         if not cuda():
             decide("copy.non_blocking", False, "CUDA only, and this run has no CUDA device")
+        elif not _truthy(_values["copy.non_blocking"]):
+            decide("copy.non_blocking", False, "non_blocking=False is PyTorch's default: the copies are left as written")
         else:
             _install_non_blocking(torch)
     if "threads" in keys:
@@ -144,13 +147,13 @@ def _install_dataloader(torch, cuda):
 
     def __init__(self, *args, **kwargs):
         if G.off or not _main_process():
-            return init_orig(self, *args, **kwargs)
+            return warn_through.call(init_orig, self, *args, **kwargs)
         try:
             kw = _loader_kwargs(torch, params, args, kwargs, cuda)
         except Exception as e:
             fail("override dataloader", e)
-            return init_orig(self, *args, **kwargs)
-        return init_orig(self, **kw)
+            return warn_through.call(init_orig, self, *args, **kwargs)
+        return warn_through.call(init_orig, self, **kw)
 
     dl_cls.__init__ = __init__
 
@@ -268,13 +271,16 @@ def _install_zero_grad(torch):
 
 def _wrap_zero_grad(owner):
     orig = patch(owner, "zero_grad", None)
+    want = _truthy(_values["zero_grad.set_to_none"])
+    what = ("zero_grad(set_to_none=True): gradients freed, not zeroed" if want else
+            "zero_grad(set_to_none=False): gradients zeroed in place, not freed")
 
     def zero_grad(self, *args, **kwargs):
         if G.off:
             return orig(self, *args, **kwargs)
         if not args:
-            kwargs["set_to_none"] = True
-            decide("zero_grad.set_to_none", True, "zero_grad(set_to_none=True): gradients freed, not zeroed")
+            kwargs["set_to_none"] = want
+            decide("zero_grad.set_to_none", True, what)
         return orig(self, *args, **kwargs)
 
     owner.zero_grad = zero_grad
@@ -297,13 +303,13 @@ def _wrap_optimizer(torch, cls):
 
     def __init__(self, params, *args, **kwargs):
         if G.off or type(self) is not cls:  # a subclass's super().__init__: its own class decides
-            return init_orig(self, params, *args, **kwargs)
+            return warn_through.call(init_orig, self, params, *args, **kwargs)
         try:
             params = list(params)  # a generator can be read once: keep the tensors for the check
             _optimizer_kwargs(torch, cls, accepts, params, kwargs)
         except Exception as e:
             fail("override optimizer", e)
-        return init_orig(self, params, *args, **kwargs)
+        return warn_through.call(init_orig, self, params, *args, **kwargs)
 
     cls.__init__ = __init__
 
@@ -315,15 +321,16 @@ def _optimizer_kwargs(torch, cls, accepts, params, kwargs):
     on_cuda = bool(tensors) and all(getattr(t, "is_cuda", False) for t in tensors)
     version = torch.__version__
     for key, arg in (("optimizer.fused", "fused"), ("optimizer.foreach", "foreach")):
-        if key not in _values or not _truthy(_values[key]):
+        if key not in _values:
             continue
+        want = _truthy(_values[key])  # false is asked for too: the single-tensor loop, to compare
         if arg not in accepts:
             decide(key, False, "%s in PyTorch %s has no %s= argument" % (cls.__name__, version, arg))
-        elif arg == "fused" and not on_cuda:
+        elif arg == "fused" and want and not on_cuda:
             decide(key, False, "CUDA only in PyTorch %s, and the parameters are not on a CUDA device" % version)
         else:
-            kwargs[arg] = True
-            decide(key, True, "%s(%s=True)" % (cls.__name__, arg))
+            kwargs[arg] = want
+            decide(key, True, "%s(%s=%s)" % (cls.__name__, arg, want))
     if kwargs.get("fused") and kwargs.get("foreach"):
         kwargs.pop("foreach")  # PyTorch refuses both at once; fused is the faster of the two
 

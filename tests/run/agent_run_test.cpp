@@ -20,6 +20,7 @@
 #include "diagnose/thresholds.h"
 #include "run/run_text.h"
 #include "run_test_util.h"
+#include "support/shell.h"
 
 namespace ts::run::test {
 namespace {
@@ -168,6 +169,31 @@ TEST(AgentRun, ASavedCopiedOrScriptedModelCarriesNoneOfOurHooks) {
                     script("model_leaves_the_run.py"), "12"});
   EXPECT_EQ(c.status, 0) << c.out << c.err;
   EXPECT_NE(c.out.find("MODEL LEAVES OK (agent on"), std::string::npos) << c.out << c.err;
+}
+
+// A warning PyTorch raises inside a constructor the agent wraps names the line it names without
+// trainscope: the script run bare is the reference (scripts/warnings_named.py; duplicate optimizer
+// parameters warn with stacklevel=3 on 1.13 and 2.x, DDP's broadcast_buffers with stacklevel=2 on
+// 2.13). Before agent/trainscope_agent/warn_through.py they named hooks_model.py and hooks_dist.py.
+TEST(AgentRun, WarningsInsideWrappedConstructorsNameTheLinesTheyNameWithoutUs) {
+  REQUIRE_TORCH();
+  auto line_of = [](const std::string& out) {
+    size_t at = out.find("WARNINGS ");
+    return at == std::string::npos ? std::string() : out.substr(at + 9, out.find('\n', at) - at - 9);
+  };
+  std::string bare = line_of(ts::test::run_cmd(torch_python() + " " + script("warnings_named.py") + " 2>&1"));
+  ASSERT_FALSE(bare.empty()) << "the script failed without trainscope";
+  auto c = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", fresh_dir("warnings-named") + "/run", "--",
+                    torch_python(), script("warnings_named.py")});
+  ASSERT_EQ(c.status, 0) << c.out << c.err;
+  std::string ours = line_of(c.out);
+  ASSERT_NE(bare.find("\"agent\": false"), std::string::npos) << bare;
+  ASSERT_NE(ours.find("\"agent\": true"), std::string::npos) << "the agent was not loaded: " << ours;
+  EXPECT_NE(bare.find("optimizer contains a parameter group"), std::string::npos) << bare;
+  EXPECT_NE(bare.find("\"freed\": true"), std::string::npos) << bare;
+  EXPECT_NE(ours.find("\"freed\": true"), std::string::npos) << "a dropped optimizer outlived the script's reference";
+  EXPECT_EQ(ours.substr(ours.find("\"shown\"")), bare.substr(bare.find("\"shown\""))) << "bare: " << bare;
+  EXPECT_EQ(ours.find("hooks_"), std::string::npos) << ours;
 }
 
 TEST(AgentRun, NoOptimizerFallsBackToDataLoaderFetches) {

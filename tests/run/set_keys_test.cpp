@@ -165,6 +165,30 @@ TEST(SetKeys, EveryKeyTakesEffectInTheTrainingProcess) {
   }
 }
 
+// The true|false keys take false as asked, never true instead: optimizer.foreach=false puts
+// foreach=False in the optimizer (the script's Adam leaves it None), zero_grad.set_to_none=false
+// keeps gradients as zeroed tensors. Before, foreach=false was reported "no torch.optim optimizer
+// was created" and set_to_none=false freed the gradients anyway.
+TEST(SetKeys, FalseIsAppliedAsFalse) {
+  REQUIRE_TORCH2();
+  Probe p;
+  probe(p, "false", "eager", {{"optimizer.foreach", "false"}, {"zero_grad.set_to_none", "false"}});
+  if (HasFatalFailure()) return;
+  auto f = p.facts;
+  ASSERT_FALSE(f["optimizer_defaults"]["foreach"].is_null()) << "foreach not set";
+  EXPECT_FALSE(f["optimizer_defaults"]["foreach"].get_bool().value());
+  auto none = bools(f["grads_none_after_zero_grad"]);
+  ASSERT_EQ(none.size(), 16u);
+  // From the second step: before the first backward there are no gradients to keep.
+  for (size_t i = 1; i < none.size(); ++i) EXPECT_FALSE(none[i]) << "step " << i << ": gradients freed";
+  for (const char* key : {"optimizer.foreach", "zero_grad.set_to_none"}) {
+    const OverrideOutcome* o = outcome(p.run, key);
+    ASSERT_NE(o, nullptr) << key << ": no outcome";
+    EXPECT_TRUE(o->applied) << key << ": " << o->reason;
+    EXPECT_NE(o->reason.find("=False"), std::string::npos) << key << ": " << o->reason;
+  }
+}
+
 // compile=true: the model's forward compiled (inductor), counted by Dynamo inside the process;
 // without it, Dynamo compiled nothing.
 TEST(SetKeys, CompileIsCountedByDynamo) {
