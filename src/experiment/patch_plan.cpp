@@ -120,6 +120,10 @@ void plan_fix(const std::string& fix, const std::vector<run::Override>& settings
       e.value = value;
       plan.edits.push_back(std::move(e));
     } else if (key == "zero_grad.set_to_none") {
+      if (!truthy(value)) {  // the edit writes set_to_none=True on every call
+        none(key, "the patch writes set_to_none=True only; false is measured by --set, not written");
+        continue;
+      }
       const auto* s = ev.site("forward");
       if (!s) s = ev.site("optimizer");
       if (!s) {

@@ -150,6 +150,22 @@ TEST(PatchPlan, NoSiteIsANoteNotAnEdit) {
   EXPECT_EQ(plan.notes.size(), 3u);
 }
 
+// zero_grad.set_to_none=false is measured by --set but never written: the patcher's edit puts
+// set_to_none=True on every call, so a false value is a note, not an edit that says the opposite.
+TEST(PatchPlan, SetToNoneFalseIsANoteNotATrueEdit) {
+  diagnose::AgentEvidence ev;
+  ev.sites = {site("forward", "/p/train.py", 17)};
+  PatchPlan plan;
+  plan_fix("x", {{"zero_grad.set_to_none", "false"}}, ev, "/p/train.py", plan);
+  EXPECT_TRUE(plan.edits.empty());
+  ASSERT_EQ(plan.notes.size(), 1u);
+  EXPECT_NE(plan.notes[0].find("set_to_none=True only"), std::string::npos) << plan.notes[0];
+  PatchPlan on;
+  plan_fix("x", {{"zero_grad.set_to_none", "true"}}, ev, "/p/train.py", on);
+  ASSERT_EQ(on.edits.size(), 1u);
+  EXPECT_EQ(on.edits[0].op, "zero_grad");
+}
+
 TEST(PatchPlan, SpecIsTheJsonThePatcherReads) {
   PatchEdit e;
   e.fix = "f";
