@@ -47,6 +47,11 @@ class Ph:
     # The loop's own loading (num_workers=0) waiting on a run queue, outside evaluation spans: the
     # steps' data wait leaves it out (a core, not data, was missing), the account puts it back.
     queued_ns = 0
+    # Every wait of the loop's fetches (evaluation's too, as eval_fetch_ns is): the account's data
+    # wait. The steps' own data wait misses the first step's when a better marker takes the loop
+    # over after it (the optimizer after the first backward), and the first fetch is the one that
+    # waits for the workers to start (spawned workers import torch: seconds).
+    fetch_ns = 0
     # Where batches come from: id() of the dataset of the latest fetch, and of every dataset a
     # training event followed a fetch from (the training data; a validation loader never is).
     fetch_key = None
@@ -101,7 +106,7 @@ def compile_frames():
 
 
 def _totals():
-    return (Ph.eval_ns, compile_ns(), Ph.io_ns, Ph.eval_fetch_ns, Ph.prof_ns, Ph.queued_ns)
+    return (Ph.eval_ns, compile_ns(), Ph.io_ns, Ph.eval_fetch_ns, Ph.prof_ns, Ph.queued_ns, Ph.fetch_ns)
 
 
 EVAL, TRAIN, IN_LOOP = 1, 2, 0
@@ -239,6 +244,7 @@ def eval_end(t):
 
 def fetched(t0, ns, dataset=None, queued=0):
     Ph.fetch_key = id(dataset) if dataset is not None else None
+    Ph.fetch_ns += ns
     if Ph.open:
         Ph.fetch_pending += ns
     else:
@@ -318,6 +324,6 @@ def send(channel, final=False):
          ("eval_spans_trained", p.eval_spans_trained), ("eval_calls", p.eval_calls),
          ("io_n", p.io_n), ("compile_frames", compile_frames())]
     for name, i in (("eval_ns", 0), ("compile_ns", 1), ("io_ns", 2), ("eval_fetch_ns", 3), ("profiler_ns", 4),
-                    ("queued_ns", 5)):
+                    ("queued_ns", 5), ("fetch_ns", 6)):
         f += [(name, tot[i]), ("pre_" + name, pre[i]), ("end_" + name, end[i])]
     channel.send_text("phases", f)

@@ -116,9 +116,15 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   a.eval_s = eval.pre + eval.in + eval.post;
   a.checkpoint_s = io.pre + io.in + io.post;
   a.profiler_s = prof.pre + prof.in + prof.post;
-  const double steps_data = st ? st->data_wait_ns / 1e9 : 0;
-  // The steps' data wait leaves out the loop's own loading queued for a core (the DataLoader model
-  // must not size workers for it); the account puts it back: the loop waited in next() all the same.
+  // The loop's fetch waits between its first step's start and its last step's end (agent phases.py
+  // fetch_ns). The steps' own totals miss the first step's wait where a better marker took the loop
+  // over after it (the optimizer after the first backward): the first fetch, which waits for the
+  // workers to start (seconds where they are spawned and each imports torch), was counted as
+  // training. The larger of the two: a killed job's latest phases record is older than its last
+  // steps; an agent without fetch_ns has the steps' totals only.
+  const double steps_data = std::max(split("fetch_ns").in, st ? st->data_wait_ns / 1e9 : 0.0);
+  // The data wait leaves out the loop's own loading queued for a core (the DataLoader model must
+  // not size workers for it); the account puts it back: the loop waited in next() all the same.
   a.data_queued_s = queued.in;
   a.data_wait_s = std::max(0.0, steps_data - efetch.in) + a.data_queued_s;
   a.before_first_step_s = std::max(0.0, pre_wall - comp.pre - eval.pre - io.pre - prof.pre - pre_o.train);

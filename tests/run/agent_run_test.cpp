@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <regex>
 #include <thread>
 #include <tuple>
 
@@ -342,6 +343,29 @@ TEST(AgentRun, AnomalyDetectionInABlockInsideTheStepIsMeasured) {
   ASSERT_NE(f, nullptr);
   ASSERT_FALSE(f->sites.empty());
   EXPECT_EQ(f->sites[0].line, 14) << f->sites[0].code;
+}
+
+// The first fetch waits for spawned workers to start (each imports torch): the account counts that
+// wait as data wait, measured against the script's own clock (scripts/first_batch_wait.py). Before,
+// the first step's wait went out with the step the first backward closed, before the optimizer took
+// the loop over, and the account called it training: 2.5 s of "training steps" in a loop whose
+// 60 steps computed for 40 ms.
+TEST(AgentRun, TheFirstFetchWaitingForWorkersIsDataWait) {
+  REQUIRE_TORCH();
+  const std::string dir = fresh_dir("first-fetch");
+  auto r = run_script({torch_python(), script("first_batch_wait.py"), dir + "/measured.json"}, dir + "/run");
+  ASSERT_EQ(r.exit.shell_code(), 0);
+  const std::string m = slurp(dir + "/measured.json");
+  std::smatch g;
+  ASSERT_TRUE(std::regex_search(m, g, std::regex(R"("first_fetch_s": ([0-9.e-]+), "loop_s": ([0-9.e-]+))"))) << m;
+  const double first = std::stod(g[1]), loop = std::stod(g[2]);
+  ASSERT_GT(first, 0.3) << "the spawned workers started at once: nothing to check";
+  ASSERT_TRUE(r.evidence.agent.has_value());
+  ASSERT_TRUE(r.evidence.agent->time_account.has_value());
+  const auto& t = *r.evidence.agent->time_account;
+  EXPECT_GE(t.data_wait_s, 0.95 * first) << "first fetch " << first << " s, loop " << loop << " s";
+  // The rest of the loop is 29 steps of a Linear(16, 4) and their (prefetched) fetches.
+  EXPECT_LE(t.train_steps_s, loop - 0.95 * first) << "first fetch " << first << " s, loop " << loop << " s";
 }
 
 // An evaluation run before the first training step (the agent picks the model during its second
