@@ -45,6 +45,9 @@ def install(torch):
                 S.begin(now())
         except Exception as e:
             fail("dataloader", e)
+        # The first fetch from worker processes waits for them to start (spawned ones import torch).
+        d = self.__dict__
+        starts_workers = d.get("_num_yielded", 1) == 0 and d.get("_num_workers", 0) > 0
         t0 = now()
         load_cost.Queued.ns = 0
         try:
@@ -62,7 +65,7 @@ def install(torch):
                 waited = span - queued
                 S.data_ns += waited
                 S.fetches += 1
-                phases.fetched(t0, waited, self.__dict__.get("_dataset"), queued)
+                phases.fetched(t0, waited, d.get("_dataset"), queued, starts_workers)
                 site = self.__dict__.get("_ts_site")
                 if site is not None:
                     site.count += 1  # the loader's fetches and wait, at the line that built it

@@ -52,6 +52,10 @@ class Ph:
     # over after it (the optimizer after the first backward), and the first fetch is the one that
     # waits for the workers to start (spawned workers import torch: seconds).
     fetch_ns = 0
+    # Of them, the first fetch of each iterator over worker processes: the wait for its workers to
+    # start (per epoch unless persistent_workers), and how many such first fetches there were.
+    start_fetch_ns = 0
+    start_fetches = 0
     # Where batches come from: id() of the dataset of the latest fetch, and of every dataset a
     # training event followed a fetch from (the training data; a validation loader never is).
     fetch_key = None
@@ -106,7 +110,8 @@ def compile_frames():
 
 
 def _totals():
-    return (Ph.eval_ns, compile_ns(), Ph.io_ns, Ph.eval_fetch_ns, Ph.prof_ns, Ph.queued_ns, Ph.fetch_ns)
+    return (Ph.eval_ns, compile_ns(), Ph.io_ns, Ph.eval_fetch_ns, Ph.prof_ns, Ph.queued_ns, Ph.fetch_ns,
+            Ph.start_fetch_ns, Ph.start_fetches)
 
 
 EVAL, TRAIN, IN_LOOP = 1, 2, 0
@@ -242,9 +247,12 @@ def eval_end(t):
             p.t1 = t
 
 
-def fetched(t0, ns, dataset=None, queued=0):
+def fetched(t0, ns, dataset=None, queued=0, starts_workers=False):
     Ph.fetch_key = id(dataset) if dataset is not None else None
     Ph.fetch_ns += ns
+    if starts_workers:
+        Ph.start_fetch_ns += ns
+        Ph.start_fetches += 1
     if Ph.open:
         Ph.fetch_pending += ns
     else:
@@ -324,6 +332,6 @@ def send(channel, final=False):
          ("eval_spans_trained", p.eval_spans_trained), ("eval_calls", p.eval_calls),
          ("io_n", p.io_n), ("compile_frames", compile_frames())]
     for name, i in (("eval_ns", 0), ("compile_ns", 1), ("io_ns", 2), ("eval_fetch_ns", 3), ("profiler_ns", 4),
-                    ("queued_ns", 5), ("fetch_ns", 6)):
+                    ("queued_ns", 5), ("fetch_ns", 6), ("start_fetch_ns", 7), ("start_fetches", 8)):
         f += [(name, tot[i]), ("pre_" + name, pre[i]), ("end_" + name, end[i])]
     channel.send_text("phases", f)

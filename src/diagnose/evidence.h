@@ -140,6 +140,11 @@ struct TimeAccount {
   // ... of which the loop's own loading (num_workers=0) sat runnable while other work held the
   // cores: a core was missing, not data (the steps' data wait and the DataLoader model leave it out).
   double data_queued_s = 0;
+  // ... of which the first fetch of each iterator over worker processes: the wait for the workers
+  // to start (each epoch's unless persistent_workers; seconds where they are spawned and import
+  // torch), and how many such first fetches.
+  double data_start_s = 0;
+  int64_t data_starts = 0;
   double other_s = 0;              // after the last step (teardown, logging), the rest
   double exit_s = 0;               // of other_s: the interpreter's exit, from the agent's last record (atexit) on
   double goodput_pct = 0;          // train_steps_s / job_s() x 100

@@ -25,6 +25,10 @@ std::string account_line(const diagnose::TimeAccount& t) {
     // The loop's own loading queued for a core: a slow CPU share, not slow data.
     if (p.glyph == 'd' && t.data_queued_s >= 0.05 && t.data_queued_s >= 0.1 * t.data_wait_s)
       o += fmt::format(", {:.1f} s of it loading queued for a core", t.data_queued_s);
+    // The first batch of each pass over worker processes: they start, then load it.
+    if (p.glyph == 'd' && t.data_start_s >= 0.05 && t.data_start_s >= 0.1 * t.data_wait_s)
+      o += fmt::format(", {:.1f} s of it for the first batch of newly started workers ({} time{})", t.data_start_s,
+                       t.data_starts, t.data_starts == 1 ? "" : "s");
     // What a short run's other mostly is: Python tearing down its modules after the script ended.
     if (p.glyph == '.' && t.exit_s >= 0.05 && t.exit_s >= 0.25 * t.other_s)
       o += fmt::format(", {:.1f} s of it the interpreter's exit", t.exit_s);

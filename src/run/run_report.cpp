@@ -25,6 +25,7 @@ void write_time_account(JsonWriter& w, const std::optional<diagnose::TimeAccount
   w.field("total_s", t->total_s).field("before_first_step_s", t->before_first_step_s).field("compile_s", t->compile_s);
   w.field("train_steps_s", t->train_steps_s).field("eval_s", t->eval_s).field("checkpoint_s", t->checkpoint_s);
   w.field("data_wait_s", t->data_wait_s).field("data_queued_s", t->data_queued_s);
+  w.field("data_start_s", t->data_start_s).field("data_starts", t->data_starts);
   w.field("profiler_s", t->profiler_s).field("other_s", t->other_s).field("exit_s", t->exit_s);
   w.field("goodput_pct", t->goodput_pct);
   w.field("steps", t->steps).field("eval_spans", t->eval_spans).field("eval_spans_trained", t->eval_spans_trained);

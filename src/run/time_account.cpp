@@ -127,6 +127,8 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   // not size workers for it); the account puts it back: the loop waited in next() all the same.
   a.data_queued_s = queued.in;
   a.data_wait_s = std::max(0.0, steps_data - efetch.in) + a.data_queued_s;
+  a.data_start_s = std::min(a.data_wait_s, split("start_fetch_ns").in);
+  a.data_starts = std::max<int64_t>(0, ph->get_int("end_start_fetches", 0) - ph->get_int("pre_start_fetches", 0));
   a.before_first_step_s = std::max(0.0, pre_wall - comp.pre - eval.pre - io.pre - prof.pre - pre_o.train);
   a.train_steps_s = std::max(0.0, loop_wall - comp.in - eval.in - io.in - prof.in - a.data_wait_s) + pre_o.train + post_o.train;
   a.other_s = std::max(0.0, post_wall - comp.post - eval.post - io.post - prof.post - post_o.train);

@@ -58,6 +58,20 @@ TEST(TimeAccountView, LineSaysHowMuchOfTheWaitWasQueuedForACore) {
   EXPECT_EQ(account_line(t).find("queued for a core"), std::string::npos);
 }
 
+// The first batches of newly started workers are said where they are a tenth of the data wait.
+TEST(TimeAccountView, LineSaysHowMuchOfTheWaitWasTheWorkersFirstBatches) {
+  auto t = account();
+  EXPECT_EQ(account_line(t).find("newly started workers"), std::string::npos);
+  t.data_start_s = 0.7;
+  t.data_starts = 3;
+  EXPECT_NE(account_line(t).find("data wait 1.0 s (2%), 0.7 s of it for the first batch of newly started workers "
+                                 "(3 times)"),
+            std::string::npos)
+      << account_line(t);
+  t.data_start_s = 0.05;  // a twentieth: not worth a word
+  EXPECT_EQ(account_line(t).find("newly started workers"), std::string::npos);
+}
+
 // Other's share that is the interpreter's exit is said where it is most of other (a short run).
 TEST(TimeAccountView, LineSaysHowMuchOfOtherWasTheInterpretersExit) {
   auto t = account();

@@ -364,6 +364,10 @@ TEST(AgentRun, TheFirstFetchWaitingForWorkersIsDataWait) {
   ASSERT_TRUE(r.evidence.agent->time_account.has_value());
   const auto& t = *r.evidence.agent->time_account;
   EXPECT_GE(t.data_wait_s, 0.95 * first) << "first fetch " << first << " s, loop " << loop << " s";
+  // ... and it is named: one iterator over workers, its first fetch.
+  EXPECT_EQ(t.data_starts, 1);
+  EXPECT_GE(t.data_start_s, 0.95 * first);
+  EXPECT_LE(t.data_start_s, t.data_wait_s);
   // The rest of the loop is 29 steps of a Linear(16, 4) and their (prefetched) fetches.
   EXPECT_LE(t.train_steps_s, loop - 0.95 * first) << "first fetch " << first << " s, loop " << loop << " s";
 }
