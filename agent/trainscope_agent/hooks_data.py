@@ -45,9 +45,12 @@ def install(torch):
                 S.begin(now())
         except Exception as e:
             fail("dataloader", e)
-        # The first fetch from worker processes waits for them to start (spawned ones import torch).
+        # The first fetch from an iterator's worker processes waits for them to start (spawned ones
+        # import torch). Persistent workers keep their iterator from epoch to epoch: once per object.
         d = self.__dict__
-        starts_workers = d.get("_num_yielded", 1) == 0 and d.get("_num_workers", 0) > 0
+        starts_workers = "_ts_started" not in d and d.get("_num_workers", 0) > 0
+        if starts_workers:
+            d["_ts_started"] = True
         t0 = now()
         load_cost.Queued.ns = 0
         try:

@@ -372,6 +372,24 @@ TEST(AgentRun, TheFirstFetchWaitingForWorkersIsDataWait) {
   EXPECT_LE(t.train_steps_s, loop - 0.95 * first) << "first fetch " << first << " s, loop " << loop << " s";
 }
 
+// Workers start with each epoch's iterator, unless persistent_workers keeps the one iterator and
+// its workers (scripts/worker_starts.py: 3 epochs, 2 spawned workers): 3 starts, or 1.
+TEST(AgentRun, PersistentWorkersStartOnceOthersEveryEpoch) {
+  REQUIRE_TORCH();
+  for (const auto& [mode, starts] : {std::pair{"per-epoch", 3}, {"persistent", 1}}) {
+    SCOPED_TRACE(mode);
+    auto r = run_script({torch_python(), script("worker_starts.py"), mode}, fresh_dir(std::string("starts-") + mode));
+    ASSERT_EQ(r.exit.shell_code(), 0);
+    ASSERT_TRUE(r.evidence.agent.has_value());
+    ASSERT_TRUE(r.evidence.agent->time_account.has_value());
+    const auto& t = *r.evidence.agent->time_account;
+    EXPECT_EQ(t.data_starts, starts);
+    EXPECT_GT(t.data_start_s, 0);
+    EXPECT_LE(t.data_start_s, t.data_wait_s);
+    EXPECT_EQ(t.steps, 24);
+  }
+}
+
 // An evaluation run before the first training step (the agent picks the model during its second
 // call) counts whole, one still open at exit is closed before the lines are sent, and each line is
 // charged its own time: the benchmark after the validation loss, named with its calls; a line run
