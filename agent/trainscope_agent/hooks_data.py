@@ -69,7 +69,7 @@ def install(torch):
                 S.data_ns += waited
                 S.fetches += 1
                 phases.fetched(t0, waited, d.get("_dataset"), queued, starts_workers)
-                site = self.__dict__.get("_ts_site")
+                site = d.get("_ts_site")
                 if site is not None:
                     site.count += 1  # the loader's fetches and wait, at the line that built it
                     site.ns += waited
