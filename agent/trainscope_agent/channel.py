@@ -49,6 +49,7 @@ F_NONFINITE = 4     # the loss seen in this step was NaN/Inf
 F_LOSS = 8          # the loss field holds a value
 F_BACKWARD = 16     # ended by a backward() (no optimizer steps)
 F_FORWARD = 32      # ended by the model's next top-level forward (no backward, no DataLoader)
+F_WORKERS = 64      # a fetch in it waited for DataLoader workers to start (worker-restarts)
 
 
 class Channel:

@@ -70,9 +70,13 @@ def install(torch):
                 S.fetches += 1
                 phases.fetched(t0, waited, d.get("_dataset"), queued, starts_workers)
                 site = d.get("_ts_site")
+                if starts_workers:
+                    S.workers_started = True  # the step's wait is the workers' start (flag F_WORKERS)
                 if site is not None:
                     site.count += 1  # the loader's fetches and wait, at the line that built it
                     site.ns += waited
+                    if starts_workers:
+                        _count_start(site, d, waited)
         if not _Batch.sized and not G.off:
             _record_batch_bytes(batch)
         return batch
@@ -198,6 +202,28 @@ def _site_for(loader):
     return sites.where("dataloader", 3)
 
 
+_started = set()  # (id(site), id(dataset)) whose loader started workers at least once
+
+
+def _count_start(site, d, ns):
+    """A first fetch over workers at a loader's line. After the line's first: the same loader
+    again (a new pass without persistent_workers: `restarts`), or a new loader over a dataset
+    that already had workers at this line (one built every epoch: `rebuilds`). A second
+    loader's first start (train and validation built by one helper) is neither."""
+    site.starts += 1
+    site.start_ns += ns
+    if "_ts_again" in d:
+        site.restarts += 1
+        site.restart_ns += ns
+        return
+    key = (id(site), id(d.get("_dataset")))
+    if key in _started:
+        site.rebuilds += 1
+        site.rebuild_ns += ns
+    elif len(_started) < 256:
+        _started.add(key)
+
+
 def _record_loader(it, loader):
     try:
         site = _loader_sites.get(loader)
@@ -208,13 +234,15 @@ def _record_loader(it, loader):
         it.__dict__["_ts_site"] = site
     key = id(loader)
     try:
-        if loader in _seen_loaders:
-            return
+        seen = loader in _seen_loaders
         _seen_loaders.add(loader)
     except TypeError:
-        if key in _seen_ids:
-            return
+        seen = key in _seen_ids
         _seen_ids.add(key)
+    if seen:
+        # A loader iterated again: without persistent_workers its new iterator starts new workers.
+        it.__dict__["_ts_again"] = True
+        return
     ds = getattr(loader, "dataset", None)
     try:
         n = len(ds)

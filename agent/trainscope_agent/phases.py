@@ -43,7 +43,7 @@ class Ph:
     c0 = 0
     fetch_ok = 0
     fetch_pending = 0
-    fetch_after_train = None  # (start, ns, queued ns) of a fetch since the last training event
+    fetch_after_train = None  # (start, ns, queued ns, workers' start ns) of a fetch since the last training event
     # The loop's own loading (num_workers=0) waiting on a run queue, outside evaluation spans: the
     # steps' data wait leaves it out (a core, not data, was missing), the account puts it back.
     queued_ns = 0
@@ -56,6 +56,13 @@ class Ph:
     # start (per epoch unless persistent_workers), and how many such first fetches there were.
     start_fetch_ns = 0
     start_fetches = 0
+    # ... of them, those inside evaluation spans (a validation loader's workers starting): the
+    # evaluation's time, told apart so that worker-restarts and periodic-evaluation never both
+    # claim it. start_ok/start_pending follow fetch_ok/fetch_pending.
+    eval_start_ns = 0
+    eval_starts = 0
+    start_ok = start_n_ok = 0
+    start_pending = start_n_pending = 0
     # Where batches come from: id() of the dataset of the latest fetch, and of every dataset a
     # training event followed a fetch from (the training data; a validation loader never is).
     fetch_key = None
@@ -111,7 +118,7 @@ def compile_frames():
 
 def _totals():
     return (Ph.eval_ns, compile_ns(), Ph.io_ns, Ph.eval_fetch_ns, Ph.prof_ns, Ph.queued_ns, Ph.fetch_ns,
-            Ph.start_fetch_ns, Ph.start_fetches)
+            Ph.start_fetch_ns, Ph.start_fetches, Ph.eval_start_ns, Ph.eval_starts)
 
 
 EVAL, TRAIN, IN_LOOP = 1, 2, 0
@@ -204,14 +211,19 @@ def eval_start(t, trained=False):
         p.t0 = p.t1 = t
         p.c0 = compile_ns()
         p.fetch_ok = p.fetch_pending = 0
+        p.start_ok = p.start_n_ok = p.start_pending = p.start_n_pending = 0
         fa = p.fetch_after_train
         if fa is not None:  # the batch fetched for this call (no training since): the span starts there
-            p.t0, p.fetch_ok, q = fa
+            p.t0, p.fetch_ok, q, p.start_ok = fa
+            p.start_n_ok = 1 if p.start_ok else 0
             p.queued_ns -= q  # inside the span's wall time now
         p.call_t = p.t0
     else:
         p.fetch_ok += p.fetch_pending  # fetched between two evaluation calls: the evaluation's
         p.fetch_pending = 0
+        p.start_ok += p.start_pending
+        p.start_n_ok += p.start_n_pending
+        p.start_pending = p.start_n_pending = 0
         _charge(t)
     # The user's line behind this call (a frame walk: evaluation calls are off the step's path). A
     # span often runs several evaluations (a validation loss, a benchmark, sampling); each line is
@@ -255,8 +267,11 @@ def fetched(t0, ns, dataset=None, queued=0, starts_workers=False):
         Ph.start_fetches += 1
     if Ph.open:
         Ph.fetch_pending += ns
+        if starts_workers:
+            Ph.start_pending += ns
+            Ph.start_n_pending += 1
     else:
-        Ph.fetch_after_train = (t0, ns, queued)
+        Ph.fetch_after_train = (t0, ns, queued, ns if starts_workers else 0)
         Ph.queued_ns += queued
 
 
@@ -290,6 +305,9 @@ def close(training_follows=False):
         p.trained = False
     p.eval_fetch_ns += p.fetch_ok
     p.fetch_ok = p.fetch_pending = 0
+    p.eval_start_ns += p.start_ok
+    p.eval_starts += p.start_n_ok
+    p.start_ok = p.start_n_ok = p.start_pending = p.start_n_pending = 0
 
 
 def wrote(ns):
@@ -332,6 +350,7 @@ def send(channel, final=False):
          ("eval_spans_trained", p.eval_spans_trained), ("eval_calls", p.eval_calls),
          ("io_n", p.io_n), ("compile_frames", compile_frames())]
     for name, i in (("eval_ns", 0), ("compile_ns", 1), ("io_ns", 2), ("eval_fetch_ns", 3), ("profiler_ns", 4),
-                    ("queued_ns", 5), ("fetch_ns", 6), ("start_fetch_ns", 7), ("start_fetches", 8)):
+                    ("queued_ns", 5), ("fetch_ns", 6), ("start_fetch_ns", 7), ("start_fetches", 8),
+                    ("eval_start_fetch_ns", 9), ("eval_start_fetches", 10)):
         f += [(name, tot[i]), ("pre_" + name, pre[i]), ("end_" + name, end[i])]
     channel.send_text("phases", f)

@@ -76,7 +76,8 @@ def _classify(filename):
 
 class Site:
     __slots__ = ("role", "file", "line", "func", "text", "count", "ns", "bytes", "pageable",
-                 "blocking", "detail", "sent", "sent_ns", "loop_ns")
+                 "blocking", "detail", "sent", "sent_ns", "loop_ns", "starts", "start_ns", "restarts",
+                 "restart_ns", "rebuilds", "rebuild_ns")
 
     def __init__(self, role, file, line, func, detail=""):
         self.role = role
@@ -86,6 +87,10 @@ class Site:
         self.text = ""
         self.count = self.ns = self.bytes = self.pageable = self.blocking = 0
         self.loop_ns = 0  # eval: of ns, the time in spans a training step followed
+        # dataloader: first fetches over worker processes (workers starting) and their wait; of
+        # them, restarts (a loader whose workers had started before: a new pass without
+        # persistent_workers) and rebuilds (a new loader over a dataset already loaded here).
+        self.starts = self.start_ns = self.restarts = self.restart_ns = self.rebuilds = self.rebuild_ns = 0
         self.detail = detail
         self.sent = self.sent_ns = -1
 
@@ -93,7 +98,10 @@ class Site:
         return [("role", self.role), ("file", self.file), ("line", self.line), ("func", self.func),
                 ("text", self.text or _source_line(self.file, self.line)), ("count", self.count),
                 ("ns", self.ns), ("bytes", self.bytes), ("pageable", self.pageable),
-                ("blocking", self.blocking), ("loop_ns", self.loop_ns), ("detail", self.detail or None),
+                ("blocking", self.blocking), ("loop_ns", self.loop_ns), ("starts", self.starts),
+                ("start_ns", self.start_ns), ("restarts", self.restarts), ("restart_ns", self.restart_ns),
+                ("rebuilds", self.rebuilds), ("rebuild_ns", self.rebuild_ns),
+                ("detail", self.detail or None),
                 ("sha1", _file_sha1(self.file))]
 
 

@@ -42,7 +42,7 @@ class State:
         "t_start", "data_ns", "fetches", "h2d_ns", "h2d_n", "h2d_bytes", "h2d_pageable",
         "h2d_blocking", "fwd_ns", "bwd_ns", "opt_ns", "io_ns", "io_n", "item_n", "item_ns",
         "samples", "getitem_ns", "collate_ns", "loss", "loss_seen", "nonfinite", "comm_ns", "comm_n",
-        "bwd_n", "opt_n", "started",
+        "bwd_n", "opt_n", "started", "workers_started",
         # run-wide
         "step", "source", "tid", "opt_waiting", "channel", "statm_fd", "page", "torch",
         "cuda_ready", "cuda_mem", "gpu", "window", "stop_after", "on_step_hooks", "fwd_t0",
@@ -95,6 +95,7 @@ class State:
         self.comm_ns = self.comm_n = 0  # explicit torch.distributed collectives (hooks_dist)
         self.bwd_n = self.opt_n = 0     # backward calls outside optimizer.step(), optimizer steps
         self.started = False            # a start marker (fetch, forward) opened this step
+        self.workers_started = False    # a fetch in this step waited for DataLoader workers to start
         self.loss = 0.0
         self.loss_seen = False
         self.nonfinite = False

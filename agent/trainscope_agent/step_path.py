@@ -80,6 +80,8 @@ def end_step(S, level, clock):
     win = S.window if final else None
     if win is not None and win.covers(step):
         flags |= ch.F_PROFILED
+    if S.workers_started:
+        flags |= ch.F_WORKERS
     if S.loss_seen:
         flags |= ch.F_LOSS
         if S.nonfinite:

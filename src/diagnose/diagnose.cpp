@@ -79,11 +79,13 @@ std::string dominant_cause(const Diagnosis& d) {
 // A warm-up finding of medium or higher severity leads: the trace itself is the problem.
 // With the run accounted (run.time_account), a step finding's share of the run is its share of the
 // step times the steps' share of the run (training steps and their data wait): one scale with the
-// findings about the time outside the step.
+// findings about the time outside the step. The waits for DataLoader workers to start are not the
+// steady steps' (their steps are left out of the step's figures; worker-restarts has them).
 void on_run_scale(std::vector<Finding>& fs, const Evidence& ev) {
   if (!ev.agent || !ev.agent->time_account || ev.agent->time_account->job_s() <= 0) return;
   const TimeAccount& t = *ev.agent->time_account;
-  const double steps_share = std::clamp((t.train_steps_s + t.data_wait_s) / t.job_s(), 0.0, 1.0);
+  const double steps_s = t.train_steps_s + t.data_wait_s - std::clamp(t.data_start_s, 0.0, t.data_wait_s);
+  const double steps_share = std::clamp(steps_s / t.job_s(), 0.0, 1.0);
   for (auto& f : fs)
     if (!f.outside_step) f.run_fraction = std::max(0.0, f.recoverable_fraction) * steps_share;
 }

@@ -112,6 +112,12 @@ struct CodeSite {
                          // line ran only after the last step, a final test; -1: not recorded)
   double calls_per_step = -1, ms_per_step = -1;  // over the steps the agent had counted
   int64_t bytes = 0, pageable = 0, blocking = 0;  // h2d: bytes copied, calls from pageable memory, calls that blocked
+  // dataloader: its iterators' first fetches over worker processes (the workers starting) and the
+  // loop's wait in them; of those, restarts (a loader whose workers had started before: a new pass
+  // without persistent_workers) and rebuilds (a new loader at this line over a dataset whose
+  // workers had started here before: a loader built every epoch).
+  int64_t starts = 0, restarts = 0, rebuilds = 0;
+  double start_ms = 0, restart_ms = 0, rebuild_ms = 0;
   std::vector<std::pair<std::string, std::string>> knobs;  // config: the framework's settings as built
   // A knob's value as recorded ("" when not), and whether it is set on (a bool arrives as "1"/"0").
   std::string knob(const std::string& name) const {
@@ -145,6 +151,7 @@ struct TimeAccount {
   // torch), and how many such first fetches.
   double data_start_s = 0;
   int64_t data_starts = 0;
+  double eval_start_s = 0;         // of eval_s: the evaluation's loaders waiting for their workers to start
   double other_s = 0;              // after the last step (teardown, logging), the rest
   double exit_s = 0;               // of other_s: the interpreter's exit, from the agent's last record (atexit) on
   double goodput_pct = 0;          // train_steps_s / job_s() x 100
@@ -187,6 +194,8 @@ struct AgentEvidence {
     int prefetch_factor = -1;
     bool persistent_workers = false;
     bool iterable = false;  // an IterableDataset: workers split its stream only as its __iter__ does
+    std::string site_file;  // the user's line that built it ("" unknown): its CodeSite of role dataloader
+    int64_t site_line = 0;
   };
   std::vector<Loader> loaders;
   // Code outside torch asked get_worker_info() (agent hooks_data.py): a stream split across

@@ -190,6 +190,10 @@ inline constexpr double kCompileTypicalGain = 0.43;
 // building a model and a loader, and not worth a cache).
 inline constexpr double kSlowStartRunPct = 25.0;
 inline constexpr double kSlowStartMinS = 5.0;
+// worker-restarts: the wait for DataLoader workers started again (each pass without
+// persistent_workers, a loader built every epoch) that keeping them gives back, as a share of the
+// run: 5%, the bar of the step's data wait (kDataWaitPct) on the run's scale.
+inline constexpr double kWorkerRestartRunPct = 5.0;
 // anomaly-detection: autograd anomaly mode's measured cost per step, at least 2% of the step (ours:
 // the severity scale's floor; it is a debugging mode, so any measured cost is worth a line).
 inline constexpr double kAnomalyMinPct = 2.0;

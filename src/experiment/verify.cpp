@@ -364,6 +364,14 @@ VerifyResult run_verify(const VerifyOptions& opt) {
     for (const auto& f : diag->findings) {
       r.baseline_titles.push_back(fmt::format("{} ({})", f.title, f.id));
       if (rank++ >= opt.top) continue;
+      if (f.outside_step && !f.fix_settings.empty()) {
+        // Its time is the run's, outside the steps verify measures (worker-restarts: the waits at
+        // each pass's start): a step-time ratio would not show it.
+        r.notes.push_back(fmt::format("{}: its gain is outside the steps verify measures; try it with trainscope run --set "
+                                      "{} and compare the two runs' time accounts",
+                                      f.id, settings_text(f.fix_settings)));
+        continue;
+      }
       if (f.fix_settings.empty()) {
         if (f.id != "compute-bound") {
           // No setting fixes it, so no patch either: the line to change, as the finding names it.

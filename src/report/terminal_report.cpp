@@ -126,6 +126,10 @@ void findings(Out& o, const ReportInput& in) {
       if (f.recoverable_fraction <= 0)  // a note: the setting is the claim to check, not a fix
         o.para("trainscope verify -- ... runs the script with" + set + " beside it as it is, and measures the claim", 5,
                "check: ");
+      else if (f.outside_step)  // its time is the run's, not the steps' verify measures
+        o.para("trainscope run" + set + " -- ... applies it without editing the script; compare the two runs' "
+                   "accounts of where the time went",
+               5, "try: ");
       else
         o.para("trainscope run" + set + " -- ... applies it without editing the script; " +
                    (at ? fmt::format("trainscope verify --patch fix.diff -- ... measures it and writes it into your "

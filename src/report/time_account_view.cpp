@@ -29,6 +29,8 @@ std::string account_line(const diagnose::TimeAccount& t) {
     if (p.glyph == 'd' && t.data_start_s >= 0.05 && t.data_start_s >= 0.1 * t.data_wait_s)
       o += fmt::format(", {:.1f} s of it for the first batch of newly started workers ({} time{})", t.data_start_s,
                        t.data_starts, t.data_starts == 1 ? "" : "s");
+    if (p.glyph == 'e' && t.eval_start_s >= 0.05 && t.eval_start_s >= 0.1 * t.eval_s)
+      o += fmt::format(", {:.1f} s of it for its loaders' newly started workers", t.eval_start_s);
     // What a short run's other mostly is: Python tearing down its modules after the script ended.
     if (p.glyph == '.' && t.exit_s >= 0.05 && t.exit_s >= 0.25 * t.other_s)
       o += fmt::format(", {:.1f} s of it the interpreter's exit", t.exit_s);

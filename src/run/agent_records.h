@@ -20,9 +20,9 @@ inline constexpr size_t kMaxRecord = 4096;  // PIPE_BUF: one atomic write
 enum class RecordType : uint8_t { Text = 1, Step = 2, Gpu = 3, Fetch = 4 };
 
 // Step flags (channel.py F_*). What ended the step: optimizer 1, backward 16, forward 32, none of
-// them a DataLoader fetch.
+// them a DataLoader fetch. Workers 64: a fetch in it waited for DataLoader workers to start.
 inline constexpr int64_t kStepOptimizer = 1, kStepProfiled = 2, kStepNonFinite = 4, kStepLoss = 8,
-                         kStepBackward = 16, kStepForward = 32;
+                         kStepBackward = 16, kStepForward = 32, kStepWorkers = 64;
 
 // The step markers, weakest first (agent/trainscope_agent/state.py): a process's steps are those
 // of the best marker it reported.

@@ -106,12 +106,14 @@ std::vector<StepRecord> steps_of(const Records& r, pid_t pid) {
 
 std::vector<const StepRecord*> steady_steps(const std::vector<StepRecord>& steps, int64_t& warmup) {
   // Warm-up: the first step always (imports, allocator, finding the model), the first two
-  // when there are 10 or more. Profiled steps are measured under the profiler: left out.
+  // when there are 10 or more. Profiled steps are measured under the profiler: left out. So are
+  // steps that waited for DataLoader workers to start (a new pass without persistent_workers):
+  // that wait is worker-restarts' on the run's scale, not a steady step's data wait.
   size_t n = steps.size();
   warmup = n >= 10 ? 2 : (n >= 3 ? 1 : 0);
   std::vector<const StepRecord*> kept;
   for (size_t i = static_cast<size_t>(warmup); i < n; ++i)
-    if (!(steps[i].flags & kStepProfiled)) kept.push_back(&steps[i]);
+    if (!(steps[i].flags & (kStepProfiled | kStepWorkers))) kept.push_back(&steps[i]);
   if (kept.empty())
     for (size_t i = static_cast<size_t>(warmup); i < n; ++i) kept.push_back(&steps[i]);
   if (kept.empty())
@@ -197,6 +199,8 @@ AgentSummary summarise(const Records& r) {
       l.prefetch_factor = static_cast<int>(t.get_int("prefetch_factor", -1));
       l.persistent_workers = t.get_bool("persistent_workers");
       l.iterable = t.get_bool("iterable");
+      l.site_file = t.get("site_file");
+      l.site_line = t.get_int("site_line", 0);
       ev.loaders.push_back(l);
     } else if (t.kind == "loader_shards") {
       ev.stream_split = true;

@@ -50,6 +50,12 @@ diagnose::CodeSite from_site(const TextRecord& t, const std::string& cwd) {
   s.bytes = t.get_int("bytes", 0);
   s.pageable = t.get_int("pageable", 0);
   s.blocking = t.get_int("blocking", 0);
+  s.starts = t.get_int("starts", 0);
+  s.start_ms = t.get_double("start_ns", 0) / 1e6;
+  s.restarts = t.get_int("restarts", 0);
+  s.restart_ms = t.get_double("restart_ns", 0) / 1e6;
+  s.rebuilds = t.get_int("rebuilds", 0);
+  s.rebuild_ms = t.get_double("rebuild_ns", 0) / 1e6;
   int64_t steps = t.get_int("steps", 0);
   if (steps > 0 && s.calls > 0) {
     s.calls_per_step = double(s.calls) / double(steps);

@@ -26,6 +26,7 @@ void write_time_account(JsonWriter& w, const std::optional<diagnose::TimeAccount
   w.field("train_steps_s", t->train_steps_s).field("eval_s", t->eval_s).field("checkpoint_s", t->checkpoint_s);
   w.field("data_wait_s", t->data_wait_s).field("data_queued_s", t->data_queued_s);
   w.field("data_start_s", t->data_start_s).field("data_starts", t->data_starts);
+  w.field("eval_start_s", t->eval_start_s);
   w.field("profiler_s", t->profiler_s).field("other_s", t->other_s).field("exit_s", t->exit_s);
   w.field("goodput_pct", t->goodput_pct);
   w.field("steps", t->steps).field("eval_spans", t->eval_spans).field("eval_spans_trained", t->eval_spans_trained);
@@ -68,6 +69,8 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
     w.key("ms_per_step");
     if (s.ms_per_step >= 0) w.value(s.ms_per_step); else w.null();
     w.field("bytes", s.bytes).field("pageable", s.pageable).field("blocking", s.blocking);
+    w.field("starts", s.starts).field("start_ms", s.start_ms).field("restarts", s.restarts);
+    w.field("restart_ms", s.restart_ms).field("rebuilds", s.rebuilds).field("rebuild_ms", s.rebuild_ms);
     w.key("knobs").begin_object();
     for (const auto& [k, v] : s.knobs) w.field(k, v);
     w.end_object();

@@ -127,8 +127,15 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   // not size workers for it); the account puts it back: the loop waited in next() all the same.
   a.data_queued_s = queued.in;
   a.data_wait_s = std::max(0.0, steps_data - efetch.in) + a.data_queued_s;
-  a.data_start_s = std::min(a.data_wait_s, split("start_fetch_ns").in);
-  a.data_starts = std::max<int64_t>(0, ph->get_int("end_start_fetches", 0) - ph->get_int("pre_start_fetches", 0));
+  // The first fetches over workers, less those of evaluation (a validation loader's workers
+  // starting are evaluation's time, told apart in eval_start_s).
+  const Split estart = trains ? split("eval_start_fetch_ns") : Split{0, 0, 0};
+  a.data_start_s = std::clamp(split("start_fetch_ns").in - estart.in, 0.0, a.data_wait_s);
+  auto count_in = [&](const char* k) {
+    return std::max<int64_t>(0, ph->get_int(fmt::format("end_{}", k), 0) - ph->get_int(fmt::format("pre_{}", k), 0));
+  };
+  a.data_starts = std::max<int64_t>(0, count_in("start_fetches") - (trains ? count_in("eval_start_fetches") : 0));
+  a.eval_start_s = std::min(a.eval_s, estart.pre + estart.in + estart.post);
   a.before_first_step_s = std::max(0.0, pre_wall - comp.pre - eval.pre - io.pre - prof.pre - pre_o.train);
   a.train_steps_s = std::max(0.0, loop_wall - comp.in - eval.in - io.in - prof.in - a.data_wait_s) + pre_o.train + post_o.train;
   a.other_s = std::max(0.0, post_wall - comp.post - eval.post - io.post - prof.post - post_o.train);

@@ -103,6 +103,37 @@ TEST(Premises, WaitingLoaderOnBusyCoresIsStarvation) {
   EXPECT_NE(find(d, "cpu-bound-transforms"), nullptr);
 }
 
+// worker-restarts: a CPU run of 6 s whose loader (train.py:30) started its workers 3 times, each
+// start a 0.9 s wait.
+Evidence loader_started_three_times() {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 90;
+  a.step_ms = 20;
+  TimeAccount t;
+  t.before_first_step_s = 1;
+  t.train_steps_s = 1.8;
+  t.data_wait_s = t.data_start_s = 2.7;
+  t.data_starts = 3;
+  t.total_s = 6;
+  t.steps = 90;
+  a.time_account = t;
+  CodeSite s = test::code_site("dataloader", "/p/train.py", 30);
+  s.starts = 3, s.start_ms = 2700, s.restarts = 2, s.restart_ms = 1800;
+  a.sites.push_back(s);
+  ev.agent = a;
+  return ev;
+}
+
+TEST(Premises, WorkerRestarts) {
+  expect_premises("worker-restarts", loader_started_three_times,
+                  {{"the run accounted", [](Evidence& e) { e.agent->time_account.reset(); }},
+                   {"workers started again at a loader's line", [](Evidence& e) {
+                      e.agent->sites[0].restarts = 0, e.agent->sites[0].restart_ms = 0;
+                    }},
+                   {"a wait in those starts", [](Evidence& e) { e.agent->sites[0].restart_ms = 0; }}});
+}
+
 // `analyze` on a trace recorded with_stack=True: an idle bucket's innermost user frame (PyTorch
 // names python_function events "{file}({line}): {function}") becomes the finding's line. A crafted
 // attribution (no trace with Python stacks and GPU idle time is in tests/data yet: the GPU check

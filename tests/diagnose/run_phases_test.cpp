@@ -218,5 +218,81 @@ TEST(RunScale, StepFindingsAreScaledByTheStepsShareAndRankWithTheRunFindings) {
   EXPECT_EQ(d.findings.front().id, "periodic-evaluation");
 }
 
+// worker-restarts on a 7.2 s run of 3 epochs (the fixture's 200 steps, 4 s): the loader at
+// /p/train.py:30 started its workers 3 times, 2 of them again for the same loader, and the loop
+// waited 0.9 s in each; the start waits are data wait outside the steady steps.
+Evidence restarted(int64_t restarts, int64_t rebuilds, double each_s = 0.9) {
+  Evidence ev = accounted(0, 0);
+  auto& t = *ev.agent->time_account;
+  const int64_t starts = 1 + restarts + rebuilds;
+  t.data_start_s = each_s * static_cast<double>(starts);
+  t.data_starts = starts;
+  t.data_wait_s = t.data_start_s;
+  t.total_s += t.data_wait_s;
+  CodeSite s = code_site("dataloader", "/p/train.py", 30);
+  s.starts = starts;
+  s.start_ms = 1e3 * t.data_start_s;
+  s.restarts = restarts;
+  s.restart_ms = 1e3 * each_s * static_cast<double>(restarts);
+  s.rebuilds = rebuilds;
+  s.rebuild_ms = 1e3 * each_s * static_cast<double>(rebuilds);
+  ev.agent->sites.push_back(s);
+  AgentEvidence::Loader l;
+  l.batch_size = 32;
+  l.num_workers = 2;
+  l.site_file = "/p/train.py";
+  l.site_line = 30;
+  ev.agent->loaders.push_back(l);
+  return ev;
+}
+
+TEST(WorkerRestarts, TheWaitsAfterTheFirstLessABatchPerPassOnTheRunsScale) {
+  Evidence ev = restarted(2, 0);
+  ev.agent->sample_getitem_ms = 1;  // persistent workers still load each pass's first batch: 32 + 2 ms
+  ev.agent->collate_ms = 2;
+  const double run_s = ev.agent->time_account->job_s();
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "worker-restarts");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->outside_step);
+  EXPECT_NEAR(f->run_fraction, 2 * (0.9 - 0.034) / run_s, 1e-9);
+  ASSERT_EQ(f->fix_settings.size(), 1u);
+  EXPECT_EQ(f->fix_settings[0].first, "dataloader.persistent_workers");
+  ASSERT_FALSE(f->sites.empty());
+  EXPECT_EQ(f->sites[0].line, 30);
+  EXPECT_NE(f->sites[0].note.find("persistent_workers=True"), std::string::npos) << f->sites[0].note;
+  // The first start is not a restart: one pass alone is no finding, however long its start.
+  EXPECT_EQ(find(diagnose(restarted(0, 0, 3.0)), "worker-restarts"), nullptr);
+  // 2 x 0.05 s of a 5.3 s run: 1.9%, under the 5% bar.
+  EXPECT_EQ(find(diagnose(restarted(2, 0, 0.05)), "worker-restarts"), nullptr);
+}
+
+TEST(WorkerRestarts, ALoaderBuiltEveryEpochOrAnIteratorEveryStepIsACodeChange) {
+  Diagnosis d = diagnose(restarted(0, 2));
+  const Finding* f = find(d, "worker-restarts");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->fix_settings.empty());  // persistent_workers on a loader built anew changes nothing
+  EXPECT_NE(f->fix.find("Build the DataLoader once"), std::string::npos) << f->fix;
+  // A start in most steps: next(iter(loader)).
+  Evidence ev = restarted(150, 0, 0.1);
+  f = find(d = diagnose(ev), "worker-restarts");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->fix_settings.empty());
+  EXPECT_NE(f->fix.find("iterator once, outside the loop"), std::string::npos) << f->fix;
+}
+
+TEST(RunScale, TheWaitsForWorkersToStartAreNotTheSteadySteps) {
+  // in-loop-io, 10% of the steady step: on the run's scale, of the training steps and the steady
+  // data wait only; the 2.7 s of waits for starting workers are the run's (worker-restarts).
+  Evidence ev = restarted(2, 0);
+  ev.agent->io_pct = 10;
+  ev.agent->io_ms = 2;
+  Diagnosis d = diagnose(ev);
+  const Finding* io = find(d, "in-loop-io");
+  ASSERT_NE(io, nullptr);
+  const auto& t = *ev.agent->time_account;
+  EXPECT_NEAR(io->run_fraction, io->recoverable_fraction * t.train_steps_s / t.total_s, 1e-9);
+}
+
 }  // namespace
 }  // namespace ts::diagnose

@@ -372,21 +372,64 @@ TEST(AgentRun, TheFirstFetchWaitingForWorkersIsDataWait) {
   EXPECT_LE(t.train_steps_s, loop - 0.95 * first) << "first fetch " << first << " s, loop " << loop << " s";
 }
 
-// Workers start with each epoch's iterator, unless persistent_workers keeps the one iterator and
-// its workers (scripts/worker_starts.py: 3 epochs, 2 spawned workers): 3 starts, or 1.
-TEST(AgentRun, PersistentWorkersStartOnceOthersEveryEpoch) {
+// Each way a loop starts its DataLoader workers again, counted at the loader's line and found by
+// worker-restarts (spawned workers import torch: each start is a second or more of waiting, under
+// any load). A start is counted once per iterator object: persistent_workers keeps one iterator
+// whose _num_yielded restarts at 0 each epoch (a per-pass count said 3 starts where there was 1).
+// The steps that waited for a start are flagged (64), and left out of the steady steps.
+TEST(AgentRun, WorkersStartedAgainAreCountedAtTheLoadersLineAndFound) {
   REQUIRE_TORCH();
-  for (const auto& [mode, starts] : {std::pair{"per-epoch", 3}, {"persistent", 1}}) {
-    SCOPED_TRACE(mode);
-    auto r = run_script({torch_python(), script("worker_starts.py"), mode}, fresh_dir(std::string("starts-") + mode));
+  struct Mode {
+    const char* name;
+    int64_t starts, restarts, rebuilds, steps;
+    const char* fix;  // what the finding's fix says; "" no finding
+  };
+  const Mode modes[] = {{"per-epoch", 3, 2, 0, 24, "persistent_workers=True"},
+                        {"persistent", 1, 0, 0, 24, ""},
+                        {"rebuilt", 2, 0, 1, 16, "Build the DataLoader once"},
+                        {"iter-per-step", 3, 2, 0, 3, "iterator once, outside the loop"}};
+  const std::string src = slurp(script("worker_starts.py"));
+  for (const auto& m : modes) {
+    SCOPED_TRACE(m.name);
+    auto r = run_script({torch_python(), script("worker_starts.py"), m.name}, fresh_dir(std::string("starts-") + m.name));
     ASSERT_EQ(r.exit.shell_code(), 0);
     ASSERT_TRUE(r.evidence.agent.has_value());
     ASSERT_TRUE(r.evidence.agent->time_account.has_value());
     const auto& t = *r.evidence.agent->time_account;
-    EXPECT_EQ(t.data_starts, starts);
+    EXPECT_EQ(t.data_starts, m.starts);
     EXPECT_GT(t.data_start_s, 0);
     EXPECT_LE(t.data_start_s, t.data_wait_s);
-    EXPECT_EQ(t.steps, 24);
+    EXPECT_EQ(t.steps, m.steps);
+    const diagnose::CodeSite* site = r.evidence.agent->site("dataloader");
+    ASSERT_NE(site, nullptr);
+    EXPECT_EQ(site->starts, m.starts);
+    EXPECT_EQ(site->restarts, m.restarts);
+    EXPECT_EQ(site->rebuilds, m.rebuilds);
+    EXPECT_LE(site->restart_ms + site->rebuild_ms, site->start_ms);
+    EXPECT_EQ(site->restart_ms > 0, m.restarts > 0);
+    int64_t flagged = 0;
+    for (const auto& st : r.agent.steps) flagged += (st.flags & kStepWorkers) != 0;
+    // One step per start after the first: the one its first fetch opened. The first start's wait
+    // is before the optimizer's first step, where the optimizer takes the loop over (the run
+    // account has it as data wait).
+    EXPECT_EQ(flagged, m.starts - 1);
+    ASSERT_TRUE(r.diagnosis.has_value());
+    const diagnose::Finding* f = nullptr;
+    for (const auto& x : r.diagnosis->findings)
+      if (x.id == "worker-restarts") f = &x;
+    if (!*m.fix) {
+      EXPECT_EQ(f, nullptr) << f->title;
+      continue;
+    }
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->outside_step);
+    EXPECT_NE(f->fix.find(m.fix), std::string::npos) << f->fix;
+    EXPECT_EQ(f->fix_settings.empty(), std::string(m.name) != "per-epoch");
+    ASSERT_FALSE(f->sites.empty());
+    EXPECT_EQ(f->sites[0].line, site->line);
+    // The loader's line as the script says it (its marker), where it has one.
+    const std::string marker = std::string("# expect: ") + (std::string(m.name) == "rebuilt" ? "rebuilt" : "per-step");
+    if (std::string(m.name) != "per-epoch") EXPECT_NE(f->sites[0].code.find(marker), std::string::npos) << f->sites[0].code;
   }
 }
 

@@ -258,6 +258,10 @@ TEST(LoopStyles, SysExitMidRunPassesThroughWithCause) {
       << verdict;
 }
 
+// torchrun's ranks meet at a free port (rdzv_endpoint localhost:0, PyTorch's way to run several
+// single-node jobs on one host): 1.13's --standalone binds 29400, and a second test's torchrun
+// beside it failed with "Address already in use".
+
 // A rank that raises under torchrun: the job's cause is that rank's exception, not torchrun's
 // own ChildFailedError at the end of the stderr (PyTorch 2.x prefixes the rank's lines and names
 // the rank; 1.13 writes them bare and the earliest traceback is the cause, unattributed).
@@ -265,7 +269,7 @@ TEST(LoopStyles, ARankThatRaisesUnderTorchrunIsTheCause) {
   REQUIRE_TORCH();
   std::string out = fresh_dir("loops-rank_raises");
   auto cli = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", out, "--", torch_python(), "-m",
-                      "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                      "torch.distributed.run", "--rdzv_backend=c10d", "--rdzv_endpoint=localhost:0", "--nnodes=1", "--nproc_per_node", "2",
                       scripts_dir() + "/loops/rank_raises.py"});
   EXPECT_EQ(cli.status, 1) << cli.err;
   EXPECT_NE(cli.err.find("ChildFailedError"), std::string::npos);  // torchrun's end, passed through
@@ -328,7 +332,7 @@ TEST(LoopStyles, ARankThatAbortsAfterItsScriptReturnedFailedInTeardown) {
   REQUIRE_TORCH();
   std::string out = fresh_dir("loops-rank_aborts_at_exit");
   auto cli = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", out, "--", torch_python(), "-m",
-                      "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                      "torch.distributed.run", "--rdzv_backend=c10d", "--rdzv_endpoint=localhost:0", "--nnodes=1", "--nproc_per_node", "2",
                       scripts_dir() + "/loops/abort_at_exit.py", "teardown"});
   EXPECT_EQ(cli.status, 1) << cli.err;
   simdjson::dom::parser parser;

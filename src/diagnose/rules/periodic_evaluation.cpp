@@ -97,10 +97,12 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   if (t.job_s() <= 0 || t.eval_spans < 2) return std::nullopt;  // one evaluation (at the end) is not periodic
   // What evaluating less often changes: the lines that ran between training steps, not those that
   // ran once after the last one. Their share of the lines' time scales the account's evaluation.
+  // The evaluation's loaders waiting for their workers to start are worker-restarts' to claim.
   const EvalLines lines = eval_lines(ev);
   const double lines_ms = lines.recurring_ms + lines.once_ms;
-  const double once_s = lines_ms > 0 ? t.eval_s * lines.once_ms / lines_ms : 0;
-  const double eval_s = t.eval_s - once_s;
+  const double own_s = std::max(0.0, t.eval_s - t.eval_start_s);
+  const double once_s = lines_ms > 0 ? own_s * lines.once_ms / lines_ms : 0;
+  const double eval_s = own_s - once_s;
   const double pct = 100 * eval_s / t.job_s();
   if (pct < th::kEvalRunPct) return std::nullopt;
   const bool each_step = t.steps > 0 && t.eval_spans * 2 > t.steps;

@@ -53,6 +53,7 @@ std::optional<Finding> periodic_evaluation(const Evidence&);
 std::optional<Finding> compile_cost(const Evidence&);
 std::optional<Finding> slow_start(const Evidence&);
 std::optional<Finding> anomaly_detection(const Evidence&);
+std::optional<Finding> worker_restarts(const Evidence&);
 
 // ---- helpers (rule_helpers.cpp) ----
 

@@ -26,6 +26,7 @@ const std::vector<RuleEntry>& all_rules() {
       {"periodic-evaluation", periodic_evaluation},
       {"compile-cost", compile_cost},
       {"slow-start", slow_start},
+      {"worker-restarts", worker_restarts},
       {"anomaly-detection", anomaly_detection},
       {"unfused-optimizer", unfused_optimizer},
       {"gpu-throttling", gpu_throttling},

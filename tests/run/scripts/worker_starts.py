@@ -1,6 +1,9 @@
-# Three epochs over a DataLoader with two spawned workers: without persistent_workers each epoch's
-# iterator starts its workers again (three starts), with it the one iterator keeps them (one).
-# argv[1]: "persistent" or "per-epoch".
+# Passes over a DataLoader with spawned workers, each way a loop can start them again. argv[1]:
+#   per-epoch      3 epochs over one loader, 2 workers: each epoch's iterator starts its workers
+#                  again (3 starts, 2 restarts)
+#   persistent     the same with persistent_workers=True: the one iterator keeps them (1 start)
+#   rebuilt        the loader built inside the epoch loop, 2 epochs, 1 worker (2 starts, 1 rebuild)
+#   iter-per-step  next(iter(loader)) in each of 3 steps, 1 worker (3 starts, 2 restarts)
 import sys
 
 import torch
@@ -16,14 +19,31 @@ class Small(Dataset):
         return torch.randn(16), i % 4
 
 
+def train_step(model, opt, x, y):
+    loss = nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
 if __name__ == "__main__":
+    mode = sys.argv[1]
     model = nn.Linear(16, 4)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    loader = DataLoader(Small(), batch_size=8, num_workers=2, persistent_workers=sys.argv[1] == "persistent",
-                        multiprocessing_context="spawn")
-    for epoch in range(3):
-        for x, y in loader:
-            loss = nn.functional.cross_entropy(model(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+    data = Small()
+    if mode in ("per-epoch", "persistent"):
+        loader = DataLoader(data, batch_size=8, num_workers=2, persistent_workers=mode == "persistent",
+                            multiprocessing_context="spawn")
+        for epoch in range(3):
+            for x, y in loader:
+                train_step(model, opt, x, y)
+    elif mode == "rebuilt":
+        for epoch in range(2):
+            loader = DataLoader(data, batch_size=8, num_workers=1, multiprocessing_context="spawn")  # expect: rebuilt
+            for x, y in loader:
+                train_step(model, opt, x, y)
+    elif mode == "iter-per-step":
+        loader = DataLoader(data, batch_size=8, num_workers=1, multiprocessing_context="spawn")  # expect: per-step
+        for step in range(3):
+            x, y = next(iter(loader))
+            train_step(model, opt, x, y)
