@@ -425,6 +425,13 @@ TEST(AgentRun, WorkersStartedAgainAreCountedAtTheLoadersLineAndFound) {
     EXPECT_TRUE(f->outside_step);
     EXPECT_NE(f->fix.find(m.fix), std::string::npos) << f->fix;
     EXPECT_EQ(f->fix_settings.empty(), std::string(m.name) != "per-epoch");
+    if (!f->fix_settings.empty()) {
+      // Its time is outside the steps verify measures: the report offers run --set, not verify.
+      const std::string txt = slurp(r.out_dir + "/report.txt");
+      const size_t at = txt.find("try: trainscope run --set dataloader.persistent_workers=true");
+      ASSERT_NE(at, std::string::npos) << txt;
+      EXPECT_EQ(txt.substr(at, 200).find("verify"), std::string::npos) << txt.substr(at, 200);
+    }
     ASSERT_FALSE(f->sites.empty());
     EXPECT_EQ(f->sites[0].line, site->line);
     // The loader's line as the script says it (its marker), where it has one.
