@@ -45,16 +45,25 @@ def install(torch):
                 S.begin(now())
         except Exception as e:
             fail("dataloader", e)
-        # The first fetch from an iterator's worker processes waits for them to start (spawned ones
-        # import torch). Persistent workers keep their iterator from epoch to epoch: once per object.
+        # The first fetches from an iterator's worker processes wait for them to start (spawned ones
+        # import torch; a dataset may open its store on a worker's first item): one per worker, as
+        # the iterator hands its first batches out round-robin. Persistent workers keep their
+        # iterator from epoch to epoch: once per object.
         d = self.__dict__
-        starts_workers = "_ts_started" not in d and d.get("_num_workers", 0) > 0
-        if starts_workers:
-            d["_ts_started"] = True
+        left = d.get("_ts_warm", -1)
+        starts_workers = warming = False
+        if left:  # a new iterator (-1), or one still handing out its workers' first batches
+            if left < 0:
+                left = d.get("_num_workers", 0)
+                starts_workers = left > 0  # a start: counted once
+            warming = left > 0  # this fetch may wait for a worker to start: its wait is the start's
+            d["_ts_warm"] = left - 1 if warming else 0
         t0 = now()
         load_cost.Queued.ns = 0
+        ended = True
         try:
             batch = next_orig(self)
+            ended = False
         except StopIteration:
             if S.source == FETCH and S.mine():
                 S.started = False  # the epoch is over: no step is open until the next fetch
@@ -68,15 +77,15 @@ def install(torch):
                 waited = span - queued
                 S.data_ns += waited
                 S.fetches += 1
-                phases.fetched(t0, waited, d.get("_dataset"), queued, starts_workers)
+                phases.fetched(t0, waited, d.get("_dataset"), queued, starts_workers, ended, warming)
                 site = d.get("_ts_site")
-                if starts_workers:
+                if warming:
                     S.workers_started = True  # the step's wait is the workers' start (flag F_WORKERS)
                 if site is not None:
                     site.count += 1  # the loader's fetches and wait, at the line that built it
                     site.ns += waited
-                    if starts_workers:
-                        _count_start(site, d, waited)
+                    if warming:
+                        _count_start(site, d, waited, starts_workers)
         if not _Batch.sized and not G.off:
             _record_batch_bytes(batch)
         return batch
@@ -205,23 +214,32 @@ def _site_for(loader):
 _started = set()  # (id(site), id(dataset)) whose loader started workers at least once
 
 
-def _count_start(site, d, ns):
-    """A first fetch over workers at a loader's line. After the line's first: the same loader
-    again (a new pass without persistent_workers: `restarts`), or a new loader over a dataset
-    that already had workers at this line (one built every epoch: `rebuilds`). A second
-    loader's first start (train and validation built by one helper) is neither."""
-    site.starts += 1
+def _count_start(site, d, ns, first):
+    """A fetch of a pass's first batches over workers at a loader's line (first: the pass's very
+    first, which counts the start). After the line's first start: the same loader again (a new
+    pass without persistent_workers: `restarts`), or a new loader over a dataset that already had
+    workers at this line (one built every epoch: `rebuilds`). A second loader's first start
+    (train and validation built by one helper) is neither."""
+    if first:
+        kind = 1 if "_ts_again" in d else 0
+        if not kind:
+            key = (id(site), id(d.get("_dataset")))
+            if key in _started:
+                kind = 2
+            elif len(_started) < 256:
+                _started.add(key)
+        d["_ts_kind"] = kind
+        site.starts += 1
+        if kind == 1:
+            site.restarts += 1
+        elif kind == 2:
+            site.rebuilds += 1
     site.start_ns += ns
-    if "_ts_again" in d:
-        site.restarts += 1
+    kind = d.get("_ts_kind", 0)
+    if kind == 1:
         site.restart_ns += ns
-        return
-    key = (id(site), id(d.get("_dataset")))
-    if key in _started:
-        site.rebuilds += 1
+    elif kind == 2:
         site.rebuild_ns += ns
-    elif len(_started) < 256:
-        _started.add(key)
 
 
 def _record_loader(it, loader):

@@ -43,7 +43,10 @@ class Ph:
     c0 = 0
     fetch_ok = 0
     fetch_pending = 0
-    fetch_after_train = None  # (start, ns, queued ns, workers' start ns) of a fetch since the last training event
+    # (start, ns, queued ns, workers' start ns, starts) of the fetches since the last training event:
+    # all of them, from the first one's start (accelerate's DataLoaderShard, under HF Trainer too,
+    # fetches one batch ahead, so an evaluation pass makes two fetches before its first call).
+    fetch_after_train = None
     # The loop's own loading (num_workers=0) waiting on a run queue, outside evaluation spans: the
     # steps' data wait leaves it out (a core, not data, was missing), the account puts it back.
     queued_ns = 0
@@ -214,8 +217,7 @@ def eval_start(t, trained=False):
         p.start_ok = p.start_n_ok = p.start_pending = p.start_n_pending = 0
         fa = p.fetch_after_train
         if fa is not None:  # the batch fetched for this call (no training since): the span starts there
-            p.t0, p.fetch_ok, q, p.start_ok = fa
-            p.start_n_ok = 1 if p.start_ok else 0
+            p.t0, p.fetch_ok, q, p.start_ok, p.start_n_ok = fa
             p.queued_ns -= q  # inside the span's wall time now
         p.call_t = p.t0
     else:
@@ -259,19 +261,34 @@ def eval_end(t):
             p.t1 = t
 
 
-def fetched(t0, ns, dataset=None, queued=0, starts_workers=False):
+def fetched(t0, ns, dataset=None, queued=0, starts_workers=False, ended=False, warming=None):
+    """A fetch's wait. starts_workers: a pass's first fetch over workers (a start, counted);
+    warming: one of its first batches, one per worker (the wait is the start's; default: the same
+    as starts_workers). ended: it raised StopIteration (the pass is over, no batch): data wait, but
+    not the start of an evaluation span (the epoch's end is not where evaluation begins)."""
+    if warming is None:
+        warming = starts_workers
     Ph.fetch_key = id(dataset) if dataset is not None else None
     Ph.fetch_ns += ns
-    if starts_workers:
+    if warming:
         Ph.start_fetch_ns += ns
+    if starts_workers:
         Ph.start_fetches += 1
+    if ended and not Ph.open:
+        Ph.queued_ns += queued
+        return
     if Ph.open:
         Ph.fetch_pending += ns
-        if starts_workers:
+        if warming:
             Ph.start_pending += ns
+        if starts_workers:
             Ph.start_n_pending += 1
     else:
-        Ph.fetch_after_train = (t0, ns, queued, ns if starts_workers else 0)
+        fa = Ph.fetch_after_train
+        st = ns if warming else 0
+        n = 1 if starts_workers else 0
+        Ph.fetch_after_train = (t0, ns, queued, st, n) if fa is None else (
+            fa[0], fa[1] + ns, fa[2] + queued, fa[3] + st, fa[4] + n)
         Ph.queued_ns += queued
 
 

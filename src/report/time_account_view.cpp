@@ -25,9 +25,9 @@ std::string account_line(const diagnose::TimeAccount& t) {
     // The loop's own loading queued for a core: a slow CPU share, not slow data.
     if (p.glyph == 'd' && t.data_queued_s >= 0.05 && t.data_queued_s >= 0.1 * t.data_wait_s)
       o += fmt::format(", {:.1f} s of it loading queued for a core", t.data_queued_s);
-    // The first batch of each pass over worker processes: they start, then load it.
+    // The first batches of each pass over worker processes (one per worker): they start, then load them.
     if (p.glyph == 'd' && t.data_start_s >= 0.05 && t.data_start_s >= 0.1 * t.data_wait_s)
-      o += fmt::format(", {:.1f} s of it for the first batch of newly started workers ({} time{})", t.data_start_s,
+      o += fmt::format(", {:.1f} s of it for newly started workers' first batches ({} start{})", t.data_start_s,
                        t.data_starts, t.data_starts == 1 ? "" : "s");
     if (p.glyph == 'e' && t.eval_start_s >= 0.05 && t.eval_start_s >= 0.1 * t.eval_s)
       o += fmt::format(", {:.1f} s of it for its loaders' newly started workers", t.eval_start_s);

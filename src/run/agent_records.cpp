@@ -231,10 +231,18 @@ void RecordDecoder::decode_one(std::string_view rec) {
     }
     case RecordType::Fetch: {
       if (pl.size() < 32) return;
-      ++out_.fetches.records;
-      out_.fetches.samples += load<int64_t>(q + 8);
-      out_.fetches.getitem_ns += load<int64_t>(q + 16);
-      out_.fetches.collate_ns += load<int64_t>(q + 24);
+      FetchTotals& f = out_.fetches;
+      if (f.workers.insert(pid).second) {
+        ++f.first_records;
+        f.first_samples += load<int64_t>(q + 8);
+        f.first_getitem_ns += load<int64_t>(q + 16);
+        f.first_collate_ns += load<int64_t>(q + 24);
+        break;
+      }
+      ++f.records;
+      f.samples += load<int64_t>(q + 8);
+      f.getitem_ns += load<int64_t>(q + 16);
+      f.collate_ns += load<int64_t>(q + 24);
       break;
     }
     case RecordType::Text: {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,8 +87,13 @@ struct StepTotals {  // every step of one process and kind, never sampled
   int64_t tail_seen = 0, tail_kept = 0, stride = 1;
 };
 
-struct FetchTotals {  // DataLoader workers' fetch records (worker id, samples, getitem and collate ns), summed
+// DataLoader workers' fetch records (worker id, samples, getitem and collate ns), summed. Each worker
+// process's first batch is summed apart: it carries what the dataset does once per worker (opening
+// a file or a database, reading a manifest on its first item), which is not a sample's cost.
+struct FetchTotals {
   int64_t records = 0, samples = 0, getitem_ns = 0, collate_ns = 0;
+  int64_t first_records = 0, first_samples = 0, first_getitem_ns = 0, first_collate_ns = 0;
+  std::set<pid_t> workers;  // the worker processes seen (their first batch is in first_*)
 };
 
 // A CUDA allocator reading carried by a step record. The agent reads the allocator at most

@@ -281,6 +281,23 @@ TEST(WorkerRestarts, ALoaderBuiltEveryEpochOrAnIteratorEveryStepIsACodeChange) {
   EXPECT_NE(f->fix.find("iterator once, outside the loop"), std::string::npos) << f->fix;
 }
 
+TEST(WorkerRestarts, UnderHuggingFaceTheKnobAtTrainingArguments) {
+  // The Trainer iterates its training loader again each epoch and builds an evaluation loader at
+  // each evaluation; its dataloader_persistent_workers keeps the first and caches the second.
+  Evidence ev = restarted(3, 3, 0.15);
+  CodeSite hf = code_site("config", "/p/train.py", 12);
+  hf.detail = "transformers.TrainingArguments";
+  ev.agent->sites.push_back(hf);
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "worker-restarts");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->fix.find("dataloader_persistent_workers=True"), std::string::npos) << f->fix;
+  EXPECT_TRUE(f->fix_settings.empty());  // --set keeps a loader's workers, never a loader the Trainer builds again
+  ASSERT_GE(f->sites.size(), 2u);
+  EXPECT_EQ(f->sites[0].line, 12);
+  EXPECT_EQ(f->sites[1].note.find("here"), std::string::npos) << f->sites[1].note;  // trainer.train() is not where
+}
+
 TEST(RunScale, TheWaitsForWorkersToStartAreNotTheSteadySteps) {
   // in-loop-io, 10% of the steady step: on the run's scale, of the training steps and the steady
   // data wait only; the 2.7 s of waits for starting workers are the run's (worker-restarts).

@@ -64,8 +64,8 @@ TEST(TimeAccountView, LineSaysHowMuchOfTheWaitWasTheWorkersFirstBatches) {
   EXPECT_EQ(account_line(t).find("newly started workers"), std::string::npos);
   t.data_start_s = 0.7;
   t.data_starts = 3;
-  EXPECT_NE(account_line(t).find("data wait 1.0 s (2%), 0.7 s of it for the first batch of newly started workers "
-                                 "(3 times)"),
+  EXPECT_NE(account_line(t).find("data wait 1.0 s (2%), 0.7 s of it for newly started workers' first batches "
+                                 "(3 starts)"),
             std::string::npos)
       << account_line(t);
   t.data_start_s = 0.05;  // a twentieth: not worth a word

@@ -381,13 +381,13 @@ TEST(AgentRun, WorkersStartedAgainAreCountedAtTheLoadersLineAndFound) {
   REQUIRE_TORCH();
   struct Mode {
     const char* name;
-    int64_t starts, restarts, rebuilds, steps;
+    int64_t starts, restarts, rebuilds, steps, workers;
     const char* fix;  // what the finding's fix says; "" no finding
   };
-  const Mode modes[] = {{"per-epoch", 3, 2, 0, 24, "persistent_workers=True"},
-                        {"persistent", 1, 0, 0, 24, ""},
-                        {"rebuilt", 2, 0, 1, 16, "Build the DataLoader once"},
-                        {"iter-per-step", 3, 2, 0, 3, "iterator once, outside the loop"}};
+  const Mode modes[] = {{"per-epoch", 3, 2, 0, 24, 2, "persistent_workers=True"},
+                        {"persistent", 1, 0, 0, 24, 2, ""},
+                        {"rebuilt", 2, 0, 1, 16, 1, "Build the DataLoader once"},
+                        {"iter-per-step", 3, 2, 0, 3, 1, "iterator once, outside the loop"}};
   const std::string src = slurp(script("worker_starts.py"));
   for (const auto& m : modes) {
     SCOPED_TRACE(m.name);
@@ -409,10 +409,10 @@ TEST(AgentRun, WorkersStartedAgainAreCountedAtTheLoadersLineAndFound) {
     EXPECT_EQ(site->restart_ms > 0, m.restarts > 0);
     int64_t flagged = 0;
     for (const auto& st : r.agent.steps) flagged += (st.flags & kStepWorkers) != 0;
-    // One step per start after the first: the one its first fetch opened. The first start's wait
-    // is before the optimizer's first step, where the optimizer takes the loop over (the run
-    // account has it as data wait).
-    EXPECT_EQ(flagged, m.starts - 1);
+    // Each start's first batches, one per worker (handed out round-robin, each may wait for its
+    // worker to start), flag the steps they open; but the first: its wait is before the
+    // optimizer's first step, where the optimizer takes the loop over (the run account has it).
+    EXPECT_EQ(flagged, m.starts * m.workers - 1);
     ASSERT_TRUE(r.diagnosis.has_value());
     const diagnose::Finding* f = nullptr;
     for (const auto& x : r.diagnosis->findings)

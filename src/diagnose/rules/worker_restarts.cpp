@@ -63,7 +63,6 @@ std::optional<Finding> worker_restarts(const Evidence& ev) {
   std::sort(lines.begin(), lines.end(), [](const Line& x, const Line& y) { return x.gain_ms > y.gain_ms; });
   // One start per step or more: the loop takes a new iterator every step (next(iter(loader))).
   const bool per_step = t.steps > 0 && static_cast<double>(again) >= 0.5 * static_cast<double>(t.steps);
-  const bool rebuilt = rebuilds > restarts;
 
   Finding f = make("worker-restarts", Bottleneck::DataPipeline, "agent");
   f.outside_step = true;
@@ -94,6 +93,9 @@ std::optional<Finding> worker_restarts(const Evidence& ev) {
       "again over the same dataset), and the loop waited {:.1f} s in them.",
       again, again == 1 ? "" : "s", restarts, restarts == 1 ? "" : "es", rebuilds, rebuilds == 1 ? "" : "s",
       wait_ms / 1e3);
+  // Hugging Face Trainer builds the loaders: its knob keeps the training loader's workers and
+  // caches the evaluation loaders it would build anew at every evaluation.
+  const CodeSite* hf = config_site(ev, "transformers");
   if (per_step) {
     f.fix = "Take the loader's iterator once, outside the loop, and call next() on it; with persistent_workers=True "
             "a new pass (iter(loader)) reuses the running workers.";
@@ -101,29 +103,33 @@ std::optional<Finding> worker_restarts(const Evidence& ev) {
         "batches = iter(loader)  # once\n"
         "for step in range(steps):\n"
         "    x, y = next(batches)";
-  } else if (rebuilt) {
-    f.fix = "Build the DataLoader once, before the epoch loop, with persistent_workers=True, and iterate the same "
-            "loader every epoch.";
+  } else if (hf) {
+    f.fix = "Keep the workers: dataloader_persistent_workers=True in TrainingArguments (the Trainer then keeps its "
+            "training loader's workers and reuses its evaluation loaders).";
+    f.fix_code = "args = TrainingArguments(..., dataloader_num_workers=N, dataloader_persistent_workers=True)";
+  } else if (rebuilds > 0) {
+    f.fix = std::string("Build the DataLoader once, before the epoch loop, with persistent_workers=True, and iterate ") +
+            "the same loader every epoch" + (restarts > 0 ? "; persistent_workers=True on the others." : ".");
     f.fix_code =
         "loader = DataLoader(dataset, batch_size=BS, num_workers=N, persistent_workers=True)  # once\n"
         "for epoch in range(epochs):\n"
         "    for x, y in loader:";
   } else {
-    f.fix = "Keep the workers between passes: persistent_workers=True on the DataLoader (Hugging Face Trainer: "
-            "dataloader_persistent_workers=True). Without editing: trainscope run --set "
-            "dataloader.persistent_workers=true.";
+    f.fix = "Keep the workers between passes: persistent_workers=True on the DataLoader. Without editing: trainscope "
+            "run --set dataloader.persistent_workers=true.";
     f.fix_code = "loader = DataLoader(dataset, batch_size=BS, num_workers=N, persistent_workers=True)";
-    f.fix_settings = {{"dataloader.persistent_workers", "true"}};
   }
-  const CodeSite* hf = config_site(ev, "transformers");
+  // A setting applied at run time keeps a loader's workers, never a loader built again.
+  if (!per_step && rebuilds == 0) f.fix_settings = {{"dataloader.persistent_workers", "true"}};
   if (hf && !per_step) f.sites.push_back(site_ref(*hf, "set dataloader_persistent_workers=True here"));
   for (size_t i = 0; i < lines.size() && i < 3; ++i) {
     const CodeSite& s = *lines[i].site;
-    f.sites.push_back(site_ref(
-        s, fmt::format("workers started {} time{} ({} again), {:.1f} s of waiting for them{}", s.starts,
-                       s.starts == 1 ? "" : "s", lines[i].again, (s.restart_ms + s.rebuild_ms) / 1e3,
-                       per_step ? "" : s.rebuilds > s.restarts ? ": build it once, persistent_workers=True"
-                                                               : ": persistent_workers=True here")));
+    const std::string change = per_step || hf                ? ""
+                               : s.rebuilds > 0 ? ": build it once, with persistent_workers=True"
+                                                : ": persistent_workers=True here";
+    f.sites.push_back(site_ref(s, fmt::format("workers started {} time{} ({} again), {:.1f} s of waiting for them{}",
+                                              s.starts, s.starts == 1 ? "" : "s", lines[i].again,
+                                              (s.restart_ms + s.rebuild_ms) / 1e3, change)));
   }
   return f;
 }
