@@ -368,7 +368,7 @@ VerifyResult run_verify(const VerifyOptions& opt) {
         // Its time is the run's, outside the steps verify measures (worker-restarts: the waits at
         // each pass's start): a step-time ratio would not show it.
         r.notes.push_back(fmt::format("{}: its gain is outside the steps verify measures; try it with trainscope run --set "
-                                      "{} and compare the two runs' time accounts",
+                                      "{}, then trainscope compare the two runs' time accounts",
                                       f.id, settings_text(f.fix_settings)));
         continue;
       }

@@ -127,8 +127,8 @@ void findings(Out& o, const ReportInput& in) {
         o.para("trainscope verify -- ... runs the script with" + set + " beside it as it is, and measures the claim", 5,
                "check: ");
       else if (f.outside_step)  // its time is the run's, not the steps' verify measures
-        o.para("trainscope run" + set + " -- ... applies it without editing the script; compare the two runs' "
-                   "accounts of where the time went",
+        o.para("trainscope run" + set + " -- ... applies it without editing the script; trainscope compare BEFORE "
+                   "AFTER sets the two runs' accounts of where the time went side by side",
                5, "try: ");
       else
         o.para("trainscope run" + set + " -- ... applies it without editing the script; " +

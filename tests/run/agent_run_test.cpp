@@ -384,7 +384,7 @@ TEST(AgentRun, WorkersStartedAgainAreCountedAtTheLoadersLineAndFound) {
     int64_t starts, restarts, rebuilds, steps, workers;
     const char* fix;  // what the finding's fix says; "" no finding
   };
-  const Mode modes[] = {{"per-epoch", 3, 2, 0, 24, 2, "persistent_workers=True"},
+  const Mode modes[] = {{"per-epoch", 2, 1, 0, 16, 2, "persistent_workers=True"},
                         {"persistent", 1, 0, 0, 24, 2, ""},
                         {"rebuilt", 2, 0, 1, 16, 1, "Build the DataLoader once"},
                         {"iter-per-step", 3, 2, 0, 3, 1, "iterator once, outside the loop"}};
