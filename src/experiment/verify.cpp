@@ -310,6 +310,42 @@ void patch_and_measure(const VerifyOptions& opt, VerifyResult& r, const run::Age
 
 }  // namespace
 
+std::vector<const diagnose::Finding*> fixes_to_try(const diagnose::Diagnosis& d, int top,
+                                                  std::vector<std::string>& notes) {
+  std::vector<const diagnose::Finding*> chosen;
+  std::vector<std::string> seen;
+  int rank = 0;
+  for (const auto& f : d.findings) {
+    if (rank++ >= top) continue;
+    if (f.outside_step && !f.fix_settings.empty()) {
+      // Its time is the run's, outside the steps verify measures (worker-restarts: the waits at
+      // each pass's start): a step-time ratio would not show it.
+      notes.push_back(fmt::format("{}: its gain is outside the steps verify measures; try it with trainscope run --set "
+                                  "{}, then trainscope compare the two runs' time accounts",
+                                  f.id, settings_text(f.fix_settings)));
+      continue;
+    }
+    if (f.fix_settings.empty()) {
+      if (f.id != "compute-bound") {
+        // No setting fixes it, so no patch either: the line to change, as the finding names it.
+        std::string at;
+        for (const auto& site : f.sites)
+          if (!site.path.empty() && site.line > 0) {
+            at = fmt::format(": change {}:{}{}", site.path, site.line, site.note.empty() ? "" : " (" + site.note + ")");
+            break;
+          }
+        notes.push_back(fmt::format("{}: its fix is a code change trainscope cannot apply at run time{}", f.id, at));
+      }
+      continue;
+    }
+    std::string key = settings_text(f.fix_settings);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    chosen.push_back(&f);
+  }
+  return chosen;
+}
+
 VerifyResult run_verify(const VerifyOptions& opt) {
   if (opt.command.empty()) throw UserError("verify: no command given (usage: trainscope verify [options] -- COMMAND ...)");
   VerifyResult r;
@@ -358,38 +394,9 @@ VerifyResult run_verify(const VerifyOptions& opt) {
 
   // 2. The fixes to try: the top findings' run-time settings, each set once.
   std::vector<const diagnose::Finding*> chosen;
-  std::vector<std::string> seen;
   if (diag) {
-    int rank = 0;
-    for (const auto& f : diag->findings) {
-      r.baseline_titles.push_back(fmt::format("{} ({})", f.title, f.id));
-      if (rank++ >= opt.top) continue;
-      if (f.outside_step && !f.fix_settings.empty()) {
-        // Its time is the run's, outside the steps verify measures (worker-restarts: the waits at
-        // each pass's start): a step-time ratio would not show it.
-        r.notes.push_back(fmt::format("{}: its gain is outside the steps verify measures; try it with trainscope run --set "
-                                      "{}, then trainscope compare the two runs' time accounts",
-                                      f.id, settings_text(f.fix_settings)));
-        continue;
-      }
-      if (f.fix_settings.empty()) {
-        if (f.id != "compute-bound") {
-          // No setting fixes it, so no patch either: the line to change, as the finding names it.
-          std::string at;
-          for (const auto& site : f.sites)
-            if (!site.path.empty() && site.line > 0) {
-              at = fmt::format(": change {}:{}{}", site.path, site.line, site.note.empty() ? "" : " (" + site.note + ")");
-              break;
-            }
-          r.notes.push_back(fmt::format("{}: its fix is a code change trainscope cannot apply at run time{}", f.id, at));
-        }
-        continue;
-      }
-      std::string key = settings_text(f.fix_settings);
-      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
-      seen.push_back(key);
-      chosen.push_back(&f);
-    }
+    for (const auto& f : diag->findings) r.baseline_titles.push_back(fmt::format("{} ({})", f.title, f.id));
+    chosen = fixes_to_try(*diag, opt.top, r.notes);
   }
   int total = static_cast<int>(chosen.size()) + (chosen.size() >= 2 ? 1 : 0);
   int i = 0;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/diagnose.h"
 #include "run/agent_records.h"
 #include "run/overrides.h"
 
@@ -118,6 +119,11 @@ double still_charged_ms(const VerifyRun& fix, const std::vector<std::string>& id
 std::string compile_trade(const VerifyRun& base, const VerifyRun& fix);
 // "a=1 b=2"
 std::string settings_text(const std::vector<run::Override>& s);
+// The fixes verify re-runs: of the first `top` findings, those with run-time settings, each
+// setting set once. A finding without one, or whose gain is outside the steps verify measures
+// (worker-restarts), gets a line in `notes` saying what to do instead.
+std::vector<const diagnose::Finding*> fixes_to_try(const diagnose::Diagnosis& d, int top,
+                                                  std::vector<std::string>& notes);
 
 // How far a patched copy's step may be from the --set run's and still count as the same measurement:
 // the run-to-run spread of verify's re-runs on a loaded 2-core machine (docs/BENCHMARKS.md).

@@ -85,6 +85,42 @@ TEST(Verify, SettingsText) {
             "dataloader.num_workers=16 dataloader.persistent_workers=true");
 }
 
+// What verify re-runs: settings from the top findings, each once; a finding about the run's time
+// outside the steps (worker-restarts) is not measured by a step-time ratio, so it gets a note that
+// says how to try it instead; a code-only fix names its line.
+TEST(Verify, FixesToTryLeaveTheRunsTimeToRunAndCompare) {
+  diagnose::Diagnosis d;
+  diagnose::Finding restarts, starved, again, code, late;
+  restarts.id = "worker-restarts";
+  restarts.outside_step = true;
+  restarts.fix_settings = {{"dataloader.persistent_workers", "true"}};
+  starved.id = "dataloader-starvation";
+  starved.fix_settings = {{"dataloader.num_workers", "4"}};
+  again = starved;
+  again.id = "pageable-memcpy";  // the same settings: one re-run
+  code.id = "in-loop-io";
+  diagnose::SiteRef at;
+  at.path = "train.py";
+  at.line = 41;
+  code.sites.push_back(at);
+  late.id = "unfused-optimizer";  // past --top
+  late.fix_settings = {{"optimizer.fused", "true"}};
+  d.findings = {restarts, starved, again, code, late};
+  std::vector<std::string> notes;
+  auto chosen = fixes_to_try(d, 4, notes);
+  ASSERT_EQ(chosen.size(), 1u);
+  EXPECT_EQ(chosen[0]->id, "dataloader-starvation");
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0].rfind("worker-restarts: its gain is outside the steps verify measures; try it with trainscope "
+                           "run --set dataloader.persistent_workers=true",
+                           0),
+            0u)
+      << notes[0];
+  EXPECT_NE(notes[1].find("in-loop-io: its fix is a code change trainscope cannot apply at run time: change train.py:41"),
+            std::string::npos)
+      << notes[1];
+}
+
 TEST(Overrides, KnownKeysAndValuesOnly) {
   EXPECT_EQ(run::check_override("dataloader.num_workers=16"), "");
   EXPECT_EQ(run::check_override("autocast=bf16"), "");
