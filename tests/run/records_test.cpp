@@ -83,6 +83,58 @@ TEST(AgentSummary, MediansSkipWarmupAndProfiledSteps) {
   EXPECT_EQ(sum.evidence.python_version, "3.11.2");
 }
 
+// The steps whose fetch waited for DataLoader workers to start (flag 64) are left out of the steady
+// steps, as profiled ones are: their wait is worker-restarts' on the run's scale.
+TEST(AgentSummary, StepsThatWaitedForWorkersToStartAreNotSteady) {
+  Records r;
+  RecordDecoder d(r);
+  std::string s;
+  uint32_t seq = 1;
+  for (int i = 1; i <= 12; ++i) {
+    const bool start = i == 5 || i == 9;  // a new pass's first fetch: 300 ms for its workers
+    s += step_rec(5, seq++, i, kStepOptimizer | (start ? kStepWorkers : 0), start ? 310'000'000 : 10'000'000,
+                  start ? 300'000'000 : 1'000'000);
+  }
+  d.feed(s);
+  auto sum = summarise(r);
+  EXPECT_DOUBLE_EQ(sum.evidence.step_ms, 10.0);
+  EXPECT_DOUBLE_EQ(sum.evidence.data_wait_ms, 1.0);  // the mean over the steady steps only
+  EXPECT_NEAR(sum.evidence.data_wait_pct, 10.0, 1e-9);
+}
+
+// FETCH as channel.py packs it (`<iiqqq`): worker id, padding, samples, getitem ns, collate ns.
+std::string fetch_rec(uint32_t pid, uint32_t seq, int64_t samples, int64_t getitem_ns, int64_t collate_ns) {
+  std::string p(32, '\0');
+  int32_t id = 0;
+  std::memcpy(p.data(), &id, 4);
+  std::memcpy(p.data() + 8, &samples, 8);
+  std::memcpy(p.data() + 16, &getitem_ns, 8);
+  std::memcpy(p.data() + 24, &collate_ns, 8);
+  return header(4, p.size(), pid, seq) + p;
+}
+
+// A worker's first batch holds what its dataset does once per worker (a store opened on the first
+// item: 150 ms here against 20 us a sample): the per-sample cost comes from the batches after it,
+// and from the first ones only where no worker made a second.
+TEST(AgentSummary, AWorkersFirstBatchIsNotTheSamplesCost) {
+  Records r;
+  RecordDecoder d(r);
+  std::string s = step_rec(5, 1, 1, kStepOptimizer, 10'000'000, 0);
+  for (uint32_t pid : {7u, 8u}) {
+    s += fetch_rec(pid, 1, 8, 150'000'000 + 8 * 20'000, 200'000);
+    for (uint32_t k = 2; k <= 4; ++k) s += fetch_rec(pid, k, 8, 8 * 20'000, 200'000);
+  }
+  d.feed(s);
+  auto sum = summarise(r);
+  EXPECT_NEAR(sum.evidence.sample_getitem_ms, 0.020, 1e-9);
+  EXPECT_NEAR(sum.evidence.collate_ms, 0.2, 1e-9);
+
+  Records only_firsts;
+  RecordDecoder d2(only_firsts);
+  d2.feed(step_rec(5, 1, 1, kStepOptimizer, 10'000'000, 0) + fetch_rec(7, 1, 8, 8 * 30'000, 100'000));
+  EXPECT_NEAR(summarise(only_firsts).evidence.sample_getitem_ms, 0.030, 1e-9);
+}
+
 TEST(AgentSummary, NoRecordsMeansTheAgentDidNotLoad) {
   Records r;
   auto sum = summarise(r);
