@@ -55,8 +55,8 @@ class Ph:
     # over after it (the optimizer after the first backward), and the first fetch is the one that
     # waits for the workers to start (spawned workers import torch: seconds).
     fetch_ns = 0
-    # Of them, the first fetch of each iterator over worker processes: the wait for its workers to
-    # start (per epoch unless persistent_workers), and how many such first fetches there were.
+    # Of them, the first fetches of each iterator over worker processes, one per worker: the wait
+    # for its workers to start (per epoch unless persistent_workers), and how many such iterators.
     start_fetch_ns = 0
     start_fetches = 0
     # ... of them, those inside evaluation spans (a validation loader's workers starting): the
@@ -261,13 +261,11 @@ def eval_end(t):
             p.t1 = t
 
 
-def fetched(t0, ns, dataset=None, queued=0, starts_workers=False, ended=False, warming=None):
+def fetched(t0, ns, dataset=None, queued=0, starts_workers=False, ended=False, warming=False):
     """A fetch's wait. starts_workers: a pass's first fetch over workers (a start, counted);
-    warming: one of its first batches, one per worker (the wait is the start's; default: the same
-    as starts_workers). ended: it raised StopIteration (the pass is over, no batch): data wait, but
-    not the start of an evaluation span (the epoch's end is not where evaluation begins)."""
-    if warming is None:
-        warming = starts_workers
+    warming: one of its first batches, one per worker (the wait is the start's). ended: it raised
+    StopIteration (the pass is over, no batch): data wait, but not the start of an evaluation span
+    (the epoch's end is not where evaluation begins)."""
     Ph.fetch_key = id(dataset) if dataset is not None else None
     Ph.fetch_ns += ns
     if warming:

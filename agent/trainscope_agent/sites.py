@@ -87,8 +87,8 @@ class Site:
         self.text = ""
         self.count = self.ns = self.bytes = self.pageable = self.blocking = 0
         self.loop_ns = 0  # eval: of ns, the time in spans a training step followed
-        # dataloader: first fetches over worker processes (workers starting) and their wait; of
-        # them, restarts (a loader whose workers had started before: a new pass without
+        # dataloader: its iterators over worker processes (workers starting) and the wait in their
+        # first fetches, one per worker; of them, restarts (a loader whose workers had started before: a new pass without
         # persistent_workers) and rebuilds (a new loader over a dataset already loaded here).
         self.starts = self.start_ns = self.restarts = self.restart_ns = self.rebuilds = self.rebuild_ns = 0
         self.detail = detail

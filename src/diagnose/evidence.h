@@ -112,8 +112,8 @@ struct CodeSite {
                          // line ran only after the last step, a final test; -1: not recorded)
   double calls_per_step = -1, ms_per_step = -1;  // over the steps the agent had counted
   int64_t bytes = 0, pageable = 0, blocking = 0;  // h2d: bytes copied, calls from pageable memory, calls that blocked
-  // dataloader: its iterators' first fetches over worker processes (the workers starting) and the
-  // loop's wait in them; of those, restarts (a loader whose workers had started before: a new pass
+  // dataloader: its iterators over worker processes (the workers starting) and the loop's wait in
+  // their first fetches, one per worker; of those, restarts (a loader whose workers had started before: a new pass
   // without persistent_workers) and rebuilds (a new loader at this line over a dataset whose
   // workers had started here before: a loader built every epoch).
   int64_t starts = 0, restarts = 0, rebuilds = 0;
@@ -146,9 +146,9 @@ struct TimeAccount {
   // ... of which the loop's own loading (num_workers=0) sat runnable while other work held the
   // cores: a core was missing, not data (the steps' data wait and the DataLoader model leave it out).
   double data_queued_s = 0;
-  // ... of which the first fetch of each iterator over worker processes: the wait for the workers
-  // to start (each epoch's unless persistent_workers; seconds where they are spawned and import
-  // torch), and how many such first fetches.
+  // ... of which the first fetches of each iterator over worker processes, one per worker: the wait
+  // for the workers to start (each epoch's unless persistent_workers; seconds where they are spawned
+  // and import torch), and how many such iterators.
   double data_start_s = 0;
   int64_t data_starts = 0;
   double eval_start_s = 0;         // of eval_s: the evaluation's loaders waiting for their workers to start

@@ -232,17 +232,8 @@ void RecordDecoder::decode_one(std::string_view rec) {
     case RecordType::Fetch: {
       if (pl.size() < 32) return;
       FetchTotals& f = out_.fetches;
-      if (f.workers.insert(pid).second) {
-        ++f.first_records;
-        f.first_samples += load<int64_t>(q + 8);
-        f.first_getitem_ns += load<int64_t>(q + 16);
-        f.first_collate_ns += load<int64_t>(q + 24);
-        break;
-      }
-      ++f.records;
-      f.samples += load<int64_t>(q + 8);
-      f.getitem_ns += load<int64_t>(q + 16);
-      f.collate_ns += load<int64_t>(q + 24);
+      (f.workers.insert(pid).second ? f.first : f.later) +=
+          FetchSums{1, load<int64_t>(q + 8), load<int64_t>(q + 16), load<int64_t>(q + 24)};
       break;
     }
     case RecordType::Text: {

@@ -90,10 +90,16 @@ struct StepTotals {  // every step of one process and kind, never sampled
 // DataLoader workers' fetch records (worker id, samples, getitem and collate ns), summed. Each worker
 // process's first batch is summed apart: it carries what the dataset does once per worker (opening
 // a file or a database, reading a manifest on its first item), which is not a sample's cost.
-struct FetchTotals {
+struct FetchSums {
   int64_t records = 0, samples = 0, getitem_ns = 0, collate_ns = 0;
-  int64_t first_records = 0, first_samples = 0, first_getitem_ns = 0, first_collate_ns = 0;
-  std::set<pid_t> workers;  // the worker processes seen (their first batch is in first_*)
+  FetchSums& operator+=(const FetchSums& o) {
+    records += o.records, samples += o.samples, getitem_ns += o.getitem_ns, collate_ns += o.collate_ns;
+    return *this;
+  }
+};
+struct FetchTotals {
+  FetchSums first, later;   // each worker process's first batch; the batches after it
+  std::set<pid_t> workers;  // the worker processes seen
 };
 
 // A CUDA allocator reading carried by a step record. The agent reads the allocator at most

@@ -407,11 +407,9 @@ AgentSummary summarise(const Records& r) {
   // worker's first batch only where no worker made a second: it holds the dataset's once-per-worker
   // set-up (a store opened lazily on the first item cost 0.15 s, and made the mean per sample 0.33 ms
   // where a sample took 20 us: tests/corpus/hf_trainer_workers).
-  const FetchTotals& ft = r.fetches;
-  const bool firsts = ft.samples == 0;
-  int64_t samples = ft.samples + (firsts ? ft.first_samples : 0),
-          getitem = ft.getitem_ns + (firsts ? ft.first_getitem_ns : 0),
-          collate = ft.collate_ns + (firsts ? ft.first_collate_ns : 0), batches = ft.records + (firsts ? ft.first_records : 0);
+  FetchSums w = r.fetches.later;
+  if (w.samples == 0) w += r.fetches.first;
+  int64_t samples = w.samples, getitem = w.getitem_ns, collate = w.collate_ns, batches = w.records;
   bool main_totals = false;
   for (const auto& [key, t] : r.step_totals) {
     if (key.first != out.main_pid) continue;
