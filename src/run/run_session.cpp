@@ -67,6 +67,10 @@ constexpr double kLiveDiagnoseEveryS = 5.0;
 // --job-dir: how often a node rewrites its node.json with its ranks so far. A node that dies
 // leaves the last one; `report DIR` calls a node whose file is older than a few of these gone.
 constexpr double kNodeHeartbeatS = 10.0;
+// In the job's first kNodeEarlyForS it is rewritten each second: a job that dies early (an OOM at
+// the first steps, a rank that never joins) does so in its first seconds, and the node's last file
+// should hold its ranks' steps by then. A rewrite is a walk over the records so far (about a ms).
+constexpr double kNodeEarlyBeatS = 1.0, kNodeEarlyForS = 30.0;
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -110,9 +114,10 @@ struct Session {
   std::unique_ptr<StderrTee> tee;  // the job's stderr passes through; its last lines are kept
   std::string command_line;  // the command, space-joined (live status, store)
   pid_t child = 0;           // the command's process
-  // --job-dir: this node's manifest, rewritten at start, every kNodeHeartbeatS and at the end.
+  // --job-dir: this node's manifest, rewritten at start, each second in the job's
+  // first kNodeEarlyForS, then every kNodeHeartbeatS, and at the end.
   std::optional<NodeManifest> node;
-  double mono_to_unix = 0, node_written = 0;
+  double mono_to_unix = 0, node_written = 0, node_started = 0;
 
   Session(const RunOptions& o, RunResult& r) : opt(o), res(r) {}
 };
@@ -170,6 +175,7 @@ void prepare_node(Session& s) {
   m.started_unix = unix_now();
   s.mono_to_unix = monotonic_to_unix_offset();
   s.node = std::move(m);
+  s.node_started = steady_s();
   write_node(s);
   progress(opt, fmt::format("node {} of job {}: writing {}", s.node->node_rank >= 0 ? std::to_string(s.node->node_rank) : "(rank not known yet)",
                             key.empty() ? "(no job id: no SLURM_JOB_ID, --rdzv-id or master address)" : key, res.out_dir));
@@ -333,7 +339,8 @@ void wait_for_child(Session& s, Launcher& launcher) {
   double steps_reached_at = 0, live_written = 0, live_diagnosed = 0;
   int escalation = 0;
   s.res.exit = launcher.wait(std::chrono::milliseconds(20), [&] {
-    if (s.node && steady_s() - s.node_written >= kNodeHeartbeatS) {
+    const bool early = s.node && steady_s() - s.node_started < kNodeEarlyForS;
+    if (s.node && steady_s() - s.node_written >= (early ? kNodeEarlyBeatS : kNodeHeartbeatS)) {
       fill_from_records(*s.node, s.channel.snapshot(), s.mono_to_unix);
       write_node(s);
     }

@@ -203,15 +203,16 @@ try:
     check("analyze_four_traces", len(a["traces"]) == 4 and len(a["ranks"]) == 4, "%d traces" % len(a["traces"]))
 
     # A node that dies: node 1's trainscope is killed (SIGKILL, no report) once its heartbeat has
-    # its ranks; the training itself goes on to the end. Its last node.json must still count.
+    # its ranks' first ten steps (rewritten each second early in a job); the training itself goes on
+    # to the end. Its last node.json must still count.
     dead_job = os.path.join(work, "dead")
-    procs2, _ = start_job(dead_job, 250, "dead")
+    procs2, _ = start_job(dead_job, 100, "dead")
     victim = None
     deadline = time.time() + 120
     while time.time() < deadline and victim is None and all(p.poll() is None for p in procs2):
         try:
             m1 = json.load(open(os.path.join(dead_job, "%s-node1" % host, "node.json")))
-            if len(m1["ranks"]) == 2:
+            if len(m1["ranks"]) == 2 and all(r["steps"] >= 10 for r in m1["ranks"]):
                 victim = m1["trainscope_pid"]
         except (OSError, ValueError, KeyError):
             pass
