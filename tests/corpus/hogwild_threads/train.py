@@ -19,7 +19,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
-STEPS = int(sys.argv[1]) if len(sys.argv) > 1 else 120
+STEPS = int(sys.argv[1]) if len(sys.argv) > 1 else 60
 
 
 class Digits(Dataset):

@@ -17,7 +17,7 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
 
-STEPS = int(sys.argv[1]) if len(sys.argv) > 1 else 120
+STEPS = int(sys.argv[1]) if len(sys.argv) > 1 else 60
 
 
 class Warped(Dataset):
