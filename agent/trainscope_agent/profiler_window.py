@@ -5,8 +5,9 @@ wrapped in a `ProfilerStep#N` record_function so the trace engine sees the same 
 numbered. CPU activity always, CUDA when CUDA is in use; shapes and memory recorded. With CUDA, on
 PyTorch >= 2.1, Kineto's CUDA sync events are recorded too (`cat: cuda_sync`: each stream, event and
 device synchronisation, the GPU-side evidence of a host sync; see `sync_events_config`). The trace is
-exported (Kineto JSON; the bare-array form on builds without Kineto) to <out>/trace.json, or, in
-a multi-process job (every rank profiles the same steps), to <out>/trace_rank<R>.pt.trace.json,
+exported (Kineto JSON; the bare-array form on builds without Kineto) to <out>/trace.json (other
+processes without a rank, Hogwild's trainers, to trace_pid<PID>.json), or, in a multi-process job
+(every rank profiles the same steps), to <out>/trace_rank<R>.pt.trace.json,
 so `trainscope analyze <out>` sees one trace per rank. The rank is torch.distributed's once the
 process group exists (mp.spawn, Lightning and accelerate need not set RANK), else RANK.
 A failure here (an export error) is a note, not an agent error.
@@ -20,6 +21,21 @@ import os
 from . import phases
 from .guard import patch
 from .state import S, now
+
+
+def _trace_path(out_dir, rank):
+    """Where this process's window goes. A rank's name is its own; processes without one (trainers
+    started with multiprocessing.Process, as Hogwild's are) profile the same steps at once, and two
+    exports into one trace.json interleave into a file no reader takes. The first to claim
+    trace.json (O_EXCL) keeps it; the others write trace_pid<PID>.json."""
+    if rank is not None:
+        return os.path.join(out_dir, "trace_rank%d.pt.trace.json" % rank)
+    path = os.path.join(out_dir, "trace.json")
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        path = os.path.join(out_dir, "trace_pid%d.json" % os.getpid())
+    return path
 
 
 def _rank():
@@ -213,8 +229,7 @@ class Window:
         prof, self.prof = self.prof, None
         prof.stop()
         rank = _rank()
-        name = "trace.json" if rank is None else "trace_rank%d.pt.trace.json" % rank
-        path = os.path.join(self.out_dir, name)
+        path = _trace_path(self.out_dir, rank)
         prof.export_chrome_trace(path)
         self.channel.send_text("trace", [
             ("path", path), ("rank", rank), ("first", self.first), ("last", step if step > 0 else -1),
