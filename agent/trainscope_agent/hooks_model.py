@@ -126,10 +126,10 @@ def _install_forward_finder(torch):
                     # other is left alone (an open span with no end would hide the rest of it).
                     if M.chosen() is module:
                         d = phases.Ph.depth
-                        _eval_or_train(module)
+                        _eval_or_train(module, inputs)
                         M.handover = phases.Ph.depth > d
                     return None
-                _eval_or_train(module)
+                _eval_or_train(module, inputs)
             elif not M.autocast_dtype:
                 # Inside the model's forward: autocast entered there (accelerate, HF) shows here.
                 M.autocast_dtype = _autocast_dtype(S.torch)
@@ -165,18 +165,20 @@ def _top_level(module):
             S.mark_start(FORWARD)
 
 
-def _eval_or_train(module):
-    """A model's call: evaluation (eval mode) opens or extends phases.py's span, training closes
-    it, inference in training mode under no_grad does neither (phases.call_kind). Modules without
-    parameters (a loss) are neither."""
+def _eval_or_train(module, inputs=()):
+    """A top-level call before the model is chosen: evaluation (eval mode) opens or extends
+    phases.py's span, training closes it, inference in training mode under no_grad does neither
+    (phases.call_kind). Modules without parameters (a loss) are neither. The calls' first tensors
+    tell a teacher's forward on the training batch from an evaluation (phases.train_event)."""
     c = M.candidates.get(id(module))
     if c is not None and c[1] == 0:
         return
     kind = phases.call_kind(module, S.torch)
+    x = inputs[0] if inputs else None
     if kind == phases.EVAL:
-        phases.eval_start(now(), module is M.chosen())
+        phases.eval_start(now(), module is M.chosen(), x)
     elif kind == phases.TRAIN:
-        phases.train_event()
+        phases.train_event(x)
 
 
 def _count_params(m):

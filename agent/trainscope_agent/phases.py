@@ -77,6 +77,12 @@ class Ph:
     caller = None        # ... and the training loop's line that called it (role "eval_call"), or None
     call_t = 0           # ... charged from here: each call's site gets the span's time up to the next call
     span_sites = {}      # site -> ns charged in the open span (a training event after it makes them the loop's)
+    # What the open span changed, to undo it when it proves to be the step's own inference:
+    # (eval_calls at its start, the fetch's queued ns it took over), the sites it counted, and a
+    # weak reference to the first tensor its latest call got (a span of another model's calls only).
+    span_undo = None
+    span_counted = []
+    span_x = None
     pre = None           # (eval_ns, compile_ns, io_ns, eval_fetch_ns, prof_ns, queued_ns) at the first step's start
     at_end = None        # ... at the last step's end
 
@@ -198,17 +204,21 @@ def fixed_input(inputs):
     return False
 
 
-def eval_start(t, trained=False):
+def eval_start(t, trained=False, x=None):
     """An evaluation call starts; `trained`: the callee is the model the loop trains (or the module
     it wraps), not an EMA copy or another model (a teacher): such a span is evaluation even after
-    every step (rules: periodic-evaluation)."""
+    every step (rules: periodic-evaluation). `x`: the call's first tensor, where the callee may be
+    another model (before the model is chosen, see train_event)."""
     p = Ph
     p.depth += 1
     if p.depth > 1:
         return
+    if not p.open:
+        p.span_undo, p.span_counted = (p.eval_calls, 0), []
     p.eval_calls += 1
     if trained:
         p.trained = True
+    p.span_x = _weak(x)
     if not p.open:
         p.open = True
         p.t0 = p.t1 = t
@@ -219,6 +229,7 @@ def eval_start(t, trained=False):
         if fa is not None:  # the batch fetched for this call (no training since): the span starts there
             p.t0, p.fetch_ok, q, p.start_ok, p.start_n_ok = fa
             p.queued_ns -= q  # inside the span's wall time now
+            p.span_undo = (p.span_undo[0], q)
         p.call_t = p.t0
     else:
         p.fetch_ok += p.fetch_pending  # fetched between two evaluation calls: the evaluation's
@@ -233,12 +244,24 @@ def eval_start(t, trained=False):
     p.call = sites.user_call("eval", 3)
     if p.call is not None:
         p.call.count += 1
+        p.span_counted.append(p.call)
     # ... and the loop's line that called it, charged alike (a `test(...)` in the step's function),
     # counted once per span: an evaluate() runs many forward calls from one line of the loop.
     caller = sites.loop_call("eval_call", 3)
     if caller is not None and caller not in p.span_sites and caller is not p.caller:
         caller.count += 1
+        p.span_counted.append(caller)
     p.caller = caller
+
+
+def _weak(x):
+    torch = S.torch
+    if x is None or torch is None or not isinstance(x, torch.Tensor):
+        return None
+    try:
+        return weakref.ref(x)
+    except TypeError:
+        return None
 
 
 def _charge(t):
@@ -290,13 +313,35 @@ def fetched(t0, ns, dataset=None, queued=0, starts_workers=False, ended=False, w
         Ph.queued_ns += queued
 
 
-def train_event():
-    """A forward in training mode, a backward or an optimizer step: the open span ends."""
+def train_event(x=None):
+    """A forward in training mode, a backward or an optimizer step: the open span ends. `x`: a
+    training forward's first tensor. When the span's latest call, of a model that is not the one
+    the loop trains, got that very tensor, the span was the step's own inference (a distillation
+    teacher's forward on the training batch, seen before the model is chosen: its first call, the
+    slowest), not an evaluation: it is undone, its time the step's."""
+    if Ph.open and x is not None and not Ph.trained and Ph.span_x is not None and Ph.span_x() is x:
+        _undo_span()
     if Ph.fetch_after_train is not None and Ph.fetch_key is not None and len(Ph.train_keys) < 64:
         Ph.train_keys.add(Ph.fetch_key)  # the training data
     Ph.fetch_after_train = None
     if Ph.open:
         close(True)
+
+
+def _undo_span():
+    p = Ph
+    p.eval_calls, q = p.span_undo
+    p.queued_ns += q
+    for s in p.span_counted:
+        s.count -= 1
+    for s, ns in p.span_sites.items():
+        s.ns -= ns
+    p.open = p.trained = False
+    p.depth = 0
+    p.call = p.caller = p.span_x = None
+    p.span_sites, p.span_counted = {}, []
+    p.fetch_ok = p.fetch_pending = 0
+    p.start_ok = p.start_n_ok = p.start_pending = p.start_n_pending = 0
 
 
 def close(training_follows=False):
@@ -306,6 +351,7 @@ def close(training_follows=False):
     p = Ph
     p.open = False
     p.depth = 0
+    p.span_x = None
     _charge(p.t1)
     p.call = p.caller = None
     if training_follows:

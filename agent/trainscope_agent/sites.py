@@ -301,6 +301,8 @@ def send(channel, step):
     for s in list(_Table.order):
         if s.sent == s.count and s.sent_ns == s.ns + s.loop_ns and s.sent >= 0:
             continue
+        if s.count == 0 and s.sent < 0 and s.role in ("eval", "eval_call"):
+            continue  # its one call was the step's own inference after all (phases.train_event)
         s.sent, s.sent_ns = s.count, s.ns + s.loop_ns
         channel.send_text("site", s.fields() + [("steps", step)])
 

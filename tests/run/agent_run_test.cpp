@@ -441,6 +441,23 @@ TEST(AgentRun, WorkersStartedAgainAreCountedAtTheLoadersLineAndFound) {
   }
 }
 
+// A distillation teacher's forward on the training batch is the step's, not an evaluation: also its
+// first call, which comes before the agent has chosen the model (the larger teacher is not it).
+// That call sleeps 0.5 s here. It was counted as evaluation, and under load (ctest -j4) the corpus's
+// distill_teacher saw 0.32 s of evaluation where the script measured none.
+TEST(AgentRun, ATeachersFirstCallOnTheTrainingBatchIsNotEvaluation) {
+  REQUIRE_TORCH();
+  auto r = run_script({torch_python(), script("teacher_first_call.py")}, fresh_dir("teacher-first"));
+  ASSERT_EQ(r.exit.shell_code(), 0);
+  ASSERT_TRUE(r.evidence.agent.has_value());
+  ASSERT_TRUE(r.evidence.agent->time_account.has_value());
+  const auto& t = *r.evidence.agent->time_account;
+  EXPECT_EQ(t.eval_spans, 0);
+  EXPECT_EQ(t.eval_calls, 0);
+  EXPECT_LT(t.eval_s, 0.25);  // the teacher's sleep alone is 0.5 s
+  for (const auto& s : r.evidence.agent->sites) EXPECT_NE(s.role, "eval") << s.file << ":" << s.line;
+}
+
 // An evaluation run before the first training step (the agent picks the model during its second
 // call) counts whole, one still open at exit is closed before the lines are sent, and each line is
 // charged its own time: the benchmark after the validation loss, named with its calls; a line run
