@@ -165,7 +165,7 @@ def _top_level(module):
             S.mark_start(FORWARD)
 
 
-def _eval_or_train(module, inputs=()):
+def _eval_or_train(module, inputs):
     """A top-level call before the model is chosen: evaluation (eval mode) opens or extends
     phases.py's span, training closes it, inference in training mode under no_grad does neither
     (phases.call_kind). Modules without parameters (a loss) are neither. The calls' first tensors

@@ -329,6 +329,8 @@ def train_event(x=None):
 
 
 def _undo_span():
+    """The open span was the step's own inference (train_event): its calls, its sites' counts and
+    time, and the fetch's queued time it took over go back."""
     p = Ph
     p.eval_calls, q = p.span_undo
     p.queued_ns += q
@@ -336,12 +338,7 @@ def _undo_span():
         s.count -= 1
     for s, ns in p.span_sites.items():
         s.ns -= ns
-    p.open = p.trained = False
-    p.depth = 0
-    p.call = p.caller = p.span_x = None
-    p.span_sites, p.span_counted = {}, []
-    p.fetch_ok = p.fetch_pending = 0
-    p.start_ok = p.start_n_ok = p.start_pending = p.start_n_pending = 0
+    _clear_span()
 
 
 def close(training_follows=False):
@@ -349,25 +346,29 @@ def close(training_follows=False):
     steps (a periodic evaluation's, whatever its schedule); a span open at exit ran after the last
     one (a final test, predictions), and only its lines called nowhere else are one-off."""
     p = Ph
-    p.open = False
-    p.depth = 0
-    p.span_x = None
     _charge(p.t1)
-    p.call = p.caller = None
     if training_follows:
         for s, ns in p.span_sites.items():
             s.loop_ns += ns
-    p.span_sites = {}
     comp = compile_ns() - p.c0
     p.eval_ns += max(0, p.t1 - p.t0 - comp)
     p.eval_spans += 1
     if p.trained:
         p.eval_spans_trained += 1
-        p.trained = False
     p.eval_fetch_ns += p.fetch_ok
-    p.fetch_ok = p.fetch_pending = 0
     p.eval_start_ns += p.start_ok
     p.eval_starts += p.start_n_ok
+    _clear_span()
+
+
+def _clear_span():
+    """No span open: the state of the one that ended (closed or undone) goes."""
+    p = Ph
+    p.open = p.trained = False
+    p.depth = 0
+    p.call = p.caller = p.span_x = None
+    p.span_sites, p.span_counted = {}, []
+    p.fetch_ok = p.fetch_pending = 0
     p.start_ok = p.start_n_ok = p.start_pending = p.start_n_pending = 0
 
 
