@@ -24,7 +24,7 @@ class Remote(Dataset):
         return 2048
 
     def __getitem__(self, i):
-        time.sleep(0.05)  # with --set num_workers=2 still a batch every 200 ms: above the step's compute here
+        time.sleep(WAIT_S)  # 50 ms: with --set num_workers=2 still a batch every 200 ms, above the step's compute here
         return torch.randn(64), i % 4
 
 
@@ -53,6 +53,7 @@ def free_port():
 
 
 STEPS = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+WAIT_S = float(sys.argv[2]) if len(sys.argv) > 2 else 0.05  # per sample (the ranks see the same argv)
 
 if __name__ == "__main__":
     mp.spawn(worker, args=(2, free_port()), nprocs=2)
