@@ -282,10 +282,26 @@ def _record_loader(it, loader):
         ("collate_fn", getattr(collate, "__name__", type(collate).__name__)),
         ("sampler", type(getattr(loader, "sampler", None)).__name__),
         ("multiprocessing_context", getattr(ctx, "_name", None) if ctx is not None else None),
+        ("start_method", _start_method(ctx)),
         ("iterator", type(it).__name__),
         ("site_file", site.file if site is not None else None),
         ("site_line", site.line if site is not None else None),
     ])
+
+
+def _start_method(ctx):
+    """How the loader's workers start: its multiprocessing_context's method, else this process's
+    default ("spawn" inside torch.multiprocessing.spawn's processes), read without fixing it:
+    get_start_method() without allow_none sets the default, and a set_start_method the script makes
+    later would then raise. Unset, it is the platform's default, the first of get_all_start_methods()
+    (Python docs, multiprocessing)."""
+    try:
+        if ctx is not None:
+            return getattr(ctx, "_name", None)
+        import multiprocessing
+        return multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
+    except Exception:
+        return None
 
 
 def _batch_size(loader):

@@ -199,6 +199,7 @@ AgentSummary summarise(const Records& r) {
       l.prefetch_factor = static_cast<int>(t.get_int("prefetch_factor", -1));
       l.persistent_workers = t.get_bool("persistent_workers");
       l.iterable = t.get_bool("iterable");
+      l.start_method = t.get("start_method");
       l.site_file = t.get("site_file");
       l.site_line = t.get_int("site_line", 0);
       ev.loaders.push_back(l);

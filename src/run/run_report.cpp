@@ -125,6 +125,8 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
     w.field("prefetch_factor", l.prefetch_factor);
     w.field("persistent_workers", l.persistent_workers);
     w.field("iterable", l.iterable);
+    w.key("start_method");
+    if (l.start_method.empty()) w.null(); else w.value(l.start_method);
     w.end_object();
   }
   w.end_array();

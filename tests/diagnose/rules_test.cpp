@@ -266,6 +266,41 @@ Evidence slow_storage_loop() {
   return ev;
 }
 
+// Inside torch.multiprocessing.spawn's ranks the start method is 'spawn': each worker the fix adds
+// is a new interpreter that imports torch (measured: 1.0-1.5 CPU-s each, docs/BENCHMARKS.md session
+// 38). The finding says so, with this run's import time, and keeps the workers persistent; forked
+// workers (Linux's default elsewhere) and a loader whose start method no agent recorded get nothing.
+TEST(DataloaderStarvation, SpawnedWorkersAreSaidToImportTorchEach) {
+  Evidence ev = slow_storage_loop();
+  ev.agent->loaders[0].start_method = "spawn";
+  TimeAccount t;
+  t.total_s = 20;
+  t.startup_import_s = 1.3;
+  ev.agent->time_account = t;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(ev_value(*f, "recommended_num_workers"), 16);
+  EXPECT_EQ(ev_value(*f, "worker_import_s"), 1.3);
+  EXPECT_NE(f->explanation.find("start by 'spawn' here"), std::string::npos) << f->explanation;
+  EXPECT_NE(f->explanation.find("this run's imports took 1.3 s: about 21 s of CPU for 16 workers"), std::string::npos)
+      << f->explanation;
+  EXPECT_NE(f->fix.find("each importing torch anew, so keep them persistent"), std::string::npos) << f->fix;
+  EXPECT_EQ(f->fix_settings[1], (std::pair<std::string, std::string>{"dataloader.persistent_workers", "true"}));
+  // The gain is the steady state's, as before: the start is once per run.
+  const double gain = f->recoverable_fraction;
+  for (const char* method : {"fork", ""}) {
+    ev.agent->loaders[0].start_method = method;
+    d = diagnose(ev);
+    f = find(d, "dataloader-starvation");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->explanation.find("'spawn'"), std::string::npos) << method << ": " << f->explanation;
+    EXPECT_EQ(f->fix.find("'spawn'"), std::string::npos) << method << ": " << f->fix;
+    EXPECT_EQ(ev_value(*f, "worker_import_s"), -12345) << method;  // not among the evidence
+    EXPECT_EQ(f->recoverable_fraction, gain);
+  }
+}
+
 // Waiting vs computing loading, told apart by the loaders' CPU time against their wall time.
 TEST(DataloaderStarvation, GainIsTheRecommendedWorkersGain) {
   Evidence ev = slow_storage_loop();

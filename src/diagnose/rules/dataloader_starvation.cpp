@@ -288,6 +288,29 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   if (!workers_how.empty()) f.explanation += " Sizing: " + workers_how + ".";
   f.explanation += stall_note;
   f.explanation += steady_note;
+  // Workers that start by 'spawn' (the process's start method: the default inside
+  // torch.multiprocessing.spawn's processes, and on macOS and Windows) are new interpreters: each
+  // imports torch and re-runs the script's imports before its first batch, about the start-up's
+  // import time of CPU (measured: 1.0-1.5 CPU-s per worker of the corpus's spawn_ddp ranks, against
+  // forked workers that start at once; docs/BENCHMARKS.md, session 38).
+  const bool spawned = workers > 0 && !has_them && ev.agent && !ev.agent->loaders.empty() &&
+                       ev.agent->loaders[0].start_method == "spawn";
+  const double import_s = ev.agent && ev.agent->time_account ? ev.agent->time_account->startup_import_s : -1;
+  std::string spawn_fix;
+  if (spawned) {
+    if (import_s > 0) add(f, "worker_import_s", import_s, "s");
+    const std::string cost =
+        import_s > 0 ? fmt::format(" (this run's imports took {:.1f} s: about {:.0f} s of CPU for {} workers)", import_s,
+                                   import_s * workers, workers)
+                     : std::string();
+    f.explanation += fmt::format(
+        " Its workers start by 'spawn' here (this process's multiprocessing start method: the default inside "
+        "torch.multiprocessing.spawn's processes), so each is a new interpreter that imports torch and re-runs the "
+        "script's imports before its first batch{}; with persistent_workers=True that happens once, not every epoch "
+        "(PyTorch docs, torch.utils.data, \"Platform-specific behaviors\").",
+        cost);
+    spawn_fix = "; the workers start by 'spawn' here, each importing torch anew, so keep them persistent";
+  }
   std::string n = workers > 0 ? std::to_string(workers) : "8";
   // An IterableDataset has no sampler (no shuffle=), and workers split its stream only as its own
   // __iter__ does: one that never asks get_worker_info() yields the whole stream in every worker,
@@ -304,7 +327,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
         "code change, so no --set applies it.",
         n);
   // Pinned memory and non_blocking copies only matter when batches go to a GPU.
-  f.fix = fmt::format("{}oad in parallel: num_workers={}{}, persistent_workers=True (no respawn each epoch){}{}.",
+  f.fix = fmt::format("{}oad in parallel: num_workers={}{}, persistent_workers=True (no respawn each epoch){}{}{}.",
                       unsplit ? "Split the stream across workers in the dataset's __iter__ (each worker takes every "
                                 "num_workers-th record from get_worker_info().id), then l"
                               : "L",
@@ -318,7 +341,8 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
                                                                                  "training processes share",
                                                                                  usable_cores(ev), procs_here)
                                                                    : "")
-                                      : "");
+                                      : "",
+                      spawn_fix);
   f.fix_code = no_gpu ? fmt::format(
                             "{}loader = DataLoader(dataset, batch_size=BS,{}\n"
                             "                    num_workers={}, persistent_workers=True)",

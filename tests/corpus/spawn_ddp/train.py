@@ -6,6 +6,7 @@ step that load had stretched to 90 ms)."""
 # corpus: set dataloader.num_workers=2
 # expect: top dataloader-starvation
 # expect: absent cpu-bound-transforms
+# expect: fix dataloader-starvation 'spawn'
 import os
 import socket
 import sys
