@@ -560,16 +560,27 @@ TEST(CpuBoundTransforms, WorkersThatCostACpuOnlyLoopMoreThanTheySaveGoToZero) {
   EXPECT_NEAR(ev_value(*f, "predicted_step_ms"), 21.76 - 1.51 - (1.35 * 0.98 + 0.7) + 1.35, 1e-9);
   EXPECT_NEAR(f->recoverable_fraction, 1 - (21.76 - 1.51 - (1.35 * 0.98 + 0.7) + 1.35) / 21.76, 1e-9);
   EXPECT_NE(f->fix_code.find("num_workers=0"), std::string::npos) << f->fix_code;
-  // A wait under the loading's own time (1.2 ms for a 1.35 ms batch): the workers may be hiding
-  // part of it, so the finding keeps its cheaper-samples fix and no setting.
+  // A wait under the loading's own time (1.2 ms for a 1.35 ms batch) is the workers keeping up, and
+  // 0.7 ms of it is the loop taking each batch over: 0.5 ms (2.3%) beyond it, under the 5% bar.
+  // Cheaper samples cannot remove a hand-over: no finding.
   ev.agent->data_wait_pct = 100 * 1.2 / 21.76;
+  d = diagnose(ev);
+  EXPECT_EQ(find(d, "cpu-bound-transforms"), nullptr);
+  // Samples 10x dearer (3.59 ms batches) and a 2.5 ms wait: the workers may be hiding part of the
+  // loading, so the finding keeps its cheaper-samples fix and no setting, and claims the wait
+  // beyond the hand-over, 1.8 ms.
+  ev.agent->sample_getitem_ms = 0.1;
+  ev.agent->data_wait_pct = 100 * 2.5 / 21.76;
   d = diagnose(ev);
   f = find(d, "cpu-bound-transforms");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->title.find("workers cost"), std::string::npos) << f->title;
   EXPECT_TRUE(f->fix_settings.empty());
+  EXPECT_NEAR(f->recoverable_fraction, (2.5 - 0.7) / 21.76, 1e-9);
+  EXPECT_NEAR(ev_value(*f, "wait_beyond_handover_pct"), 100 * (2.5 - 0.7) / 21.76, 1e-9);
   ASSERT_FALSE(f->sites.empty());
   EXPECT_NE(f->sites[0].note.find("run in its workers"), std::string::npos) << f->sites[0].note;
+  ev.agent->sample_getitem_ms = 0.03;
   // With num_workers=0 the loading already is in the loop: not this fix.
   ev.agent->data_wait_pct = 100 * 1.51 / 21.76;
   ev.agent->loaders[0].num_workers = 0;

@@ -267,6 +267,28 @@ TEST(WorkerRestarts, TheWaitsAfterTheFirstLessABatchPerPassOnTheRunsScale) {
   EXPECT_EQ(find(diagnose(restarted(2, 0, 0.05)), "worker-restarts"), nullptr);
 }
 
+// The start method the agent recorded decides what the text says of a start: 'spawn', a new
+// interpreter each (named as this run's); 'fork', nothing of the kind; unrecorded (an older agent),
+// the general remark.
+TEST(WorkerRestarts, WhatAStartCostsFollowsTheRecordedStartMethod) {
+  Evidence ev = restarted(2, 0);
+  ev.agent->loaders[0].start_method = "spawn";
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "worker-restarts");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->explanation.find("Here they start by 'spawn'"), std::string::npos) << f->explanation;
+  ev.agent->loaders[0].start_method = "fork";
+  d = diagnose(ev);
+  f = find(d, "worker-restarts");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->explanation.find("spawn"), std::string::npos) << f->explanation;
+  ev.agent->loaders[0].start_method = "";
+  d = diagnose(ev);
+  f = find(d, "worker-restarts");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->explanation.find("Under the 'spawn' start method"), std::string::npos) << f->explanation;
+}
+
 TEST(WorkerRestarts, ALoaderBuiltEveryEpochOrAnIteratorEveryStepIsACodeChange) {
   Diagnosis d = diagnose(restarted(0, 2));
   const Finding* f = find(d, "worker-restarts");

@@ -82,17 +82,29 @@ std::optional<Finding> worker_restarts(const Evidence& ev) {
                         100 * wait_ms / run_ms);
   f.gain = fmt::format("keeping the workers gives back {:.1f} s of the run: {}", gain_ms / 1e3,
                        gain_text(f.run_fraction));
+  // How the workers start, as the agent recorded it for the loop's loaders: 'spawn' makes each
+  // start a new interpreter; forked workers start from the loop's process as it is.
+  std::string method;
+  if (ev.agent)
+    for (const auto& l : ev.agent->loaders)
+      if (!l.start_method.empty() && (method.empty() || l.start_method == "spawn")) method = l.start_method;
+  const char* spawn_text =
+      method == "spawn"
+          ? " Here they start by 'spawn' (the process's start method: the default inside torch.multiprocessing.spawn's "
+            "processes), so each worker is a new interpreter that imports torch and unpickles the dataset."
+      : method.empty() ? " Under the 'spawn' start method (the default inside torch.multiprocessing.spawn's processes, "
+                         "and on macOS and Windows) each worker is a new interpreter that imports torch and unpickles "
+                         "the dataset."
+                       : "";
   f.explanation = fmt::format(
       "Each pass over a DataLoader with num_workers > 0 starts its worker processes, and the loop waits for them "
       "to start and load their first batches. Without persistent_workers=True the workers of a pass are shut down "
       "at its end, so every epoch starts new ones (PyTorch docs, torch.utils.data.DataLoader); a loader built anew "
-      "each epoch, or a new iterator taken every step, starts them every time whatever its settings. Under the "
-      "'spawn' start method (the default inside torch.multiprocessing.spawn's processes, and on macOS and "
-      "Windows) each worker is a new interpreter that imports torch and unpickles the dataset. This run started "
-      "workers {} more time{} after each loader's first ({} new pass{} over the same loader, {} loader{} built "
-      "again over the same dataset), and the loop waited {:.1f} s in them.",
-      again, again == 1 ? "" : "s", restarts, restarts == 1 ? "" : "es", rebuilds, rebuilds == 1 ? "" : "s",
-      wait_ms / 1e3);
+      "each epoch, or a new iterator taken every step, starts them every time whatever its settings.{} This run "
+      "started workers {} more time{} after each loader's first ({} new pass{} over the same loader, {} loader{} "
+      "built again over the same dataset), and the loop waited {:.1f} s in them.",
+      spawn_text, again, again == 1 ? "" : "s", restarts, restarts == 1 ? "" : "es", rebuilds,
+      rebuilds == 1 ? "" : "s", wait_ms / 1e3);
   // Hugging Face Trainer builds the loaders: its knob keeps the training loader's workers and
   // caches the evaluation loaders it would build anew at every evaluation.
   const CodeSite* hf = config_site(ev, "transformers");
