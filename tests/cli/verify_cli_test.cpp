@@ -160,7 +160,8 @@ TEST_F(VerifyCli, OverridesWithoutADataLoaderAreReportedAndTheRunContinues) {
 // and sleeping loaders gain from workers whatever the cores do (at least 1.3x asserted; measured
 // 2.5x). Serial (tests/cli/CMakeLists.txt): its fix run's spawned workers starve a neighbour.
 TEST_F(VerifyCli, SpawnRanksGetTheFixAndAreMeasured) {
-  Result r = cli(fmt::format("verify --json --steps 36 -- /usr/bin/python3 {}/tests/corpus/spawn_ddp/train.py 36 0.001", TS_SOURCE_DIR));
+  Result r = cli(fmt::format("verify --json --steps 36 -- /usr/bin/python3 {}/tests/corpus/spawn_ddp/train.py 36 0.001",
+                             TS_SOURCE_DIR));
   ASSERT_EQ(r.code, 0) << r.err;
   simdjson::dom::element doc = parser_.parse(r.out);
   auto f = fix_for(doc, "dataloader-starvation");

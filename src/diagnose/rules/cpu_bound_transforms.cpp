@@ -2,12 +2,14 @@
 // more DataLoader workers cannot help: the preprocessing itself is too expensive (every
 // core busy, ~100% x cores in top: the CPU is the bottleneck).
 // Evidence: sampled CPU >= 85% of the usable cores, plus a data wait (agent or trace) >= 5% of
-// the step (with workers, beyond the loop's hand-over of each batch) or a GPU mean below 80%; and, where the agent measured it, loading that computes (its
-// CPU time >= kLoadingWaitsCpuShare of its wall time). Loading that waits on storage while other
+// the step (with workers, beyond the loop's hand-over of each batch) or a GPU mean below 80%; and,
+// where the agent measured it, loading that computes (its CPU time >= kLoadingWaitsCpuShare of its
+// wall time). Loading that waits on storage while other
 // work (the ranks' compute, another job) fills the cores is dataloader-starvation's, and so is a
 // CPU-only loop loading in its main process where workers beside fewer loop threads gain (rule.h
 // fitted_loop_plan): its busy share is the loop's own threads as much as the loading.
 #include <algorithm>
+#include <optional>
 #include <fmt/format.h>
 
 #include "diagnose/diagnose.h"
@@ -29,19 +31,22 @@ namespace {
 // for 1.35 ms batches, predicted 1.11x, measured 17.83 ms (1.22x); in an earlier verify the wait
 // and the loading alone predicted 1.01x where 1.20x was measured. Claimed only where the wait alone
 // exceeds the loading (a measured fact, whatever the model). Returns whether it rewrote the finding.
-// Its premise: a CPU-only loop with workers that waits kWorkersCostMoreRatio x a batch's loading.
-bool workers_cost_more_measured(const Evidence& ev) {
+// Its premise, measured: a CPU-only loop with workers that waits kWorkersCostMoreRatio x a batch's
+// loading or more. The loader model when it holds.
+std::optional<LoaderModelInput> workers_cost_more_model(const Evidence& ev) {
   const AgentEvidence* a = agent_steps(ev);
-  if (!a || !cpu_only_run(ev) || a->loaders.empty() || a->loaders[0].num_workers <= 0) return false;
-  const auto in = agent_loader_model(ev, a->compute_ms > 0 ? a->compute_ms : a->step_ms);
+  if (!a || !cpu_only_run(ev) || a->loaders.empty() || a->loaders[0].num_workers <= 0) return std::nullopt;
+  auto in = agent_loader_model(ev, a->compute_ms > 0 ? a->compute_ms : a->step_ms);
   const double step = a->step_mean_ms > 0 ? a->step_mean_ms : a->step_ms;
-  return in && in->load_ms > 0 && a->data_wait_pct / 100 * step >= th::kWorkersCostMoreRatio * in->load_ms;
+  if (!in || in->load_ms <= 0 || a->data_wait_pct / 100 * step < th::kWorkersCostMoreRatio * in->load_ms)
+    return std::nullopt;
+  return in;
 }
 
 bool workers_cost_more(const Evidence& ev, Finding& f) {
-  if (!workers_cost_more_measured(ev)) return false;
+  const auto in = workers_cost_more_model(ev);
+  if (!in) return false;
   const AgentEvidence* a = agent_steps(ev);
-  const auto in = agent_loader_model(ev, a->compute_ms > 0 ? a->compute_ms : a->step_ms);
   const double step = a->step_mean_ms > 0 ? a->step_mean_ms : a->step_ms;
   const double wait = a->data_wait_pct / 100 * step;
   const int w = a->loaders[0].num_workers;
@@ -101,7 +106,7 @@ std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
   // The whole wait where the workers cost more than they save (their hand-over is the point
   // there: workers_cost_more), else the wait beyond the hand-over.
   double wait = data_wait_pct(ev);
-  if (!workers_cost_more_measured(ev)) wait = wait_beyond_handover_pct(ev, wait);
+  if (!workers_cost_more_model(ev)) wait = wait_beyond_handover_pct(ev, wait);
   Util gpu = gpu_util(ev);
   double recoverable = 0;
   if (wait >= th::kDataWaitPct) {

@@ -300,8 +300,8 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
   if (spawned) {
     if (import_s > 0) add(f, "worker_import_s", import_s, "s");
     const std::string cost =
-        import_s > 0 ? fmt::format(" (this run's imports took {:.1f} s: about {:.0f} s of CPU for {} workers)", import_s,
-                                   import_s * workers, workers)
+        import_s > 0 ? fmt::format(" (this run's imports took {:.1f} s: about {:.0f} s of CPU for {} workers)",
+                                   import_s, import_s * workers, workers)
                      : std::string();
     f.explanation += fmt::format(
         " Its workers start by 'spawn' here (this process's multiprocessing start method: the default inside "
