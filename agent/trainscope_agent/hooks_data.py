@@ -281,8 +281,7 @@ def _record_loader(it, loader):
         ("drop_last", bool(loader.drop_last)),
         ("collate_fn", getattr(collate, "__name__", type(collate).__name__)),
         ("sampler", type(getattr(loader, "sampler", None)).__name__),
-        ("multiprocessing_context", getattr(ctx, "_name", None) if ctx is not None else None),
-        ("start_method", _start_method(ctx)),
+        ("start_method", _start_method(ctx)),  # its multiprocessing_context's, else the process's
         ("iterator", type(it).__name__),
         ("site_file", site.file if site is not None else None),
         ("site_line", site.line if site is not None else None),

@@ -20,6 +20,18 @@ namespace ts::diagnose::rules {
 
 namespace {
 
+// The loop's loader model where it loads in worker processes (nullopt: in the loop itself, or no
+// model): the workers-cost-more premise and the hand-over below both read it.
+bool loads_in_workers(const AgentEvidence* a) { return a && !a->loaders.empty() && a->loaders[0].num_workers > 0; }
+
+std::optional<LoaderModelInput> workers_model(const Evidence& ev) {
+  const AgentEvidence* a = agent_steps(ev);
+  if (!loads_in_workers(a)) return std::nullopt;
+  return agent_loader_model(ev, a->compute_ms > 0 ? a->compute_ms : a->step_ms);
+}
+
+double mean_step_ms(const AgentEvidence& a) { return a.step_mean_ms > 0 ? a.step_mean_ms : a.step_ms; }
+
 // Workers that cost a CPU-only loop on saturated cores more than they save: it waits longer for
 // their batch than loading the batch itself takes (each batch is handed over through shared
 // memory, and the workers take cores from the model's intra-op threads), so cheaper samples are
@@ -30,43 +42,36 @@ namespace {
 // karpathy/makemore on 2 cores, 4 workers, `verify` (2026-11-29): 21.76 ms steps waiting 1.51 ms
 // for 1.35 ms batches, predicted 1.11x, measured 17.83 ms (1.22x); in an earlier verify the wait
 // and the loading alone predicted 1.01x where 1.20x was measured. Claimed only where the wait alone
-// exceeds the loading (a measured fact, whatever the model). Returns whether it rewrote the finding.
-// Its premise, measured: a CPU-only loop with workers that waits kWorkersCostMoreRatio x a batch's
-// loading or more. The loader model when it holds.
-std::optional<LoaderModelInput> workers_cost_more_model(const Evidence& ev) {
+// exceeds the loading (a measured fact, whatever the model): workers_cost_more_measured.
+bool workers_cost_more_measured(const Evidence& ev, const std::optional<LoaderModelInput>& in) {
   const AgentEvidence* a = agent_steps(ev);
-  if (!a || !cpu_only_run(ev) || a->loaders.empty() || a->loaders[0].num_workers <= 0) return std::nullopt;
-  auto in = agent_loader_model(ev, a->compute_ms > 0 ? a->compute_ms : a->step_ms);
-  const double step = a->step_mean_ms > 0 ? a->step_mean_ms : a->step_ms;
-  if (!in || in->load_ms <= 0 || a->data_wait_pct / 100 * step < th::kWorkersCostMoreRatio * in->load_ms)
-    return std::nullopt;
-  return in;
+  return a && in && cpu_only_run(ev) && in->load_ms > 0 &&
+         a->data_wait_pct / 100 * mean_step_ms(*a) >= th::kWorkersCostMoreRatio * in->load_ms;
 }
 
-bool workers_cost_more(const Evidence& ev, Finding& f) {
-  const auto in = workers_cost_more_model(ev);
-  if (!in) return false;
+// Rewrites the finding as the workers-cost-more one (its premise measured).
+void workers_cost_more(const Evidence& ev, const LoaderModelInput& in, Finding& f) {
   const AgentEvidence* a = agent_steps(ev);
-  const double step = a->step_mean_ms > 0 ? a->step_mean_ms : a->step_ms;
+  const double step = mean_step_ms(*a);
   const double wait = a->data_wait_pct / 100 * step;
   const int w = a->loaders[0].num_workers;
-  const double share = in->cpu_share >= 0 ? std::min(1.0, in->cpu_share) : 1.0;
-  const double workers_cpu = in->load_ms * share + worker_handover_ms(*in);  // per batch, off the loop's cores
-  const double predicted = std::max(in->load_ms, step - wait - workers_cpu + in->load_ms);
+  const double share = in.cpu_share >= 0 ? std::min(1.0, in.cpu_share) : 1.0;
+  const double workers_cpu = in.load_ms * share + worker_handover_ms(in);  // per batch, off the loop's cores
+  const double predicted = std::max(in.load_ms, step - wait - workers_cpu + in.load_ms);
   f.recoverable_fraction = std::clamp(1 - predicted / step, 0.0, 0.95);
   f.severity = severity_for(f.recoverable_fraction);
   add(f, "num_workers", w, "count");
   add(f, "data_wait_ms", wait, "ms");
-  add(f, "batch_load_ms", in->load_ms, "ms");
+  add(f, "batch_load_ms", in.load_ms, "ms");
   add(f, "workers_cpu_ms", workers_cpu, "ms");
   add(f, "predicted_step_ms", predicted, "ms");
   f.title = fmt::format(
       "DataLoader workers cost this CPU-only loop more than they save: it waits {:.2f} ms per step for a batch it "
       "would load in {:.2f} ms",
-      wait, in->load_ms);
+      wait, in.load_ms);
   f.gain = fmt::format("num_workers=0: step {:.1f} -> {:.1f} ms ({:.2f} ms of wait and {:.2f} ms of the workers' CPU "
                        "out, the {:.2f} ms load in), {}",
-                       step, predicted, wait, workers_cpu, in->load_ms, gain_text(f.recoverable_fraction));
+                       step, predicted, wait, workers_cpu, in.load_ms, gain_text(f.recoverable_fraction));
   f.explanation = fmt::format(
       "On a CPU-only run whose cores are already busy, the {} worker process{} compete with the model's intra-op "
       "threads for the same cores, and every batch they load is handed over to the loop through shared memory (PyTorch "
@@ -74,28 +79,22 @@ bool workers_cost_more(const Evidence& ev, Finding& f) {
       "loading a batch in the loop itself ({} samples x {:.3f} ms + collate) takes {:.2f} ms: the workers cost more than "
       "they save. And their CPU, {:.2f} ms per batch (loading and hand-over), came out of the model's compute on the "
       "busy cores: without them the model gets it back.",
-      w, w == 1 ? "" : "es", wait, a->loaders[0].batch_size, a->sample_getitem_ms, in->load_ms, workers_cpu);
+      w, w == 1 ? "" : "es", wait, a->loaders[0].batch_size, a->sample_getitem_ms, in.load_ms, workers_cpu);
   f.fix = "Load in the training process: num_workers=0 (and no persistent_workers or prefetch_factor, which need "
           "workers).";
   f.fix_code = "loader = DataLoader(dataset, batch_size=BS, shuffle=True, num_workers=0)";
   f.fix_settings = {{"dataloader.num_workers", "0"}};
   point_at_fix(f, ev, "dataloader", "the loop's DataLoader: num_workers=0 here", "set dataloader_num_workers=0 here");
-  return true;
 }
 
 // The share of the step the loop waits beyond taking over its batch from a worker. With workers,
 // each batch costs the loop its hand-over (unpickling the batch's handles, mapping its shared
 // memory: loader_model.h) however far ahead the workers load, and the agent's data wait holds it:
 // no cheaper sample removes it. corpus/epoch_workers: 1.1-1.5 ms waits on 13-15 ms steps whose
-// workers kept ahead, taken for CPU-bound loading whenever other work filled the cores. Loading in
-// the loop (num_workers=0) has no hand-over; the whole wait is the loading's.
-double wait_beyond_handover_pct(const Evidence& ev, double wait_pct) {
-  const AgentEvidence* a = agent_steps(ev);
-  if (!a || wait_pct <= 0 || a->loaders.empty() || a->loaders[0].num_workers <= 0) return wait_pct;
-  const double step = a->step_mean_ms > 0 ? a->step_mean_ms : a->step_ms;
-  const auto in = agent_loader_model(ev, a->compute_ms > 0 ? a->compute_ms : a->step_ms);
+// workers kept ahead, taken for CPU-bound loading whenever other work filled the cores.
+double wait_beyond_handover_pct(const AgentEvidence& a, const std::optional<LoaderModelInput>& in, double wait_pct) {
   const double handover = in ? handover_ms(*in) : th::kWorkerHandoverMs;
-  return std::max(0.0, wait_pct - 100 * handover / step);
+  return std::max(0.0, wait_pct - 100 * handover / mean_step_ms(a));
 }
 
 }  // namespace
@@ -103,10 +102,14 @@ double wait_beyond_handover_pct(const Evidence& ev, double wait_pct) {
 std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
   if (!cpu_saturated(ev) || loading_waits(ev)) return std::nullopt;
   if (const auto plan = fitted_loop_plan(ev); plan && plan->speedup >= 1 + th::kLoaderNoGainMargin) return std::nullopt;
-  // The whole wait where the workers cost more than they save (their hand-over is the point
-  // there: workers_cost_more), else the wait beyond the hand-over.
+  // With workers: the whole wait where they cost more than they save (their hand-over is the
+  // point there), else the wait beyond the hand-over. Loading in the loop (num_workers=0) has no
+  // hand-over; the whole wait is the loading's.
+  const auto in = workers_model(ev);
+  const bool cost_more = workers_cost_more_measured(ev, in);
+  const AgentEvidence* a = agent_steps(ev);
   double wait = data_wait_pct(ev);
-  if (!workers_cost_more_model(ev)) wait = wait_beyond_handover_pct(ev, wait);
+  if (loads_in_workers(a) && !cost_more && wait > 0) wait = wait_beyond_handover_pct(*a, in, wait);
   Util gpu = gpu_util(ev);
   double recoverable = 0;
   if (wait >= th::kDataWaitPct) {
@@ -168,7 +171,10 @@ std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
         "xb = xb.cuda(non_blocking=True)\n"
         "xb = gpu_augment(xb)  # e.g. torchvision.transforms.v2 / kornia on CUDA tensors";
   }
-  if (workers_cost_more(ev, f)) return f;
+  if (cost_more) {
+    workers_cost_more(ev, *in, f);
+    return f;
+  }
   const bool inline_loading = ev.agent && !ev.agent->loaders.empty() && ev.agent->loaders[0].num_workers == 0;
   point_at_fix(f, ev, "dataloader",
                inline_loading ? "the loop's DataLoader: its dataset's __getitem__ and transforms run in the loop's process"
