@@ -10,8 +10,12 @@ namespace ts::diagnose {
 namespace {
 
 double cpu_share_or_one(const LoaderModelInput& in) { return in.cpu_share >= 0 ? std::min(in.cpu_share, 1.0) : 1.0; }
-// Cores the workers can load on: the main process keeps one for the loop.
-int free_cores(const LoaderModelInput& in) { return in.cores > 0 ? std::max(1, in.cores - 1) : 0; }
+int loops(const LoaderModelInput& in) { return std::max(1, in.loops); }
+// Cores one loop's workers can load on: each loop (a rank on this host) keeps one for itself and
+// its workers share what is left with the other loops' workers.
+int free_cores(const LoaderModelInput& in) {
+  return in.cores > 0 ? std::max(1, (in.cores - loops(in)) / loops(in)) : 0;
+}
 // Loading that waits (storage, network, sleep) rather than computes; unknown counts as computing.
 bool loading_waits(const LoaderModelInput& in) { return in.cpu_share >= 0 && in.cpu_share < th::kLoadingWaitsCpuShare; }
 
@@ -54,7 +58,7 @@ double cores_left(const LoaderModelInput& in, int workers) {
   // process per core it used (rounded up past a quarter); the job as the loop plus the workers
   // that compute (waiting workers sleep; the loop's intra-op threads work in bursts).
   const double others = std::ceil(in.other_cores - 0.25);
-  const double mine = 1 + (loading_waits(in) ? 0 : std::max(0, workers));
+  const double mine = loops(in) * (1 + (loading_waits(in) ? 0 : std::max(0, workers)));
   const double fair = others > 0 ? in.cores * mine / (mine + others) : in.cores;
   return std::min<double>(in.cores, std::max({in.cores - in.other_cores, fair, 0.5}));
 }
@@ -65,7 +69,7 @@ double cpu_bound_step_ms(const LoaderModelInput& in, int workers) {
   if (in.loop_threads <= 0 || in.cores <= 0 || !loading_waits(in)) return 0;
   const double cpu = in.compute_ms * in.loop_threads + handover_ms(in) + in.load_ms * cpu_share_or_one(in) +
                      worker_handover_ms(in);
-  return cpu / cores_left(in, workers);
+  return loops(in) * cpu / cores_left(in, workers);
 }
 
 int loop_threads_with(const LoaderModelInput& in, int workers) {
@@ -91,7 +95,11 @@ LoaderPlan plan_workers(const LoaderModelInput& in) {
   if (in.load_ms <= 0 || in.compute_ms <= 0) return p;
   double share = cpu_share_or_one(in);
   p.waits = loading_waits(in);
-  int want = static_cast<int>(std::ceil(in.load_ms / in.compute_ms)) + 1;
+  // Enough workers to feed the loop at the fastest it can go: its compute, or where the cores
+  // bound it, that bound (more workers would only wait: each one more a process, and under
+  // `spawn` an interpreter importing torch).
+  const double fed_ms = std::max(in.compute_ms, cpu_bound_step_ms(in, 0));
+  int want = static_cast<int>(std::ceil(in.load_ms / fed_ms)) + 1;
   int free = free_cores(in);
   if (p.waits) {
     // Waiting workers sleep: as many fit as the free cores can serve their CPU part

@@ -170,6 +170,8 @@ std::optional<LoaderModelInput> agent_loader_model(const Evidence& ev, double co
   // process (fitted_loop_plan).
   in.cores = static_cast<int>(usable_cores(ev));
   in.current_workers = workers;
+  // The ranks on this host share its cores, each with its own loader (loader_model.h, loops).
+  in.loops = training_processes_here(ev);
   in.pinned = !no_gpu;  // the fix pins batches bound for a GPU (pin_memory=True)
   if (a->gpu_ms <= 0 && no_gpu) {
     // The loop computes on the CPU: its threads and the workers share the cores with whatever
