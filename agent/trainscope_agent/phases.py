@@ -75,6 +75,7 @@ class Ph:
     depth = 0            # the evaluation call in progress (nested module calls are inside it)
     call = None          # the site (sites.py role "eval") of the span's latest evaluation call
     caller = None        # ... and the training loop's line that called it (role "eval_call"), or None
+    hook = None          # ... and the user's script's line the loop called back into (role "eval_hook"), or None
     call_t = 0           # ... charged from here: each call's site gets the span's time up to the next call
     span_sites = {}      # site -> ns charged in the open span (a training event after it makes them the loop's)
     # What the open span changed, to undo it when it proves to be the step's own inference:
@@ -247,11 +248,14 @@ def eval_start(t, trained=False, x=None):
         p.span_counted.append(p.call)
     # ... and the loop's line that called it, charged alike (a `test(...)` in the step's function),
     # counted once per span: an evaluate() runs many forward calls from one line of the loop.
-    caller = sites.loop_call("eval_call", 3)
-    if caller is not None and caller not in p.span_sites and caller is not p.caller:
-        caller.count += 1
-        p.span_counted.append(caller)
-    p.caller = caller
+    # Where that loop calls back into the user's script (a callback that evaluates), the script's
+    # line too (role "eval_hook", sites.loop_call), alike.
+    caller, hook = sites.loop_call("eval_call", 3, "eval_hook")
+    for s, was in ((caller, p.caller), (hook, p.hook)):
+        if s is not None and s not in p.span_sites and s is not was:
+            s.count += 1
+            p.span_counted.append(s)
+    p.caller, p.hook = caller, hook
 
 
 def _weak(x):
@@ -269,7 +273,7 @@ def _charge(t):
     the work around it up to the next call (its batch's fetch, the loss, the sampling)."""
     p = Ph
     if t > p.call_t:
-        for s in (p.call, p.caller):
+        for s in (p.call, p.caller, p.hook):
             if s is not None:
                 s.ns += t - p.call_t
                 p.span_sites[s] = p.span_sites.get(s, 0) + t - p.call_t
@@ -366,7 +370,7 @@ def _clear_span():
     p = Ph
     p.open = p.trained = False
     p.depth = 0
-    p.call = p.caller = p.span_x = None
+    p.call = p.caller = p.hook = p.span_x = None
     p.span_sites, p.span_counted = {}, []
     p.fetch_ok = p.fetch_pending = 0
     p.start_ok = p.start_n_ok = p.start_pending = p.start_n_pending = 0

@@ -230,32 +230,58 @@ def _framework_file(filename):
     return ("/site-packages/" in f or "/dist-packages/" in f) and "/torch/" not in f
 
 
-def loop_call(role, depth=2):
+_entry = []  # [the entry script's absolute path, or None], once
+
+
+def _entry_file():
+    """The script the user ran (`__main__`'s file; `python -m pkg.mod`: that module's), or None."""
+    if not _entry:
+        m = sys.modules.get("__main__")
+        f = getattr(m, "__file__", None)
+        _entry.append(os.path.abspath(f) if f else None)
+    return _entry[0]
+
+
+def _site_at(role, f):
+    key = (role, id(f.f_code), f.f_lasti)
+    s = _Table.by_key.get(key)
+    return s if s is not None else _resolve(role, f, key, True)
+
+
+def loop_call(role, depth=2, hook_role=None):
     """The line where the training loop's code calls an evaluation: walking out from the
     evaluation's forward, the first user frame whose function also ran under the training forward
     (the deepest function the two share), at the line it is at now (GAT's `test(...)` in its
     `train_iter`, a `validate()` in the epoch loop). None where that is the forward's own frame
     (an evaluation written inline in the loop: the forward's line is the loop's), where a
     framework's frames lie between (Lightning, Hugging Face: their knobs are named instead), or
-    before a training forward. A walk of a few frames per evaluation call: off the step's path."""
+    before a training forward. A walk of a few frames per evaluation call: off the step's path.
+    Returns (loop's site, hook's site). The hook (role hook_role): where the loop lies in a module
+    of the user's other than the script they ran (minGPT's Trainer.run) and calls back into that
+    script (a callback that evaluates every K steps), the script's outermost line on the way to the
+    evaluation: the loop's line runs every callback, that line is where the script chose to
+    evaluate. None otherwise."""
     if not train_codes:
-        return None
-    f, n, first, crossed = _getframe(depth), 0, None, False
+        return None, None
+    f, n, first, crossed, hook = _getframe(depth), 0, None, False, None
+    entry = _entry_file() if hook_role else None
     while f is not None and n < MAX_WALK:
         code = f.f_code
         if is_user_file(code.co_filename):
             if any(code is c for c in train_codes):  # identity: == compares code objects' content
                 if first is None or crossed:
-                    return None
-                key = (role, id(code), f.f_lasti)
-                s = _Table.by_key.get(key)
-                return s if s is not None else _resolve(role, f, key, True)
+                    return None, None
+                if hook is not None and os.path.abspath(code.co_filename) == entry:
+                    hook = None  # the loop is in the script itself: its line is the script's
+                return _site_at(role, f), (_site_at(hook_role, hook) if hook is not None else None)
             if first is None:
                 first = f
+            if entry is not None and f is not first and os.path.abspath(code.co_filename) == entry:
+                hook = f
         elif first is not None and _framework_file(code.co_filename):
             crossed = True
         f, n = f.f_back, n + 1
-    return None
+    return None, None
 
 
 def _resolve(role, f, key, direct=False):
@@ -301,7 +327,7 @@ def send(channel, step):
     for s in list(_Table.order):
         if s.sent == s.count and s.sent_ns == s.ns + s.loop_ns and s.sent >= 0:
             continue
-        if s.count == 0 and s.sent < 0 and s.role in ("eval", "eval_call"):
+        if s.count == 0 and s.sent < 0 and s.role in ("eval", "eval_call", "eval_hook"):
             continue  # its one call was the step's own inference after all (phases.train_event)
         s.sent, s.sent_ns = s.count, s.ns + s.loop_ns
         channel.send_text("site", s.fields() + [("steps", step)])

@@ -46,7 +46,7 @@ diagnose::CodeSite from_site(const TextRecord& t, const std::string& cwd) {
   s.sha1 = t.get("sha1");
   s.calls = t.get_int("count", 0);
   s.host_ms = t.get_double("ns", 0) / 1e6;
-  if (s.role == "eval" || s.role == "eval_call") s.loop_ms = t.get_double("loop_ns", -1e6) / 1e6;
+  if (s.role == "eval" || s.role == "eval_call" || s.role == "eval_hook") s.loop_ms = t.get_double("loop_ns", -1e6) / 1e6;
   s.bytes = t.get_int("bytes", 0);
   s.pageable = t.get_int("pageable", 0);
   s.blocking = t.get_int("blocking", 0);

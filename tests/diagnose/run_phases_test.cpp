@@ -154,6 +154,46 @@ TEST(PeriodicEvaluation, NamesTheLoopsLinesThatCallTheEvaluation) {
   EXPECT_NE(f->fix_code.find("evaluate(model)"), std::string::npos) << f->fix_code;
 }
 
+// karpathy/minGPT's projects/adder (this VM, 2026-11-30, 1,100 iterations): mingpt/trainer.py's
+// loop calls the script's on_batch_end callback after every step, and the callback evaluates every
+// 500 iterations with two eval_split(...) calls. The script's two lines are where it chose to
+// evaluate: they come first and make the fix's code; the loop's line is named for what it is.
+TEST(PeriodicEvaluation, AScriptsCallbackThatEvaluatesIsNamedBeforeTheLoopThatCallsIt) {
+  Evidence ev = accounted(3.4, 3, 0, 1100);
+  auto fwd = code_site("eval", "/w/mingpt/model.py", 293);
+  fwd.calls = 900, fwd.host_ms = 3400, fwd.loop_ms = 3400;
+  auto loop = code_site("eval_call", "/w/mingpt/trainer.py", 101);
+  loop.calls = 3, loop.host_ms = 3400, loop.loop_ms = 3400, loop.function = "run";
+  loop.code = "self.trigger_callbacks('on_batch_end')";
+  auto train = code_site("eval_hook", "/w/projects/adder/adder.py", 192);
+  train.calls = 3, train.host_ms = 3200, train.loop_ms = 3200, train.function = "batch_end_callback";
+  train.code = "train_score = eval_split(trainer, 'train', max_batches=train_max_batches)";
+  auto test = code_site("eval_hook", "/w/projects/adder/adder.py", 193);
+  test.calls = 3, test.host_ms = 200, test.loop_ms = 200, test.function = "batch_end_callback";
+  test.code = "test_score  = eval_split(trainer, 'test',  max_batches=None)";
+  ev.agent->sites = {loop, test, fwd, train};
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "periodic-evaluation");
+  ASSERT_NE(f, nullptr);
+  const double total = 1 + 1100 * 0.02 + 3.4 + 0.2;
+  EXPECT_NEAR(f->run_fraction, 0.5 * 3.4 / total, 1e-9);  // the lines do not change the gain
+  ASSERT_EQ(f->sites.size(), 4u);
+  EXPECT_EQ(f->sites[0].line, 293);
+  EXPECT_EQ(f->sites[1].line, 192);  // the script's lines, costliest first
+  EXPECT_EQ(f->sites[2].line, 193);
+  EXPECT_EQ(f->sites[3].line, 101);  // then the loop's
+  EXPECT_NE(f->sites[1].note.find("your script starts the evaluation here (3 passes, 3.2 s), called back from the "
+                                  "loop at " + loop.path + ":101: run it half as often"),
+            std::string::npos)
+      << f->sites[1].note;
+  EXPECT_NE(f->sites[3].note.find("calls back into your script after every step"), std::string::npos)
+      << f->sites[3].note;
+  EXPECT_EQ(f->fix_code,
+            "if step % (2 * eval_interval) == 0:   # or: fewer eval batches\n"
+            "    train_score = eval_split(trainer, 'train', max_batches=train_max_batches)\n"
+            "    test_score  = eval_split(trainer, 'test',  max_batches=None)");
+}
+
 TEST(PeriodicEvaluation, SilentWithoutAnAccount) {
   Evidence ev = accounted(1.3, 5);
   ev.agent->time_account.reset();

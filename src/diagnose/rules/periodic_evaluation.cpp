@@ -60,18 +60,30 @@ void point_at_evaluations(Finding& f, const EvalLines& l) {
   }
 }
 
-// The training loop's lines that call the evaluation (the agent's "eval_call" sites: where the
-// step's own function, or the loop's, calls a function of the user's that evaluates): the line
-// to put under `if step % K == 0:`. Only those a training step followed; costliest first.
-void point_at_loop_calls(Finding& f, const Evidence& ev, bool each_step) {
-  constexpr size_t kMaxLines = 2;
+// The lines that call a recurring evaluation, of one role ("eval_call" or "eval_hook"), costliest
+// first; only those a training step followed.
+std::vector<const CodeSite*> calling_lines(const Evidence& ev, const char* role) {
   std::vector<const CodeSite*> calls;
   for (const auto& s : ev.agent->sites)
-    if (s.role == "eval_call" && !s.file.empty() && s.loop_ms != 0) calls.push_back(&s);
+    if (s.role == role && !s.file.empty() && s.loop_ms != 0) calls.push_back(&s);
   std::stable_sort(calls.begin(), calls.end(), [](const CodeSite* a, const CodeSite* b) { return a->host_ms > b->host_ms; });
+  return calls;
+}
+
+// The training loop's lines that call the evaluation (the agent's "eval_call" sites: where the
+// step's own function, or the loop's, calls a function of the user's that evaluates): the line
+// to put under `if step % K == 0:`. Where the loop lies in a module of the user's and calls back
+// into the script they ran (minGPT's Trainer.run and its on_batch_end callback), the script's
+// lines on the way ("eval_hook") come first: the loop's line runs every callback, the script's is
+// where it chose to evaluate, and the fix goes there.
+void point_at_loop_calls(Finding& f, const Evidence& ev, bool each_step) {
+  constexpr size_t kMaxLines = 2;
+  const std::vector<const CodeSite*> hooks = calling_lines(ev, "eval_hook");
+  const std::vector<const CodeSite*> calls = calling_lines(ev, "eval_call");
+  const std::vector<const CodeSite*>& where = hooks.empty() ? calls : hooks;
   // The fix's code around the user's own calls, in their order in the file, where they are one
   // function's lines (GAT's two test(...) calls in train_iter).
-  std::vector<const CodeSite*> shown(calls.begin(), calls.begin() + std::min(calls.size(), kMaxLines));
+  std::vector<const CodeSite*> shown(where.begin(), where.begin() + std::min(where.size(), kMaxLines));
   const bool one_function = !shown.empty() && std::all_of(shown.begin(), shown.end(), [&](const CodeSite* s) {
     return !s->code.empty() && s->file == shown[0]->file && s->function == shown[0]->function;
   });
@@ -81,12 +93,23 @@ void point_at_loop_calls(Finding& f, const Evidence& ev, bool each_step) {
                            : "if step % (2 * eval_interval) == 0:   # or: fewer eval batches";
     for (const CodeSite* s : shown) f.fix_code += "\n    " + s->code;
   }
+  const char* how = each_step ? "run it every 10 steps, not after every one" : "run it half as often";
+  const CodeSite* loop = calls.empty() ? nullptr : calls[0];
+  for (size_t i = 0; i < hooks.size() && i < kMaxLines; ++i)
+    f.sites.push_back(site_ref(
+        *hooks[i], fmt::format("your script starts the evaluation here ({} pass{}, {:.1f} s){}: {}", hooks[i]->calls,
+                               hooks[i]->calls == 1 ? "" : "es", hooks[i]->host_ms / 1e3,
+                               loop ? fmt::format(", called back from the loop at {}:{}",
+                                                  loop->path.empty() ? loop->file : loop->path, loop->line)
+                                    : std::string(),
+                               how)));
   for (size_t i = 0; i < calls.size() && i < kMaxLines; ++i)
     f.sites.push_back(site_ref(*calls[i], fmt::format("the loop calls the evaluation here ({} pass{}, {:.1f} s): {}",
                                                       calls[i]->calls, calls[i]->calls == 1 ? "" : "es",
                                                       calls[i]->host_ms / 1e3,
-                                                      each_step ? "run it every 10 steps, not after every one"
-                                                                : "run it half as often")));
+                                                      hooks.empty() ? how
+                                                                    : "it calls back into your script after every "
+                                                                      "step, and the script decides")));
 }
 
 }  // namespace
