@@ -242,6 +242,16 @@ def _entry_file():
     return _entry[0]
 
 
+_abs = {}  # co_filename -> its absolute path
+
+
+def _abspath(filename):
+    a = _abs.get(filename)
+    if a is None:
+        a = _abs[filename] = os.path.abspath(filename)
+    return a
+
+
 def _site_at(role, f):
     key = (role, id(f.f_code), f.f_lasti)
     s = _Table.by_key.get(key)
@@ -271,12 +281,12 @@ def loop_call(role, depth=2, hook_role=None):
             if any(code is c for c in train_codes):  # identity: == compares code objects' content
                 if first is None or crossed:
                     return None, None
-                if hook is not None and os.path.abspath(code.co_filename) == entry:
+                if hook is not None and _abspath(code.co_filename) == entry:
                     hook = None  # the loop is in the script itself: its line is the script's
                 return _site_at(role, f), (_site_at(hook_role, hook) if hook is not None else None)
             if first is None:
                 first = f
-            if entry is not None and f is not first and os.path.abspath(code.co_filename) == entry:
+            if entry is not None and f is not first and _abspath(code.co_filename) == entry:
                 hook = f
         elif first is not None and _framework_file(code.co_filename):
             crossed = True
