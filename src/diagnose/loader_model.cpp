@@ -58,7 +58,7 @@ double cores_left(const LoaderModelInput& in, int workers) {
   // process per core it used (rounded up past a quarter); the job as the loop plus the workers
   // that compute (waiting workers sleep; the loop's intra-op threads work in bursts).
   const double others = std::ceil(in.other_cores - 0.25);
-  const double mine = loops(in) * (1 + (loading_waits(in) ? 0 : std::max(0, workers)));
+  const double mine = 1 + (loading_waits(in) ? 0 : std::max(0, workers));
   const double fair = others > 0 ? in.cores * mine / (mine + others) : in.cores;
   return std::min<double>(in.cores, std::max({in.cores - in.other_cores, fair, 0.5}));
 }
@@ -69,7 +69,7 @@ double cpu_bound_step_ms(const LoaderModelInput& in, int workers) {
   if (in.loop_threads <= 0 || in.cores <= 0 || !loading_waits(in)) return 0;
   const double cpu = in.compute_ms * in.loop_threads + handover_ms(in) + in.load_ms * cpu_share_or_one(in) +
                      worker_handover_ms(in);
-  return loops(in) * cpu / cores_left(in, workers);
+  return cpu / cores_left(in, workers);
 }
 
 int loop_threads_with(const LoaderModelInput& in, int workers) {

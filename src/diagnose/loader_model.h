@@ -12,10 +12,9 @@
 // and its part of the hand-over, which follow each other in the main process, while the next
 // batches load in the workers meanwhile. Where the loop computes on the CPU and the loading
 // waits, the step also cannot beat the job's CPU per step over the cores other work leaves it:
-//   step(W) >= loops x (compute x intra-op threads + hand-over + load x cpu_share + worker hand-over)
+//   step(W) >= (compute x intra-op threads + hand-over + load x cpu_share + worker hand-over)
 //              / cores_left(W)
-// where loops are the training loops on these cores (a host's ranks, each with the same work per
-// step), cores_left is what the other work used during the run leaves, or the job's fair share
+// where cores_left is what the other work used during the run leaves, or the job's fair share
 // among the runnable processes (more computing workers get more of a contended host)
 // (the loop's intra-op threads hold their cores while it computes; each batch costs its worker
 // its CPU part and its own hand-over). On a quiet host the period is the larger. Loading
@@ -59,10 +58,9 @@ struct LoaderModelInput {
   // computes, measured in the loop.
   bool fit_threads = false;
   // The training loops that share these cores, each with its own loader and workers: the ranks a
-  // launcher started on this host (DDP ranks step in lockstep, each with the same work per step).
-  // Each keeps a core for itself, and the CPU bound counts every loop's CPU per step: two
-  // spawned ranks on 2 cores, 6 sleeping workers each, were predicted 2.8 ms a step with the
-  // cores taken as one loop's, and measured 4.6 ms (tests/corpus/spawn_ddp, 2026-11-30).
+  // launcher started on this host. Each keeps a core for itself, and their computing workers share
+  // the rest. (The CPU bound does not count them yet: a rank's measured compute holds its wait for
+  // the other ranks in the all-reduce, which is not CPU; docs/FINDINGS.md, "Ranks on one host".)
   int loops = 1;
 };
 

@@ -148,12 +148,9 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
       const double fed_ms = std::max(gpu_step, cpu_bound);
       const std::string bound_text =
           cpu_bound > gpu_step
-              ? fmt::format(", but the cores bound the fed loop at {:.1f} ms a step (the CPU per step of {} over "
-                            "the {:.1f} cores left to the job)",
-                            cpu_bound,
-                            model.loops > 1 ? fmt::format("its {} training processes here", model.loops)
-                                            : std::string("the loop, its hand-overs and its workers"),
-                            cores_left(model, 0))
+              ? fmt::format(", but the cores bound the fed loop at {:.1f} ms a step (the CPU per step of the loop, "
+                            "its hand-overs and its workers over the {:.1f} cores left to the job)",
+                            cpu_bound, cores_left(model, 0))
               : std::string();
       workers_how = fmt::format(
           "one batch takes {:.1f} ms to load ({} samples x {:.2f} ms + collate) and {} {:.1f} ms per step{}, so "
@@ -265,12 +262,8 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
                                  : std::string(),
                          plan->period_ms > 0 ? plan->period_ms : model.load_ms / workers,
                          compute_with_ms(model, workers), handover_ms(model),
-                         cpu_sets_it ? fmt::format("; the job's CPU per step{} over the {:.1f} cores it gets beside "
+                         cpu_sets_it ? fmt::format("; the job's CPU per step over the {:.1f} cores it gets beside "
                                                    "other work sets the step: {:.1f} ms",
-                                                   model.loops > 1 ? fmt::format(" (its {} training processes here, "
-                                                                                 "each with its own loader)",
-                                                                                 model.loops)
-                                                                   : std::string(),
                                                    cores_left(model, workers), cpu_bound)
                          : pin_ms(model) > 0 && pin_ms(model) >= plan->period_ms - 1e-9
                              ? fmt::format("; the pin-memory thread copies each {:.0f} MiB batch in {:.1f} ms, which "
