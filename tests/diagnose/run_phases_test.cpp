@@ -114,7 +114,7 @@ TEST(PeriodicEvaluation, LinesRunOnlyAfterTrainingAreNotPeriodic) {
 
 // pytorch/examples' gat: `train_iter` calls `test(...)` twice after its step, and the script
 // once more after the loop. The loop's two call lines are named after the forward's line, with
-// their passes and time, and do not change the gain (the same time as the forward's line); the
+// their passes and time (first: the lines to change), and do not change the gain (the same time as the forward's line); the
 // call after the loop (no training followed) is not a line to change.
 TEST(PeriodicEvaluation, NamesTheLoopsLinesThatCallTheEvaluation) {
   Evidence ev = accounted(2.0, 200);
@@ -136,12 +136,12 @@ TEST(PeriodicEvaluation, NamesTheLoopsLinesThatCallTheEvaluation) {
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->run_fraction, 0.9 * 2.0 / total, 1e-9);  // as without the call lines: not counted twice
   ASSERT_EQ(f->sites.size(), 3u);
-  EXPECT_EQ(f->sites[0].line, 280);
-  EXPECT_EQ(f->sites[1].line, 269);  // costliest first
-  EXPECT_EQ(f->sites[2].line, 270);
-  EXPECT_NE(f->sites[1].note.find("the loop calls the evaluation here (200 passes, 1.0 s)"), std::string::npos)
-      << f->sites[1].note;
-  EXPECT_NE(f->sites[1].note.find("every 10 steps"), std::string::npos) << f->sites[1].note;
+  EXPECT_EQ(f->sites[0].line, 269);  // the lines to change first, costliest first
+  EXPECT_EQ(f->sites[1].line, 270);
+  EXPECT_EQ(f->sites[2].line, 280);  // then the evaluation's forward
+  EXPECT_NE(f->sites[0].note.find("the loop calls the evaluation here (200 passes, 1.0 s)"), std::string::npos)
+      << f->sites[0].note;
+  EXPECT_NE(f->sites[0].note.find("every 10 steps"), std::string::npos) << f->sites[0].note;
   // The fix's code is the user's two calls, in the file's order, under the schedule.
   EXPECT_EQ(f->fix_code,
             "if step % 10 == 0:   # evaluate (and log) every 10 steps, not after every one\n"
@@ -178,16 +178,16 @@ TEST(PeriodicEvaluation, AScriptsCallbackThatEvaluatesIsNamedBeforeTheLoopThatCa
   const double total = 1 + 1100 * 0.02 + 3.4 + 0.2;
   EXPECT_NEAR(f->run_fraction, 0.5 * 3.4 / total, 1e-9);  // the lines do not change the gain
   ASSERT_EQ(f->sites.size(), 4u);
-  EXPECT_EQ(f->sites[0].line, 293);
-  EXPECT_EQ(f->sites[1].line, 192);  // the script's lines, costliest first
-  EXPECT_EQ(f->sites[2].line, 193);
-  EXPECT_EQ(f->sites[3].line, 101);  // then the loop's
-  EXPECT_NE(f->sites[1].note.find("your script starts the evaluation here (3 passes, 3.2 s), called back from the "
+  EXPECT_EQ(f->sites[0].line, 192);  // the script's lines, costliest first
+  EXPECT_EQ(f->sites[1].line, 193);
+  EXPECT_EQ(f->sites[2].line, 101);  // then the loop's
+  EXPECT_EQ(f->sites[3].line, 293);  // then the evaluation's forward
+  EXPECT_NE(f->sites[0].note.find("your script starts the evaluation here (3 passes, 3.2 s), called back from the "
                                   "loop at " + loop.path + ":101: run it half as often"),
             std::string::npos)
-      << f->sites[1].note;
-  EXPECT_NE(f->sites[3].note.find("calls back into your script after every step"), std::string::npos)
-      << f->sites[3].note;
+      << f->sites[0].note;
+  EXPECT_NE(f->sites[2].note.find("calls back into your script after every step"), std::string::npos)
+      << f->sites[2].note;
   EXPECT_EQ(f->fix_code,
             "if step % (2 * eval_interval) == 0:   # or: fewer eval batches\n"
             "    train_score = eval_split(trainer, 'train', max_batches=train_max_batches)\n"

@@ -191,8 +191,10 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   } else if (const CodeSite* cfg = config_site(ev, "lightning")) {
     f.sites.push_back(site_ref(*cfg, "val_check_interval / limit_val_batches"));
   }
-  point_at_evaluations(f, lines);
+  // The lines that start the evaluation first (where the fix goes: `verify` names the first site
+  // as the line to change), then the evaluation's own lines (where its time goes).
   point_at_loop_calls(f, ev, each_step);
+  point_at_evaluations(f, lines);
   return f;
 }
 
