@@ -270,7 +270,7 @@ def loop_call(role, depth=2, hook_role=None):
     of the user's other than the script they ran (minGPT's Trainer.run) and calls back into that
     script (a callback that evaluates every K steps), the script's outermost line on the way to the
     evaluation: the loop's line runs every callback, that line is where the script chose to
-    evaluate. None otherwise."""
+    evaluate (the evaluation's forward itself, where the callback calls the model). None otherwise."""
     if not train_codes:
         return None, None
     f, n, first, crossed, hook = _getframe(depth), 0, None, False, None
@@ -286,7 +286,7 @@ def loop_call(role, depth=2, hook_role=None):
                 return _site_at(role, f), (_site_at(hook_role, hook) if hook is not None else None)
             if first is None:
                 first = f
-            if entry is not None and f is not first and _abspath(code.co_filename) == entry:
+            if entry is not None and _abspath(code.co_filename) == entry:
                 hook = f
         elif first is not None and _framework_file(code.co_filename):
             crossed = True

@@ -192,6 +192,19 @@ TEST(PeriodicEvaluation, AScriptsCallbackThatEvaluatesIsNamedBeforeTheLoopThatCa
             "if step % (2 * eval_interval) == 0:   # or: fewer eval batches\n"
             "    train_score = eval_split(trainer, 'train', max_batches=train_max_batches)\n"
             "    test_score  = eval_split(trainer, 'test',  max_batches=None)");
+  // A callback that calls the model itself: its forward's line is the script's line, named once.
+  auto inline_fwd = code_site("eval", "/w/projects/adder/adder.py", 150);
+  inline_fwd.calls = 900, inline_fwd.host_ms = 3400, inline_fwd.loop_ms = 3400;
+  auto inline_hook = code_site("eval_hook", "/w/projects/adder/adder.py", 150);
+  inline_hook.calls = 3, inline_hook.host_ms = 3400, inline_hook.loop_ms = 3400, inline_hook.function = "cb";
+  inline_hook.code = "out = model(x)";
+  ev.agent->sites = {loop, inline_fwd, inline_hook};
+  f = find(d = diagnose(ev), "periodic-evaluation");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->sites.size(), 2u);
+  EXPECT_EQ(f->sites[0].line, 150);
+  EXPECT_NE(f->sites[0].note.find("your script starts the evaluation here"), std::string::npos) << f->sites[0].note;
+  EXPECT_EQ(f->sites[1].line, 101);
 }
 
 TEST(PeriodicEvaluation, SilentWithoutAnAccount) {

@@ -48,6 +48,9 @@ void point_at_evaluations(Finding& f, const EvalLines& l) {
   const auto& lines = l.recurring;
   for (size_t i = 0; i < lines.size() && i < kMaxLines; ++i) {
     const CodeSite& s = *lines[i];
+    // A callback that calls the model itself: its line is the script's line above already.
+    if (std::any_of(f.sites.begin(), f.sites.end(), [&](const SiteRef& r) { return r.file == s.file && r.line == s.line; }))
+      continue;
     if (l.recurring_ms <= 0) {  // an agent that timed no line: the first evaluation call's
       f.sites.push_back(site_ref(s, "the evaluation's forward call"));
       break;
