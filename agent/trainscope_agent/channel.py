@@ -34,9 +34,10 @@ HEADER = struct.Struct("<IHBBII")
 # mem_allocated, mem_reserved, mem_peak, rss, samples, getitem_ns, collate_ns, loss(f64),
 # comm_ns, comm_count (explicit collectives), bwd_count (backward calls outside optimizer.step()),
 # opt_count (optimizer.step() calls), heap (the C heap's in-use bytes, heap.py; -1 none),
-# heap_free (the bytes it holds free; -1 none) -- appended later: older readers stop after loss
-STEP = struct.Struct("<25qdqqqqqq")
-STEP_RECORD = struct.Struct("<IHBBII25qdqqqqqq")  # header + step, packed in one call (send_step)
+# heap_free (the bytes it holds free; -1 none), cpu_ns (the process's CPU clock, read at this step's
+# end with the RSS; -1 on steps between readings) -- appended later: older readers stop after loss
+STEP = struct.Struct("<25qdqqqqqqq")
+STEP_RECORD = struct.Struct("<IHBBII25qdqqqqqqq")  # header + step, packed in one call (send_step)
 FLUSH_NS = 50_000_000  # a batch of step records waits at most this long (live status reads 1/s)
 GPU = struct.Struct("<qq")          # step, gpu_ns
 GPU_RECORD = struct.Struct("<IHBBIIqq")  # header + GPU, batched like steps (send_gpu)

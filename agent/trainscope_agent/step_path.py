@@ -16,7 +16,9 @@ Never per step, because their cost is not bounded or not ours to pay:
   - device queries (current_device, device_count, get_device_properties) and anything that
     synchronises.
 Rate-limited, by the clock the step already read:
-  - the process RSS (/proc/self/statm, ~1 us) and the "has the user initialised CUDA?" check,
+  - the process RSS (/proc/self/statm, ~1 us), its CPU clock (CLOCK_PROCESS_CPUTIME_ID, one
+    syscall: the loop's own CPU per step, which its wall time holds with its waits; the loader
+    model counts it for ranks that share a host) and the "has the user initialised CUDA?" check,
     at most every SLOW_EVERY_NS;
   - without CUDA, the C heap's in-use and free bytes (heap.py, one call: ~1 us, more with a long free list) at most
     every SLOW_EVERY_NS and never more than 1% of wall time (HEAP_COST_FACTOR x its cost);
@@ -27,8 +29,12 @@ Rate-limited, by the clock the step already read:
     sample, so memory growth is still a trend over the whole run, and the peak counter
     (allocated_bytes.all.peak) misses nothing between readings.
 """
+import time
+
 from . import channel as ch
 from .guard import G, check_break, retire
+
+_cpu_ns = time.process_time_ns
 
 SLOW_EVERY_NS = 10_000_000   # 10 ms: RSS and the CUDA-initialised check
 MEM_EVERY_NS = 50_000_000    # 50 ms: the allocator's counters
@@ -90,10 +96,11 @@ def end_step(S, level, clock):
         S.prev_loss = (loss, S.nonfinite)
     else:
         loss = 0.0
-    alloc = reserved = peak = -1
+    alloc = reserved = peak = cpu = -1
     if t - S.rss_t >= SLOW_EVERY_NS:
         S.rss_t = t
         S.rss_v = S.rss()
+        cpu = _cpu_ns()
         if not S.cuda_ready and t >= S.heap_next:
             S.heap_v, S.heap_free_v = S.heap()
             S.heap_next = t + max(SLOW_EVERY_NS, HEAP_COST_FACTOR * (clock() - t))
@@ -113,7 +120,7 @@ def end_step(S, level, clock):
         S.h2d_bytes, S.h2d_pageable, S.h2d_blocking, S.fwd_ns, S.bwd_ns,
         S.opt_ns, S.io_ns, S.io_n, S.item_n, S.item_ns, alloc, reserved, peak,
         S.rss_v, S.samples, S.getitem_ns, S.collate_ns, loss, S.comm_ns, S.comm_n,
-        S.bwd_n, S.opt_n, S.heap_v, S.heap_free_v)
+        S.bwd_n, S.opt_n, S.heap_v, S.heap_free_v, cpu)
     if S.channel.dead:
         retire()  # trainscope is gone: nobody reads us, so stop costing anything
         if S.window is not None:

@@ -222,6 +222,11 @@ struct AgentEvidence {
   // then sleep: GOMP_SPINCOUNT, OMP_WAIT_POLICY). Fed loops do not idle that long, so the
   // DataLoader model sizes the fixed loop from the steps that did not stall (-1 unknown).
   double compute_low_ms = -1;
+  // The training process's CPU time per steady step, all its threads (the loading it does itself
+  // included), from the process's CPU clock over unprofiled steady steps; -1 not read. Unlike
+  // its compute (wall time), it holds none of the step's waits: a rank's wait for the others in
+  // an all-reduce, a thread's wait for a core.
+  double process_cpu_ms = -1;
   double optimizer_ms = 0, io_ms = 0;  // io: torch.save and file writes in the loop
   double data_wait_pct = 0, io_pct = 0, h2d_pct = 0;
   int64_t h2d_copies = 0, h2d_pageable = 0, h2d_blocking = 0;

@@ -16,6 +16,8 @@ int loops(const LoaderModelInput& in) { return std::max(1, in.loops); }
 int free_cores(const LoaderModelInput& in) {
   return in.cores > 0 ? std::max(1, (in.cores - loops(in)) / loops(in)) : 0;
 }
+// The CPU bound counts every loop on the host where each one's own CPU per step was measured.
+bool bound_counts_loops(const LoaderModelInput& in) { return in.loops > 1 && in.loop_cpu_ms > 0; }
 // Loading that waits (storage, network, sleep) rather than computes; unknown counts as computing.
 bool loading_waits(const LoaderModelInput& in) { return in.cpu_share >= 0 && in.cpu_share < th::kLoadingWaitsCpuShare; }
 
@@ -58,7 +60,7 @@ double cores_left(const LoaderModelInput& in, int workers) {
   // process per core it used (rounded up past a quarter); the job as the loop plus the workers
   // that compute (waiting workers sleep; the loop's intra-op threads work in bursts).
   const double others = std::ceil(in.other_cores - 0.25);
-  const double mine = 1 + (loading_waits(in) ? 0 : std::max(0, workers));
+  const double mine = (bound_counts_loops(in) ? in.loops : 1) + (loading_waits(in) ? 0 : std::max(0, workers));
   const double fair = others > 0 ? in.cores * mine / (mine + others) : in.cores;
   return std::min<double>(in.cores, std::max({in.cores - in.other_cores, fair, 0.5}));
 }
@@ -67,9 +69,11 @@ double cpu_bound_step_ms(const LoaderModelInput& in, int workers) {
   // Waiting loading only: loading that computes is capped at the free cores already, and its
   // wall times, measured beside the other work, carry that contention once more.
   if (in.loop_threads <= 0 || in.cores <= 0 || !loading_waits(in)) return 0;
-  const double cpu = in.compute_ms * in.loop_threads + handover_ms(in) + in.load_ms * cpu_share_or_one(in) +
-                     worker_handover_ms(in);
-  return cpu / cores_left(in, workers);
+  // Each loop needs its own CPU per step from the same cores; counted only where measured, since
+  // compute x threads would count a rank's wait in the all-reduce as CPU.
+  const double own = bound_counts_loops(in) ? in.loop_cpu_ms : in.compute_ms * in.loop_threads;
+  const double cpu = own + handover_ms(in) + in.load_ms * cpu_share_or_one(in) + worker_handover_ms(in);
+  return (bound_counts_loops(in) ? in.loops : 1) * cpu / cores_left(in, workers);
 }
 
 int loop_threads_with(const LoaderModelInput& in, int workers) {

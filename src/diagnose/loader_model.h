@@ -59,9 +59,14 @@ struct LoaderModelInput {
   bool fit_threads = false;
   // The training loops that share these cores, each with its own loader and workers: the ranks a
   // launcher started on this host. Each keeps a core for itself, and their computing workers share
-  // the rest. (The CPU bound does not count them yet: a rank's measured compute holds its wait for
-  // the other ranks in the all-reduce, which is not CPU; docs/FINDINGS.md, "Ranks on one host".)
+  // the rest. The CPU bound counts them all where each loop's own CPU per step was measured
+  // (loop_cpu_ms): a rank's compute time holds its wait for the other ranks in the all-reduce,
+  // which is not CPU (docs/FINDINGS.md, "Ranks on one host").
   int loops = 1;
+  // One loop's CPU time per step outside its loading: its process's CPU clock per steady step
+  // (every thread, the all-reduce's included), less the loading it did itself. 0: not measured;
+  // the bound then counts one loop, compute x intra-op threads.
+  double loop_cpu_ms = 0;
 };
 
 struct LoaderPlan {

@@ -218,6 +218,7 @@ void RecordDecoder::decode_one(std::string_view rec) {
       }
       if (pl.size() >= 31 * 8) s.heap = load<int64_t>(q + 8 * 30);
       if (pl.size() >= 32 * 8) s.heap_free = load<int64_t>(q + 8 * 31);
+      if (pl.size() >= 33 * 8) s.cpu_ns = load<int64_t>(q + 8 * 32);
       if (fresh_steps_) fresh_steps_->push_back(s);
       add_step(s);
       break;

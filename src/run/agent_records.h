@@ -44,6 +44,7 @@ struct StepRecord {
   int64_t bwd_count = -1, opt_count = -1;
   int64_t heap = -1;    // the C heap's in-use bytes (glibc's mallinfo2, agent heap.py); -1 none
   int64_t heap_free = -1;  // the bytes the C heap holds free, still resident (mallinfo2 fordblks); -1 none
+  int64_t cpu_ns = -1;  // the process's CPU clock at this step's end (read with the RSS); -1 not read
   int64_t gpu_ns = -1;  // joined from the GPU record of the same step, when it arrived
 };
 

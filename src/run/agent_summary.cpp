@@ -121,6 +121,30 @@ std::vector<const StepRecord*> steady_steps(const std::vector<StepRecord>& steps
   return kept;
 }
 
+namespace {
+// The process's CPU per step from its CPU clock's readings (one at most every 10 ms, at a step's
+// end): the clock's rise over the steps between two readings, summed over the pairs with no
+// warm-up, profiled or worker-starting step between them (the sample holds every such step, so a
+// pair of neighbours in it spans none unseen). -1 with no such pair.
+double process_cpu_per_step_ms(const std::vector<StepRecord>& steps, int64_t warmup) {
+  double cpu_ns = 0;
+  int64_t n = 0;
+  const StepRecord* prev = nullptr;  // the last reading, with only steady steps after it
+  for (size_t i = static_cast<size_t>(std::max<int64_t>(0, warmup)); i < steps.size(); ++i) {
+    const StepRecord& s = steps[i];
+    if (s.flags & (kStepProfiled | kStepWorkers)) {
+      prev = nullptr;
+      continue;
+    }
+    if (s.cpu_ns < 0) continue;
+    if (prev && s.step > prev->step && s.cpu_ns >= prev->cpu_ns)
+      cpu_ns += static_cast<double>(s.cpu_ns - prev->cpu_ns), n += s.step - prev->step;
+    prev = &s;
+  }
+  return n > 0 ? cpu_ns / static_cast<double>(n) / 1e6 : -1;
+}
+}  // namespace
+
 AgentSummary summarise(const Records& r) {
   AgentSummary out;
   auto& ev = out.evidence;
@@ -300,6 +324,7 @@ AgentSummary summarise(const Records& r) {
     // of two medians carries both medians' noise into a small result.
     ev.compute_ms = median(compute);
     ev.compute_low_ms = percentile(compute, 0.10);
+    ev.process_cpu_ms = process_cpu_per_step_ms(out.steps, out.warmup_steps);
     ev.gpu_ms = gpu.empty() ? -1 : median(gpu);
     ev.h2d_copies = std::llround(median(h2dn));
     ev.h2d_pageable = std::llround(median(h2dpg));

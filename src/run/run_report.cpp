@@ -145,6 +145,8 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   w.field("optimizer_ms", e.optimizer_ms);
   w.field("compute_ms", e.compute_ms);
   w.field("compute_low_ms", e.compute_low_ms);
+  w.key("process_cpu_ms");
+  if (e.process_cpu_ms >= 0) w.value(e.process_cpu_ms); else w.null();
   w.key("gpu_ms");
   if (e.gpu_ms >= 0) w.value(e.gpu_ms); else w.null();
   w.field("io_ms", e.io_ms);

@@ -148,6 +148,25 @@ TEST(LoaderModel, RanksOnOneHostShareItsCores) {
   EXPECT_EQ(plan_workers(w).cap, 16);
 }
 
+// Two spawned ranks on this 2-core VM (tests/corpus/spawn_ddp at 1 ms a sample, session 39): a
+// rank's compute 2.06 ms on one thread, a batch 9.08 ms at 5.4% CPU; verify measured 4.59 ms with
+// workers, where one loop's bound said 2.3 ms. Each rank needs its CPU from the same two cores, so
+// with each one's CPU per step measured the bound counts both; its compute is not that CPU: beside
+// a busy loop it held the wait for the other rank in the all-reduce (70-141 ms).
+TEST(LoaderModel, MeasuredRankCpuBoundsEveryRanksStep) {
+  LoaderModelInput in{11.6, 2.06, 9.08, 0.054, 2, 0};
+  in.loop_threads = 1;
+  in.loops = 2;
+  in.other_cores = 0.28;  // other work on the host: 1.72 cores left to the job
+  const double one = (2.06 + handover_ms(in) + 9.08 * 0.054 + worker_handover_ms(in)) / 1.72;
+  EXPECT_DOUBLE_EQ(cpu_bound_step_ms(in, 6), one);  // not measured: one loop's compute x threads
+  in.loop_cpu_ms = 2.06;
+  EXPECT_DOUBLE_EQ(cpu_bound_step_ms(in, 6), 2 * one);
+  EXPECT_NEAR(predicted_step_ms(in, plan_workers(in).workers), 4.59, 0.2);
+  in.compute_ms = 120;  // the wait counted in the compute: the step, not the bound, follows it
+  EXPECT_DOUBLE_EQ(cpu_bound_step_ms(in, 6), 2 * one);
+}
+
 // A CPU-only loop whose loading computes in the main process (pytorch/examples vae on this 2-core
 // VM, PyTorch 2.14, 2026-11-28): a 31.3 ms mean step, 10.6 ms of compute on 2 intra-op threads,
 // 20.2 ms per batch at 99% CPU. One worker beside the 2 threads oversubscribes the cores (measured

@@ -23,10 +23,11 @@ inline std::string header(uint8_t type, size_t payload, uint32_t pid, uint32_t s
   return h;
 }
 
-// STEP as channel.py packs it (`<25qdqqqqqq`): fields 0-24 and 26-31 are int64, 25 is the loss (a
-// double, whatever f[25] holds); the first `n` fields are sent (26: an older agent's record).
-inline std::string step_record(uint32_t pid, uint32_t seq, const std::array<int64_t, 32>& f, double loss = 0.5,
-                               size_t n = 32) {
+// STEP as channel.py packs it (`<25qdqqqqqqq`): fields 0-24 and 26-32 are int64, 25 is the loss (a
+// double, whatever f[25] holds); the first `n` fields are sent (26, 32: an older agent's record).
+template <size_t N>
+std::string step_record(uint32_t pid, uint32_t seq, const std::array<int64_t, N>& f, double loss = 0.5,
+                        size_t n = N) {
   std::string p(n * 8, '\0');
   std::memcpy(p.data(), f.data(), n * 8);
   std::memcpy(p.data() + 25 * 8, &loss, 8);

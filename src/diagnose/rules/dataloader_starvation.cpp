@@ -146,11 +146,17 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
       // workers need only keep up with that step.
       const double cpu_bound = cpu_bound_step_ms(model, 0);
       const double fed_ms = std::max(gpu_step, cpu_bound);
+      // With every rank's CPU counted (loader_model.h, loop_cpu_ms), the text says whose it is.
+      const std::string whose =
+          model.loops > 1 && model.loop_cpu_ms > 0
+              ? fmt::format("each of the {} ranks on this host: {:.1f} ms of its process's CPU clock, its", model.loops,
+                            model.loop_cpu_ms)
+              : "the loop,";
       const std::string bound_text =
           cpu_bound > gpu_step
-              ? fmt::format(", but the cores bound the fed loop at {:.1f} ms a step (the CPU per step of the loop, "
-                            "its hand-overs and its workers over the {:.1f} cores left to the job)",
-                            cpu_bound, cores_left(model, 0))
+              ? fmt::format(", but the cores bound the fed loop at {:.1f} ms a step (the CPU per step of {} "
+                            "hand-overs and its workers over the {:.1f} cores left to the job)",
+                            cpu_bound, whose, cores_left(model, 0))
               : std::string();
       workers_how = fmt::format(
           "one batch takes {:.1f} ms to load ({} samples x {:.2f} ms + collate) and {} {:.1f} ms per step{}, so "

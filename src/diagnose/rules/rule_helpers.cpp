@@ -153,6 +153,18 @@ bool loading_waits(const Evidence& ev) {
 
 bool loading_computes(const Evidence& ev) { return loading_cpu_share(ev) >= th::kLoadingWaitsCpuShare; }
 
+namespace {
+// One loop's CPU per step outside its loading (loader_model.h, loop_cpu_ms): the training
+// process's CPU clock per steady step, less the loading it did itself (num_workers=0) or its part
+// of the workers' hand-over. 0 where one loop runs or its CPU clock was not read.
+double loop_cpu_ms(const AgentEvidence& a, const LoaderModelInput& in) {
+  if (in.loops < 2 || a.process_cpu_ms <= 0) return 0;
+  const double loading =
+      in.current_workers == 0 ? in.load_ms * (in.cpu_share >= 0 ? in.cpu_share : 1.0) : handover_ms(in);
+  return std::max(a.process_cpu_ms - loading, 0.01);
+}
+}  // namespace
+
 std::optional<LoaderModelInput> agent_loader_model(const Evidence& ev, double consumer_ms) {
   const AgentEvidence* a = agent_steps(ev);
   if (!a || a->loaders.empty() || consumer_ms <= 0) return std::nullopt;
@@ -184,6 +196,7 @@ std::optional<LoaderModelInput> agent_loader_model(const Evidence& ev, double co
   if (a->batch_bytes > 0) in.batch_mib = a->batch_bytes / 1048576.0;
   if (in.batch_mib > 0 && ev.samples && ev.samples->shm_fault_ms_per_mib > 0)
     in.worker_ms_per_mib = ev.samples->shm_fault_ms_per_mib;  // this host's, when measured
+  if (in.loop_threads > 0) in.loop_cpu_ms = loop_cpu_ms(*a, in);
   return in;
 }
 
