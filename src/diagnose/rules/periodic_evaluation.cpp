@@ -1,8 +1,9 @@
 // periodic-evaluation: forward passes outside training (eval mode or autograd off: a periodic
 // evaluation, a framework's validation loop, sampling) take a large share of the run's wall time.
 // Evidence: the run's time account (agent phases.py): eval_s >= kEvalRunPct of the run, in >= 2
-// spans, less the evaluation lines that ran only after the last training step (a final test,
-// predictions: once, whatever the schedule; agent sites' loop_ms). Spans after every step are
+// spans, less the evaluations that ran only after the last training step (a final test,
+// predictions: once, whatever the schedule; agent sites' loop_ms, of the lines that call the
+// evaluation where recorded, else of its own lines). Spans after every step are
 // part of the step (a frozen teacher, an EMA copy's targets) unless they call the model the loop
 // trains: that is evaluation each step (a full-batch graph network scoring its train and
 // validation masks every epoch).
@@ -38,6 +39,36 @@ EvalLines eval_lines(const Evidence& ev) {
   for (auto* v : {&l.recurring, &l.once})
     std::stable_sort(v->begin(), v->end(), [](const CodeSite* a, const CodeSite* b) { return a->host_ms > b->host_ms; });
   return l;
+}
+
+// What evaluating less often changes, in the lines' own time: the evaluations a training step
+// followed against those that ran only after the last one. Split by the lines that start each
+// evaluation where the agent recorded them (the loop's calls, else the script's callback lines),
+// since one evaluation function often serves both (pytorch/examples' word_language_model: its
+// evaluate() scores the validation set after each epoch and the test set once after training, all
+// at one forward line, whose time then mixes the two); a call line that a step followed even once
+// recurs. By the evaluation's own lines where no call line covers them (90% of their time).
+struct EvalSplit {
+  double recurring_ms = 0, once_ms = 0;
+  std::vector<const CodeSite*> once;  // the lines that ran only after training, costliest first
+};
+
+EvalSplit eval_split(const Evidence& ev, const EvalLines& l) {
+  const double lines_ms = l.recurring_ms + l.once_ms;
+  for (const char* role : {"eval_call", "eval_hook"}) {
+    EvalSplit s;
+    for (const auto& c : ev.agent->sites) {
+      if (c.role != role || c.file.empty() || c.host_ms <= 0 || c.loop_ms < 0) continue;
+      if (c.loop_ms == 0) s.once_ms += c.host_ms, s.once.push_back(&c);
+      else s.recurring_ms += c.host_ms;
+    }
+    if (s.recurring_ms + s.once_ms >= 0.9 * lines_ms && s.recurring_ms + s.once_ms > 0) {
+      std::stable_sort(s.once.begin(), s.once.end(),
+                       [](const CodeSite* a, const CodeSite* b) { return a->host_ms > b->host_ms; });
+      return s;
+    }
+  }
+  return {l.recurring_ms, l.once_ms, l.once};
 }
 
 // The recurring lines, costliest first. One evaluation often runs several things (a validation
@@ -125,9 +156,10 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   // ran once after the last one. Their share of the lines' time scales the account's evaluation.
   // The evaluation's loaders waiting for their workers to start are worker-restarts' to claim.
   const EvalLines lines = eval_lines(ev);
-  const double lines_ms = lines.recurring_ms + lines.once_ms;
+  const EvalSplit split = eval_split(ev, lines);
+  const double lines_ms = split.recurring_ms + split.once_ms;
   const double own_s = std::max(0.0, t.eval_s - t.eval_start_s);
-  const double once_s = lines_ms > 0 ? own_s * lines.once_ms / lines_ms : 0;
+  const double once_s = lines_ms > 0 ? own_s * split.once_ms / lines_ms : 0;
   const double eval_s = own_s - once_s;
   const double pct = 100 * eval_s / t.job_s();
   if (pct < th::kEvalRunPct) return std::nullopt;
@@ -177,8 +209,8 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
                 : "",
       once_s > 0 ? fmt::format(" Another {:.1f} s ran once, after the last training step ({}:{}{}): evaluating less "
                                "often leaves it as it is.",
-                               once_s, lines.once[0]->path.empty() ? lines.once[0]->file : lines.once[0]->path,
-                               lines.once[0]->line, lines.once.size() > 1 ? " and others" : "")
+                               once_s, split.once[0]->path.empty() ? split.once[0]->file : split.once[0]->path,
+                               split.once[0]->line, split.once.size() > 1 ? " and others" : "")
                  : "");
   f.fix =
       "Evaluate less often or on a fixed subset of the validation set (nanoGPT: eval_interval/eval_iters; Hugging Face: "
