@@ -124,8 +124,10 @@ std::vector<const StepRecord*> steady_steps(const std::vector<StepRecord>& steps
 namespace {
 // The process's CPU per step from its CPU clock's readings (one at most every 10 ms, at a step's
 // end): the clock's rise over the steps between two readings, summed over the pairs with no
-// warm-up, profiled or worker-starting step between them (the sample holds every such step, so a
-// pair of neighbours in it spans none unseen). -1 with no such pair.
+// warm-up, profiled or worker-starting step between them. The sample holds every profiled step; a
+// worker start it left out (a long run, workers started anew each epoch) may lie between two
+// readings, and its fork's CPU, a few ms once a pass, is then spread over their steps. -1 with no
+// such pair.
 double process_cpu_per_step_ms(const std::vector<StepRecord>& steps, int64_t warmup) {
   double cpu_ns = 0;
   int64_t n = 0;
