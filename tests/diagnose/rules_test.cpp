@@ -249,6 +249,42 @@ TEST(DataloaderStarvation, StallsBesideOtherWorkGoWithTheWaitAndTheCoresLeftSetT
   EXPECT_NE(f->explanation.find("stalls after the wait"), std::string::npos) << f->explanation;
 }
 
+// Two spawned ranks on this 2-core VM (tests/corpus/spawn_ddp at 1 ms a sample, 2026-12-01): each
+// rank's process CPU clock read 1.89 ms per steady step, 0.31 ms of it its own loading. Both ranks
+// need that CPU from the same cores, so the fed step is bounded at twice one rank's: 3.29 ms, which
+// ceil(8.8 / 3.29) + 1 = 4 workers keep up with (verify measured 3.83-3.93 ms with 4). Without
+// the clock (an older agent), the bound is one loop's and the text says so.
+TEST(DataloaderStarvation, RanksOnOneHostAreBoundedByEachOnesMeasuredCpu) {
+  Evidence ev = demo_loop(11.1, 11.1, 9.4, 84.7, 1.72, 1.72, 0.035);
+  ev.agent->torch_threads = 1;
+  ev.agent->sample_getitem_ms = 1.1;
+  ev.agent->collate_ms = 0;
+  ev.agent->process_cpu_ms = 1.89;
+  ev.samples->host_cpu_mean_pct = 48.5;        // 0.97 cores of the host...
+  ev.samples->process_tree_cpu_mean_pct = 97;  // ...all of them the job's
+  ev.samples->threads_measured = true;
+  for (int rank : {0, 1}) {
+    SamplesEvidence::ThreadLoad t;
+    t.pid = 100 + rank, t.rank = rank, t.threads = 1;
+    ev.samples->thread_loads.push_back(t);
+  }
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  const double loading_cpu = 8 * 1.1 * 0.035;
+  const double per_rank = (1.89 - loading_cpu) + 0.7 + loading_cpu + 0.7;  // its CPU, both hand-overs
+  EXPECT_NEAR(ev_value(*f, "predicted_step_ms"), 2 * per_rank / 2, 1e-6);
+  EXPECT_EQ(ev_value(*f, "recommended_num_workers"), 4);
+  EXPECT_NE(f->explanation.find("each of the 2 ranks on this host: 1.6 ms of its process's CPU clock"),
+            std::string::npos)
+      << f->explanation;
+  ev.agent->process_cpu_ms = -1;
+  f = find(d = diagnose(ev), "dataloader-starvation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->explanation.find("ranks on this host"), std::string::npos) << f->explanation;
+  EXPECT_NEAR(ev_value(*f, "predicted_step_ms"), 1.72 + 0.7, 1e-6);  // the loop's compute and hand-over
+}
+
 // A CPU-only loop on 2 cores waiting 33.1 of a 33.6 ms step; 8 samples x 4.125 ms = 33 ms per
 // batch, loading that waits (2% CPU); 0.5 ms of compute; the host 30% busy.
 Evidence slow_storage_loop() {
