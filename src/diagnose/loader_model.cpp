@@ -16,8 +16,6 @@ int loops(const LoaderModelInput& in) { return std::max(1, in.loops); }
 int free_cores(const LoaderModelInput& in) {
   return in.cores > 0 ? std::max(1, (in.cores - loops(in)) / loops(in)) : 0;
 }
-// The CPU bound counts every loop on the host where each one's own CPU per step was measured.
-bool bound_counts_loops(const LoaderModelInput& in) { return in.loops > 1 && in.loop_cpu_ms > 0; }
 // Loading that waits (storage, network, sleep) rather than computes; unknown counts as computing.
 bool loading_waits(const LoaderModelInput& in) { return in.cpu_share >= 0 && in.cpu_share < th::kLoadingWaitsCpuShare; }
 
@@ -30,6 +28,10 @@ double handover_cost_ms(const LoaderModelInput& in, double ms_per_mib, double be
 }
 
 }  // namespace
+
+double loading_cpu_ms(const LoaderModelInput& in) { return in.load_ms * cpu_share_or_one(in); }
+
+int loops_in_cpu_bound(const LoaderModelInput& in) { return in.loops > 1 && in.loop_cpu_ms > 0 ? in.loops : 1; }
 
 double handover_ms(const LoaderModelInput& in) {
   return handover_cost_ms(in, th::kWorkerHandoverMsPerMiB, th::kWorkerHandoverBeyondMsPerMiB);
@@ -48,7 +50,7 @@ double pin_ms(const LoaderModelInput& in) { return in.pinned ? th::kPinMsPerMiB 
 double period_ms(const LoaderModelInput& in, int workers) {
   const double h = worker_handover_ms(in);
   double period = (in.load_ms + h) / workers;
-  if (int free = free_cores(in); free > 0) period = std::max(period, (in.load_ms * cpu_share_or_one(in) + h) / free);
+  if (int free = free_cores(in); free > 0) period = std::max(period, (loading_cpu_ms(in) + h) / free);
   return std::max(period, pin_ms(in));
 }
 
@@ -60,7 +62,7 @@ double cores_left(const LoaderModelInput& in, int workers) {
   // process per core it used (rounded up past a quarter); the job as the loop plus the workers
   // that compute (waiting workers sleep; the loop's intra-op threads work in bursts).
   const double others = std::ceil(in.other_cores - 0.25);
-  const double mine = (bound_counts_loops(in) ? in.loops : 1) + (loading_waits(in) ? 0 : std::max(0, workers));
+  const double mine = loops_in_cpu_bound(in) + (loading_waits(in) ? 0 : std::max(0, workers));
   const double fair = others > 0 ? in.cores * mine / (mine + others) : in.cores;
   return std::min<double>(in.cores, std::max({in.cores - in.other_cores, fair, 0.5}));
 }
@@ -71,9 +73,10 @@ double cpu_bound_step_ms(const LoaderModelInput& in, int workers) {
   if (in.loop_threads <= 0 || in.cores <= 0 || !loading_waits(in)) return 0;
   // Each loop needs its own CPU per step from the same cores; counted only where measured, since
   // compute x threads would count a rank's wait in the all-reduce as CPU.
-  const double own = bound_counts_loops(in) ? in.loop_cpu_ms : in.compute_ms * in.loop_threads;
-  const double cpu = own + handover_ms(in) + in.load_ms * cpu_share_or_one(in) + worker_handover_ms(in);
-  return (bound_counts_loops(in) ? in.loops : 1) * cpu / cores_left(in, workers);
+  const int loops = loops_in_cpu_bound(in);
+  const double own = loops > 1 ? in.loop_cpu_ms : in.compute_ms * in.loop_threads;
+  const double cpu = own + handover_ms(in) + loading_cpu_ms(in) + worker_handover_ms(in);
+  return loops * cpu / cores_left(in, workers);
 }
 
 int loop_threads_with(const LoaderModelInput& in, int workers) {

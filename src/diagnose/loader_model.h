@@ -80,6 +80,11 @@ struct LoaderPlan {
   int loop_threads = 0;      // the loop's intra-op threads the fix sets (0: left as they are)
 };
 
+// One batch's loading CPU time: its wall time x its CPU share (unknown: all of it).
+double loading_cpu_ms(const LoaderModelInput& in);
+// The loops the CPU bound counts: every one on the host where each one's own CPU per step was
+// measured (loop_cpu_ms), else 1.
+int loops_in_cpu_bound(const LoaderModelInput& in);
 // A batch every this many ms with `workers` worker processes (>= 1).
 double period_ms(const LoaderModelInput& in, int workers);
 // The step predicted with `workers` worker processes (0: loading in the loop).

@@ -148,7 +148,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
       const double fed_ms = std::max(gpu_step, cpu_bound);
       // With every rank's CPU counted (loader_model.h, loop_cpu_ms), the text says whose it is.
       const std::string whose =
-          model.loops > 1 && model.loop_cpu_ms > 0
+          loops_in_cpu_bound(model) > 1
               ? fmt::format("each of the {} ranks on this host: {:.1f} ms of its process's CPU clock, its", model.loops,
                             model.loop_cpu_ms)
               : "the loop,";

@@ -159,8 +159,7 @@ namespace {
 // of the workers' hand-over. 0 where one loop runs or its CPU clock was not read.
 double loop_cpu_ms(const AgentEvidence& a, const LoaderModelInput& in) {
   if (in.loops < 2 || a.process_cpu_ms <= 0) return 0;
-  const double loading =
-      in.current_workers == 0 ? in.load_ms * (in.cpu_share >= 0 ? in.cpu_share : 1.0) : handover_ms(in);
+  const double loading = in.current_workers == 0 ? loading_cpu_ms(in) : handover_ms(in);
   return std::max(a.process_cpu_ms - loading, 0.01);
 }
 }  // namespace
