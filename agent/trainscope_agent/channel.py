@@ -10,7 +10,8 @@ version u8, pid u32, seq u32 (per process; gaps = dropped records). docs/AGENT.m
 
 Step records are batched (`send_step`): packed straight into a PIPE_BUF-sized buffer and written
 together when the next would not fit (15 steps of 272 bytes) or the oldest is FLUSH_NS old, so a 1 ms step
-loop makes one write() (and wakes trainscope's reader once) per 15 steps instead of every step.
+loop makes one write() per 15 steps instead of every step. trainscope reads the FIFO in rounds
+(src/run/agent_channel.cpp), so a write() seldom finds a reader to wake.
 One write() of whole records up to PIPE_BUF is still atomic. Any other record flushes the batch
 first (order is kept); so does the exit handler (finish.py). A process that dies without running
 atexit (SIGKILL, os._exit) loses at most FLUSH_NS of step records.

@@ -331,24 +331,30 @@ def _wrap_fetcher(cls, torch):
         except Exception as e:
             fail("fetch", e)
             return fetch_orig(self, possibly_batched_index)
+        measure = load_cost.due()
         t0 = now()
-        c0, d0 = load_cost.sample()
+        if measure:
+            c0, d0 = load_cost.sample()
+            ta = now()
         _Collate.ns = 0
         out = fetch_orig(self, possibly_batched_index)
         if G.off:
             return out
         try:
-            total = now() - t0
-            c1, d1 = load_cost.sample()
-            load_cost.add(total, c1 - c0, d1 - d0)
-            if worker_info() is None:
+            t1 = now()
+            total = t1 - t0
+            if measure:
+                c1, d1 = load_cost.sample(True)
+                load_cost.add(total, c1 - c0, d1 - d0)
+                load_cost.measured(total, ta - t0 + now() - t1)
+            info = worker_info()
+            if measure and info is None:
                 load_cost.Queued.ns += d1 - d0  # the loop's own loading: taken out of its data wait
             coll = _Collate.ns
             try:
                 n = len(possibly_batched_index) if self.auto_collation else 1
             except TypeError:
                 n = 1
-            info = worker_info()
             if info is None:
                 S.samples += n
                 S.getitem_ns += total - coll

@@ -20,6 +20,16 @@ from .state import S
 
 EVERY = 16
 LONG = 256
+# Measuring a fetch costs four clock reads, two of them /proc reads: 6-12 us inside a training loop
+# on a 2-core VM (a syscall there costs several times what it does in a tight loop), as much again
+# as a fetch of a few tens of us (an in-memory batch). So past a process's first EVERY fetches
+# (all measured: the first totals sent stand on as many batches as before), one fetch in k is
+# measured, k chosen after each measured fetch so that measuring costs at most 1/COST_SHARE of
+# the fetches' time, and at most MAX_EVERY. The totals are read as ratios (cpu / (wall - delay), delay / wall), which a
+# sample of the fetches estimates; a fetch not measured has no run delay taken out of the loop's
+# data wait (Queued): at these lengths a few us, unless the thread lost its core inside it.
+COST_SHARE = 100
+MAX_EVERY = 16
 
 
 class _Totals:
@@ -33,6 +43,32 @@ class Queued:
     """The run-queue delay of the fetch in progress when the loop loads itself (num_workers=0):
     hooks_data takes it out of the data wait, which then is the time the loop waited for data."""
     ns = 0
+
+
+class Every:
+    """Which fetches are measured (see COST_SHARE): `left` to skip before the next one; `cost`
+    the measuring's usual cost (ns), a running mean in which one reading counts at most 4x the
+    mean (a thread that lost its core inside a measurement paid no more to measure)."""
+    left = 0
+    cost = 0
+
+
+def due():
+    """Whether this fetch is measured; the caller calls measured() after one that is."""
+    if Every.left > 0:
+        Every.left -= 1
+        return False
+    return True
+
+
+def measured(span_ns, cost_ns):
+    """After a measured fetch of span_ns whose measuring cost cost_ns: the fetches to skip next."""
+    c = Every.cost
+    c = Every.cost = c + (min(cost_ns, 4 * c) - c) // 8 if c else cost_ns
+    if _Totals.batches < EVERY:
+        return
+    k = MAX_EVERY if span_ns <= 0 else (COST_SHARE * c) // span_ns + 1
+    Every.left = min(k, MAX_EVERY) - 1
 
 
 class _Sched(threading.local):
@@ -58,8 +94,9 @@ def _fallback():
     return time.thread_time_ns(), 0
 
 
-def sample():
-    """(CPU ns, run-queue delay ns) of the calling thread. The CPU time is the thread's clock
+def sample(end=False):
+    """(CPU ns, run-queue delay ns) of the calling thread; `end`: the clock read first, so the CPU
+    between a sample() and a sample(end=True) holds neither /proc read. The CPU time is the thread's clock
     (CLOCK_THREAD_CPUTIME_ID), which the kernel brings up to date when read; schedstat's first field
     is only as fresh as the scheduler's last update of the running thread (a tick, a switch), so a
     fetch shorter than a tick that ends before the thread sleeps shows almost no CPU there (measured:
@@ -74,6 +111,9 @@ def sample():
     if fd < 0:
         return _fallback()
     try:
+        if end:
+            c = time.thread_time_ns()
+            return c, int(os.pread(fd, 96, 0).split()[1])
         f = os.pread(fd, 96, 0).split()
         return time.thread_time_ns(), int(f[1])
     except (OSError, ValueError, IndexError):

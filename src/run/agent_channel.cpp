@@ -28,6 +28,8 @@ AgentChannel::AgentChannel() {
   if (rfd_ < 0 || wfd_ < 0 || pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0)
     throw UserError(path_ + ": cannot open the agent FIFO: " + std::strerror(errno));
   fcntl(rfd_, F_SETPIPE_SZ, 1 << 20);  // best effort: the default 64 KiB also works
+  int cap = fcntl(rfd_, F_GETPIPE_SZ);
+  pipe_bytes_ = cap > 0 ? static_cast<size_t>(cap) : 65536;
 }
 
 AgentChannel::~AgentChannel() {
@@ -47,11 +49,13 @@ void AgentChannel::start(std::function<void(const StepRecord&)> on_step,
   thread_ = std::thread([this] { loop(); });
 }
 
-void AgentChannel::drain() {
+size_t AgentChannel::drain() {
   char buf[65536];
+  size_t total = 0;
   for (;;) {
     ssize_t n = read(rfd_, buf, sizeof buf);
     if (n <= 0) break;
+    total += static_cast<size_t>(n);
     std::vector<StepRecord> new_steps;  // every step decoded now (Records keeps only a sample)
     std::vector<TextRecord> new_texts;
     std::vector<GpuRecord> new_gpu;
@@ -64,14 +68,21 @@ void AgentChannel::drain() {
     for (const auto& s : new_steps) on_step_(s);
     for (const auto& g : new_gpu) on_gpu_(g);
   }
+  return total;
 }
 
+// Reads in rounds: after a drain the thread pauses for a round (stop() ends the pause), so an
+// agent's write() finds no reader waiting on the FIFO and wakes no thread. A reader woken by every
+// batch cost the writing process about 50 us per write() on a 2-core VM (61 against 13 us with a
+// reader that polls: the wake-up of a thread on the other core), about 4 us per step of a fast loop
+// (docs/BENCHMARKS.md, "Session 41"). Records wait at most a round; a pipe filling faster than that
+// (a quarter of it in one round: many ranks, a 64 KiB pipe) is read again at once.
 void AgentChannel::loop() {
   pollfd fds[2] = {{rfd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
   while (!stop_) {
     int r = poll(fds, 2, 200);
     if (r < 0 && errno != EINTR) break;
-    drain();
+    if (drain() < pipe_bytes_ / 4 && !stop_) poll(&fds[1], 1, kRoundMs);
   }
   drain();
 }

@@ -2,8 +2,10 @@
 // trainscope's end of the agent channel: a FIFO in a private temporary directory, read by a
 // background thread into Records. We hold a write end open ourselves so the FIFO never reports
 // end-of-file while agents come and go; the agents open it O_NONBLOCK, so if we die they get
-// EPIPE and carry on without us. The pipe buffer is raised to 1 MiB (about 4,600 step records).
+// EPIPE and carry on without us. The pipe buffer is raised to 1 MiB (about 4,600 step records),
+// and the thread reads it in rounds of kRoundMs, so that an agent's write() seldom wakes it.
 #include <atomic>
+#include <cstddef>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -32,9 +34,11 @@ class AgentChannel {
   Records snapshot() const;
 
  private:
+  static constexpr int kRoundMs = 10;  // the reader's pause between drains (loop())
   void loop();
-  void drain();
+  size_t drain();  // bytes read
   std::string dir_, path_;
+  size_t pipe_bytes_ = 65536;  // the FIFO's capacity (F_GETPIPE_SZ)
   int rfd_ = -1, wfd_ = -1, wake_[2] = {-1, -1};
   std::thread thread_;
   std::atomic<bool> stop_{false};
