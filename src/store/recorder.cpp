@@ -26,7 +26,10 @@ Recorder::~Recorder() {
   if (!finished_) {
     // Left unfinished (finished_unix NULL) on purpose when finish() was not called: the
     // run did not end normally. Still flush what we have.
-    if (store_) store_->flush();
+    try {
+      if (store_) store_->flush();
+    } catch (const std::exception&) {  // a destructor must not throw: the samples held are lost
+    }
     if (csv_) csv_->flush();
   }
 }

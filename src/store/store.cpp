@@ -64,6 +64,10 @@ CREATE TABLE IF NOT EXISTS process_samples(
 CREATE INDEX IF NOT EXISTS process_samples_run ON process_samples(run_id, t_unix);
 )sql";
 
+const char* kLocked = "database is locked: another process kept writing to it for the busy timeout (5 s)";
+// Ticks kept while other runs' batches hold the store: a minute of 0.1 s ticks.
+constexpr size_t kMaxPendingTicks = 600;
+
 double mono_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -161,7 +165,10 @@ Store::Store(const std::string& path) : path_(path) {
 
 Store::~Store() {
   if (!db_) return;
-  if (in_txn_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  try {
+    flush();
+  } catch (const UserError&) {  // the store stayed locked: these samples are lost, the run is not
+  }
   sqlite3_finalize(ins_gpu_);
   sqlite3_finalize(ins_host_);
   sqlite3_finalize(ins_proc_);
@@ -195,17 +202,42 @@ void Store::set_max_loss(double seconds, double tick_interval_s) {
   if (commit_after_s_ < 0) commit_after_s_ = 0;
 }
 
-void Store::begin_if_needed() {
-  if (in_txn_) return;
-  exec("BEGIN");
-  in_txn_ = true;
-  txn_started_ = mono_s();
+void Store::step_done(sqlite3_stmt* s) {
+  if (sqlite3_step(s) == SQLITE_DONE) {
+    sqlite3_reset(s);
+    return;
+  }
+  std::string msg = sqlite3_errmsg(db_);
+  sqlite3_reset(s);  // an active statement would make the ROLLBACK/COMMIT after it fail
+  fail(msg);
+}
+
+bool Store::begin_write() {
+  // IMMEDIATE: the write lock is taken (or waited for) here, not by the first INSERT halfway in.
+  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK) return true;
+  if ((sqlite3_errcode(db_) & 0xff) == SQLITE_BUSY) return false;
+  fail(sqlite3_errmsg(db_));
+}
+
+void Store::rollback() noexcept { sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr); }
+
+bool Store::write_ticks() {
+  if (pending_.empty()) return true;
+  if (!begin_write()) return false;
+  try {
+    for (const auto& p : pending_) insert_tick(p.run_id, p.tick);
+    exec("COMMIT");
+  } catch (const UserError&) {
+    rollback();
+    throw;
+  }
+  pending_.clear();
+  return true;
 }
 
 void Store::flush() {
-  if (!in_txn_) return;
-  exec("COMMIT");
-  in_txn_ = false;
+  if (!write_ticks())
+    fail(kLocked);
 }
 
 int64_t Store::add_run(const RunInfo& info) {
@@ -299,26 +331,31 @@ std::optional<RunInfo> Store::get_run(int64_t run_id) {
 
 void Store::add_devices(int64_t run_id, const std::vector<sample::GpuInfo>& gpus,
                         const std::string& driver_version) {
-  begin_if_needed();
-  Stmt s{prepare("INSERT OR REPLACE INTO devices VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)")};
-  for (const auto& g : gpus) {
-    sqlite3_reset(s);
-    sqlite3_bind_int64(s, 1, run_id);
-    sqlite3_bind_int(s, 2, g.index);
-    bind_text(s, 3, g.name);
-    bind_text(s, 4, g.uuid);
-    bind_text(s, 5, g.pci_bus_id);
-    bind_text(s, 6, driver_version);
-    bind_opt(s, 7, g.mem_total_bytes);
-    bind_opt(s, 8, g.sm_clock_max_mhz);
-    bind_opt(s, 9, g.mem_clock_max_mhz);
-    bind_opt_int(s, 10, g.pcie_gen_max);
-    bind_opt_int(s, 11, g.pcie_width_max);
-    bind_opt(s, 12, g.power_limit_w);
-    sqlite3_bind_int(s, 13, g.gpm_supported);
-    if (sqlite3_step(s) != SQLITE_DONE) fail(sqlite3_errmsg(db_));
-  }
   flush();
+  if (!begin_write()) fail(kLocked);
+  try {
+    Stmt s{prepare("INSERT OR REPLACE INTO devices VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)")};
+    for (const auto& g : gpus) {
+      sqlite3_bind_int64(s, 1, run_id);
+      sqlite3_bind_int(s, 2, g.index);
+      bind_text(s, 3, g.name);
+      bind_text(s, 4, g.uuid);
+      bind_text(s, 5, g.pci_bus_id);
+      bind_text(s, 6, driver_version);
+      bind_opt(s, 7, g.mem_total_bytes);
+      bind_opt(s, 8, g.sm_clock_max_mhz);
+      bind_opt(s, 9, g.mem_clock_max_mhz);
+      bind_opt_int(s, 10, g.pcie_gen_max);
+      bind_opt_int(s, 11, g.pcie_width_max);
+      bind_opt(s, 12, g.power_limit_w);
+      sqlite3_bind_int(s, 13, g.gpm_supported);
+      step_done(s);
+    }
+    exec("COMMIT");
+  } catch (const UserError&) {
+    rollback();
+    throw;
+  }
 }
 
 std::vector<sample::GpuInfo> Store::devices(int64_t run_id) {
@@ -347,7 +384,15 @@ std::vector<sample::GpuInfo> Store::devices(int64_t run_id) {
 }
 
 void Store::add_tick(int64_t run_id, const sample::Tick& t) {
-  begin_if_needed();
+  if (pending_.empty()) pending_since_ = mono_s();
+  pending_.push_back({run_id, t});
+  if (mono_s() - pending_since_ < commit_after_s_) return;
+  // Locked by another run's batch past the busy timeout: kept for the next tick, unless that has
+  // gone on for a minute of ticks (then the run says so and stops recording).
+  if (!write_ticks() && pending_.size() > kMaxPendingTicks) flush();
+}
+
+void Store::insert_tick(int64_t run_id, const sample::Tick& t) {
   for (const auto& g : t.gpus) {
     sqlite3_stmt* s = ins_gpu_;
     sqlite3_reset(s);
@@ -373,7 +418,7 @@ void Store::add_tick(int64_t run_id, const sample::Tick& t) {
     bind_opt(s, 20, g.sm_occupancy_pct);
     bind_opt(s, 21, g.tensor_active_pct);
     bind_opt(s, 22, g.dram_bw_pct);
-    if (sqlite3_step(s) != SQLITE_DONE) fail(sqlite3_errmsg(db_));
+    step_done(s);
   }
   {
     const auto& h = t.host;
@@ -393,7 +438,7 @@ void Store::add_tick(int64_t run_id, const sample::Tick& t) {
     bind_opt(s, 10, h.cpu_budget_cores);
     bind_opt(s, 11, h.shm_total_bytes);
     bind_opt(s, 12, h.shm_used_bytes);
-    if (sqlite3_step(s) != SQLITE_DONE) fail(sqlite3_errmsg(db_));
+    step_done(s);
   }
   if (t.processes_fresh) {
     for (const auto& p : t.processes) {
@@ -415,10 +460,9 @@ void Store::add_tick(int64_t run_id, const sample::Tick& t) {
       bind_opt(s, 14, p.write_bytes);
       bind_opt(s, 15, p.run_delay_ms_per_s);
       bind_text(s, 16, join(p.thread_names, '\n'));  // thread names cannot hold '\n'
-      if (sqlite3_step(s) != SQLITE_DONE) fail(sqlite3_errmsg(db_));
+      step_done(s);
     }
   }
-  if (mono_s() - txn_started_ >= commit_after_s_) flush();
 }
 
 std::vector<sample::Tick> Store::ticks(int64_t run_id) {

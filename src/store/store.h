@@ -1,8 +1,10 @@
 #pragma once
 // The recording store: one SQLite file holding many runs (a `watch`, a `run`), with their
 // devices, GPU, host and process samples and, for `run`, the report JSON.
-// WAL journal; rows are batched in a transaction that is committed before it could hold
-// more than `max_loss` seconds of samples, so a crash (even kill -9) loses at most that.
+// WAL journal; samples are kept in memory and written in one short transaction before they could
+// hold more than `max_loss` seconds, so a crash (even kill -9) loses at most that. The write lock
+// is held only while a batch is written, so runs side by side share one store: each waits its
+// turn (SQLite's busy timeout), and a batch that still finds the lock taken waits for the next tick.
 // Schema: docs/SAMPLER.md.
 #include <sqlite3.h>
 
@@ -63,19 +65,27 @@ class Store {
   // tick arrives `tick_interval_s` later, with a margin for late ticks (default: commit
   // batches older than 0.7 s, i.e. 1 s with 0.1 s ticks).
   void set_max_loss(double seconds, double tick_interval_s);
-  void flush();  // commit now
+  void flush();  // write the samples held now; throws when the store stayed locked (busy timeout)
 
  private:
+  struct PendingTick {
+    int64_t run_id;
+    sample::Tick tick;
+  };
   void exec(const char* sql);
   sqlite3_stmt* prepare(const char* sql);
-  void begin_if_needed();
+  void step_done(sqlite3_stmt* s);  // steps an INSERT/UPDATE, leaves it reset, throws on failure
+  bool begin_write();               // BEGIN IMMEDIATE; false when another writer kept the lock
+  void rollback() noexcept;
+  bool write_ticks();               // the pending ticks in one transaction; false: locked, kept
+  void insert_tick(int64_t run_id, const sample::Tick& t);
   [[noreturn]] void fail(const std::string& what);
 
   std::string path_;
   sqlite3* db_ = nullptr;
   sqlite3_stmt *ins_gpu_ = nullptr, *ins_host_ = nullptr, *ins_proc_ = nullptr;
-  bool in_txn_ = false;
-  double txn_started_ = 0;  // monotonic seconds
+  std::vector<PendingTick> pending_;
+  double pending_since_ = 0;  // monotonic seconds of the oldest pending tick
   double commit_after_s_ = 0.7;
 };
 

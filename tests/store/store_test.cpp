@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <iterator>
+#include <thread>
+#include <sys/wait.h>
 
 #include "store/csv_writer.h"
 #include "store/store.h"
@@ -168,6 +171,99 @@ TEST(Store, RoundTripManyRunsInOneFile) {
       EXPECT_TRUE(got.processes[1].thread_names.empty());
     }
   }
+}
+
+// Runs side by side in one store (jobs started at once, each `trainscope run` recording): three
+// processes commit a batch at every tick, a tick every 2 ms for 2 s, and each keeps every tick and
+// its report.
+TEST(Store, RunsSideBySideEachKeepEveryTick) {
+  TmpDir d;
+  const std::string db = (d.p / "trainscope.db").string();
+  Store(db).list_runs();  // the schema, made once
+  constexpr int kTicks = 1000;
+  auto one_run = [&](const std::string& name) {
+    Store s(db);
+    s.set_max_loss(0.1, 0.1);  // a batch a tick: the most commits, the most chances to meet
+    RunInfo info;
+    info.kind = "run";
+    info.command = name;
+    info.started_unix = 1700000000;
+    int64_t id = s.add_run(info);
+    s.add_devices(id, {}, "");
+    for (int k = 0; k < kTicks; ++k) {
+      s.add_tick(id, make_tick(1700000000 + k * 0.002, k % 3, k % 4 == 0));
+      usleep(2000);
+    }
+    s.finish_run(id, 1700000002, 0);
+    s.put_report(id, "{\"run\": \"" + name + "\"}");
+  };
+  // Processes, as trainscope runs are: each child writes its error, if any, to a file.
+  const std::vector<std::string> names = {"a", "b", "c"};
+  std::vector<pid_t> kids;
+  for (const auto& name : names) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::string error;
+      try {
+        one_run(name);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      std::ofstream((d.p / (name + ".err")).string()) << error;
+      _exit(error.empty() ? 0 : 1);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t pid : kids) {
+    int st = 0;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  for (const auto& name : names) {
+    std::ifstream f((d.p / (name + ".err")).string());
+    std::string err((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(err, "") << "run " << name;
+  }
+  Store s(db);
+  auto runs = s.list_runs();
+  ASSERT_EQ(runs.size(), names.size());
+  for (const auto& r : runs) {
+    EXPECT_EQ(s.ticks(r.id).size(), static_cast<size_t>(kTicks)) << "run " << r.command;
+    EXPECT_TRUE(s.get_report(r.id).has_value()) << "run " << r.command;
+  }
+}
+
+// A batch of samples that finds the store locked past the busy timeout (another run's writer): it
+// was a transaction opened at the batch's first INSERT; that INSERT failed "database is locked",
+// the sampler thread dropped the error and stopped recording, and the INSERT, left active, made
+// the run's last COMMIT fail ("cannot commit transaction - SQL statements in progress"): the run
+// exited 1 without its report (seen with compare's gate test making three runs at once). Now the
+// batch stays in memory and goes out with the next tick's.
+TEST(Store, ABatchThatMeetsALockedStoreIsKeptForTheNextTick) {
+  TmpDir d;
+  const std::string db = (d.p / "trainscope.db").string();
+  Store s(db);
+  s.set_max_loss(0.1, 0.1);  // every tick written at once
+  RunInfo info;
+  info.kind = "run";
+  info.command = "held";
+  info.started_unix = 1700000000;
+  const int64_t id = s.add_run(info);
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  std::thread release([other] {
+    usleep(5500 * 1000);  // past the store's 5 s busy timeout
+    sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr);
+  });
+  EXPECT_NO_THROW(s.add_tick(id, make_tick(1700000000, 0, true)));  // waits 5 s, keeps the batch
+  release.join();
+  sqlite3_close(other);
+  EXPECT_NO_THROW(s.add_tick(id, make_tick(1700000000.1, 1, false)));
+  EXPECT_NO_THROW(s.finish_run(id, 1700000001, 0));
+  EXPECT_NO_THROW(s.put_report(id, "{}"));
+  EXPECT_EQ(s.ticks(id).size(), 2u);
 }
 
 TEST(Store, NotAStoreIsOneClearError) {
