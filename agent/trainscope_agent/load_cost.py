@@ -25,9 +25,10 @@ LONG = 256
 # as a fetch of a few tens of us (an in-memory batch). So past a process's first EVERY fetches
 # (all measured: the first totals sent stand on as many batches as before), one fetch in k is
 # measured, k chosen after each measured fetch so that measuring costs at most 1/COST_SHARE of
-# the fetches' time, and at most MAX_EVERY. The totals are read as ratios (cpu / (wall - delay), delay / wall), which a
-# sample of the fetches estimates; a fetch not measured has no run delay taken out of the loop's
-# data wait (Queued): at these lengths a few us, unless the thread lost its core inside it.
+# the fetches' time, and at most MAX_EVERY. The totals are read as ratios (cpu / (wall - delay),
+# delay / wall), which a sample of the fetches estimates; a fetch not measured has no run delay
+# taken out of the loop's data wait (Queued): at these lengths a few us, unless the thread lost its
+# core inside it.
 COST_SHARE = 100
 MAX_EVERY = 16
 

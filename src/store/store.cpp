@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fmt/format.h>
 #include <map>
 
@@ -221,23 +222,30 @@ bool Store::begin_write() {
 
 void Store::rollback() noexcept { sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr); }
 
-bool Store::write_ticks() {
-  if (pending_.empty()) return true;
+bool Store::write(const std::function<void()>& body) {
   if (!begin_write()) return false;
   try {
-    for (const auto& p : pending_) insert_tick(p.run_id, p.tick);
+    body();
     exec("COMMIT");
   } catch (const UserError&) {
     rollback();
     throw;
   }
+  return true;
+}
+
+bool Store::write_ticks() {
+  if (pending_.empty()) return true;
+  if (!write([this] {
+        for (const auto& p : pending_) insert_tick(p.run_id, p.tick);
+      }))
+    return false;
   pending_.clear();
   return true;
 }
 
 void Store::flush() {
-  if (!write_ticks())
-    fail(kLocked);
+  if (!write_ticks()) fail(kLocked);
 }
 
 int64_t Store::add_run(const RunInfo& info) {
@@ -332,8 +340,7 @@ std::optional<RunInfo> Store::get_run(int64_t run_id) {
 void Store::add_devices(int64_t run_id, const std::vector<sample::GpuInfo>& gpus,
                         const std::string& driver_version) {
   flush();
-  if (!begin_write()) fail(kLocked);
-  try {
+  const bool written = write([&] {
     Stmt s{prepare("INSERT OR REPLACE INTO devices VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)")};
     for (const auto& g : gpus) {
       sqlite3_bind_int64(s, 1, run_id);
@@ -351,11 +358,8 @@ void Store::add_devices(int64_t run_id, const std::vector<sample::GpuInfo>& gpus
       sqlite3_bind_int(s, 13, g.gpm_supported);
       step_done(s);
     }
-    exec("COMMIT");
-  } catch (const UserError&) {
-    rollback();
-    throw;
-  }
+  });
+  if (!written) fail(kLocked);
 }
 
 std::vector<sample::GpuInfo> Store::devices(int64_t run_id) {
@@ -389,13 +393,12 @@ void Store::add_tick(int64_t run_id, const sample::Tick& t) {
   if (mono_s() - pending_since_ < commit_after_s_) return;
   // Locked by another run's batch past the busy timeout: kept for the next tick, unless that has
   // gone on for a minute of ticks (then the run says so and stops recording).
-  if (!write_ticks() && pending_.size() > kMaxPendingTicks) flush();
+  if (!write_ticks() && pending_.size() > kMaxPendingTicks) fail(kLocked);
 }
 
 void Store::insert_tick(int64_t run_id, const sample::Tick& t) {
   for (const auto& g : t.gpus) {
     sqlite3_stmt* s = ins_gpu_;
-    sqlite3_reset(s);
     sqlite3_bind_int64(s, 1, run_id);
     sqlite3_bind_double(s, 2, t.unix_s);
     sqlite3_bind_int(s, 3, g.index);
@@ -423,7 +426,6 @@ void Store::insert_tick(int64_t run_id, const sample::Tick& t) {
   {
     const auto& h = t.host;
     sqlite3_stmt* s = ins_host_;
-    sqlite3_reset(s);
     sqlite3_bind_int64(s, 1, run_id);
     sqlite3_bind_double(s, 2, t.unix_s);
     bind_opt(s, 3, h.cpu_busy_pct);
@@ -443,7 +445,6 @@ void Store::insert_tick(int64_t run_id, const sample::Tick& t) {
   if (t.processes_fresh) {
     for (const auto& p : t.processes) {
       sqlite3_stmt* s = ins_proc_;
-      sqlite3_reset(s);
       sqlite3_bind_int64(s, 1, run_id);
       sqlite3_bind_double(s, 2, t.unix_s);
       sqlite3_bind_int64(s, 3, p.pid);

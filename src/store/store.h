@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +78,8 @@ class Store {
   void step_done(sqlite3_stmt* s);  // steps an INSERT/UPDATE, leaves it reset, throws on failure
   bool begin_write();               // BEGIN IMMEDIATE; false when another writer kept the lock
   void rollback() noexcept;
+  // body() in one write transaction, rolled back if it throws; false when the lock stayed taken.
+  bool write(const std::function<void()>& body);
   bool write_ticks();               // the pending ticks in one transaction; false: locked, kept
   void insert_tick(int64_t run_id, const sample::Tick& t);
   [[noreturn]] void fail(const std::string& what);

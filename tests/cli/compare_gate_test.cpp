@@ -100,7 +100,7 @@ class CompareGate : public ::testing::Test {
 // moment: x was 13.5 ms in one run and 1.2 ms in the next, beside the spawned ranks' 32 worker
 // starts at ctest -j3. On 50 vs 60 ms steps that flipped the gate (63.5 -> 61.2 ms); on 250 vs
 // 300 ms the slow run stays over the limit for x under 22 ms, and equal runs within it for
-// differences under 25 ms. Now the three are made at once, under one load (and in 8 s, not 23 s).
+// differences under 25 ms. Now the three are made at once, under one load (10-12 s, not 23-25 s).
 // 20 steps each: a median of the steady ones.
 TEST_F(CompareGate, EqualRunsPassAPlantedSlowdownFails) {
   if (ts::test::torch_python().empty()) GTEST_SKIP() << "needs a Python with torch";
