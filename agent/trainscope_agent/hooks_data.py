@@ -322,7 +322,8 @@ def _wrap_fetcher(cls, torch):
     def fetch(self, possibly_batched_index):
         if G.off:
             return fetch_orig(self, possibly_batched_index)
-        if S.tid != 0 and worker_info() is not None:
+        info = worker_info()  # once a fetch: also read below
+        if info is not None and S.tid != 0:
             S.loader_worker()  # before the samples: their transforms may be modules
         try:
             cf = self.collate_fn
@@ -347,7 +348,6 @@ def _wrap_fetcher(cls, torch):
                 c1, d1 = load_cost.sample(True)
                 load_cost.add(total, c1 - c0, d1 - d0)
                 load_cost.measured(total, ta - t0 + now() - t1)
-            info = worker_info()
             if measure and info is None:
                 load_cost.Queued.ns += d1 - d0  # the loop's own loading: taken out of its data wait
             coll = _Collate.ns
