@@ -89,7 +89,10 @@ TEST(Flops, KnownModelsExactly) {
 TEST(HostRun, HealthyExample) {
   REQUIRE_TORCH();
   std::string out = fresh_dir("host-healthy");
-  auto r = run_script({torch_python(), std::string(TS_SOURCE_DIR) + "/examples/healthy.py", "150"}, out);
+  // 600 steps: the live thread measure (50 ms samples from step 3) needs the job alive for a while
+  // after its warm-up; 150 steps left 8 samples in a 0.40 s window on this 2-core VM, and a faster
+  // host would leave fewer than the 5 asserted below (600: 19 samples, 0.95 s, 0.1 s more in all).
+  auto r = run_script({torch_python(), std::string(TS_SOURCE_DIR) + "/examples/healthy.py", "600"}, out);
   ASSERT_EQ(r.exit.shell_code(), 0);
 
   // FLOPs: healthy.py on a CPU is Linear(256,256) GELU Linear(256,256) GELU Linear(256,10), batch 64.
