@@ -8,12 +8,23 @@ GPU record is written. Events are reused; at most 64 pairs wait, older ones are 
 While the current stream is capturing a CUDA graph (`torch.cuda.graph`, torch.compile's
 "reduce-overhead" mode) nothing is recorded or queried: an event query during capture is an
 illegal call that would invalidate the user's capture. The step is then simply not timed.
+
+Every step is timed up to step FIRST_STEPS, then one step in four on average, at gaps drawn at
+random from GAP (an own generator: the user's random state is never touched), so no period of the
+loop (every other step, every fourth) is always in or always out of the sample. What the run layer
+takes from these records is a median over the steps that have one (src/run/agent_summary.cpp), which
+a sample estimates; the per-step cost on a GPU's path (two event records through
+torch.cuda.Event.record, the capture test, a query, a record queued) falls by the same four
+(docs/AGENT.md, "The per-step budget"). A step not timed reports no GPU time (null in report.json).
 """
 import collections
+import random
 import time
 
 
 MAX_PENDING = 64
+FIRST_STEPS = 16  # every step timed until then: a short run, and the warm-up, keep all of theirs
+GAP = (2, 6)      # then the next timed step is 2-6 steps on (uniform: 4 on average)
 
 
 class GpuTimer:
@@ -25,6 +36,9 @@ class GpuTimer:
         self.start_ev = None
         f = getattr(torch.cuda, "is_current_stream_capturing", None)
         self.capturing = f if f is not None else (lambda: False)
+        self.timed = True     # the step in progress is one of the sample
+        self.next_timed = 0   # the next step to time
+        self.rng = random.Random(0x7453)
 
     def _event(self):
         if self.pool:
@@ -32,13 +46,17 @@ class GpuTimer:
         return self.torch.cuda.Event(enable_timing=True)
 
     def forward_start(self):
-        if self.capturing():
+        if not self.timed or self.capturing():
             return
         ev = self._event()
         ev.record()
         self.start_ev = ev
 
     def step_end(self, step):
+        if not self.timed:
+            # (step < FIRST_STEPS: a better step marker took over and counts from 1 again)
+            self.timed = step + 1 >= self.next_timed or step < FIRST_STEPS
+            return
         if self.capturing():
             self.start_ev = None  # a pair straddling the capture's start is not a step's time
             return
@@ -49,6 +67,9 @@ class GpuTimer:
             self.start_ev = None
             if len(self.pending) > MAX_PENDING:
                 self.pending.popleft()
+            # A step without a forward seen (start_ev None) leaves the next one timed instead.
+            self.next_timed = step + 1 if step < FIRST_STEPS else step + self.rng.randint(*GAP)
+            self.timed = step + 1 >= self.next_timed
         self.poll()
 
     def poll(self):

@@ -7,7 +7,8 @@ initialised by counting fakes, tests/run/scripts/fake_cuda.py); docs/AGENT.md ha
 
 Every step, only constant-cost work: attribute reads and adds, one struct pack into the channel's
 buffer (channel.send_step), the step hooks still registered (each one-shot hook removes itself),
-the profiler window's compare, and with CUDA the GPU timer's two events (gpu_timer.py).
+the profiler window's compare, and with CUDA the GPU timer's two events on the steps it
+times (gpu_timer.py: every step up to 16, then one in four on average).
 
 Never per step, because their cost is not bounded or not ours to pay:
   - torch.cuda.memory_stats() and everything built on it (memory_allocated, memory_reserved,

@@ -13,7 +13,7 @@ class FakeChannel:
     dropped = 0
 
     def __init__(self):
-        self.steps, self.texts = [], []
+        self.steps, self.texts, self.gpu = [], [], []
 
     def send_step(self, t, *fields):
         self.steps.append(fields)
@@ -25,7 +25,7 @@ class FakeChannel:
         pass
 
     def send_gpu(self, t, step, gpu_ns):
-        pass
+        self.gpu.append((step, gpu_ns))
 
     def send_text(self, kind, items):
         self.texts.append((kind, dict(items)))

@@ -6,7 +6,9 @@ training loop runs under the agent, and the steady-state steps must call:
   - nothing whose cost grows with the allocator's state (memory_stats and what is built on it);
   - no device query (current_device, device_count, properties, is_available, synchronize);
   - the raw allocator counters at most once per 50 ms of loop time (+1), and at least once;
-  - at most two CUDA events recorded per step (the GPU timer's pair).
+  - at most two CUDA events recorded per step (the GPU timer's pair), and from step 16 on for
+    one step in four on average: every step up to 16 has a GPU time, then the timed steps are 2-6
+    apart (gpu_timer.py), each with its pair recorded and no event recorded between them.
 Prints one line per check and "STEP PATH OK n"; exits 1 on the first failure."""
 import os
 import sys
@@ -70,6 +72,21 @@ reads = calls["_cuda_memoryStats"]
 check("allocator read rate-limited", 1 <= reads <= most,
       "%d reads in %.3f s over %d steps (at most %d)" % (reads, elapsed, N, most))
 check("at most two events recorded per step", calls["Event.record"] <= 2 * N, "%d" % calls["Event.record"])
+# The GPU timer's sample (the fake events complete at once: each timed step's record comes at its end).
+from trainscope_agent import gpu_timer  # noqa: E402
+timed = [s for s, _ in ch.gpu]
+first = gpu_timer.FIRST_STEPS
+# From the first step CUDA was seen initialised (step 1 ends before the timer exists: step 2).
+upto = [s for s in timed if s <= first]
+check("every step up to %d timed" % first, timed and timed[0] <= 2 and upto == list(range(timed[0], first + 1)),
+      repr(timed[:first + 2]))
+gaps = [b - a for a, b in zip(timed[len(upto) - 1:], timed[len(upto):])]
+lo, hi = gpu_timer.GAP
+check("then timed steps %d-%d apart" % (lo, hi), gaps and all(lo <= g <= hi for g in gaps), repr(gaps[:20]))
+steady_timed = sum(1 for s in timed if s > steps0)
+check("two events for each timed step, none between", calls["Event.record"] == 2 * steady_timed,
+      "%d events, %d timed steps of %d" % (calls["Event.record"], steady_timed, N))
+check("about one step in four timed", N / hi <= steady_timed <= N / lo + first, "%d of %d" % (steady_timed, N))
 check("events reused, not made per step", calls["Event"] <= 4, "%d made" % calls["Event"])
 # The readings reach the step records: allocated, reserved, peak at the steps that read them.
 mem = [f for f in ch.steps[recs0:] if f[18] >= 0]
