@@ -6,14 +6,15 @@
 
 Synthetic images, generated per index from a seeded generator so every process sees the same data;
 SAMPLE_MS (env LAB_SAMPLE_MS) adds a sleep to __getitem__: a per-sample cost that, like real decoding
-in worker processes, runs in parallel across DataLoader workers.
+in worker processes, runs in parallel across DataLoader workers; LAB_WORKER_START_MS, a worker's
+start-up cost (slow_data).
 """
 import os
 import time
 
 import torch
 from torch import nn
-from torch.utils.data import Dataset
+from torch.utils.data import DataLoader, Dataset
 
 
 class SyntheticImages(Dataset):
@@ -49,13 +50,21 @@ def factory():
     }
 
 
+def open_shards(worker_id):
+    """A worker's start-up cost, as opening a dataset's files or connections: LAB_WORKER_START_MS
+    (default 0). Every worker pays it once; respawned at each epoch, it pays it again."""
+    time.sleep(float(os.environ.get("LAB_WORKER_START_MS", "0")) / 1000.0)
+
+
 def slow_data():
-    """The loader sweep's example: each sample costs LAB_SAMPLE_MS (default 5 ms), batch 8."""
+    """The loader sweep's example: each sample costs LAB_SAMPLE_MS (default 5 ms), batch 8, and each
+    worker's start LAB_WORKER_START_MS (default 0)."""
     ms = float(os.environ.get("LAB_SAMPLE_MS", "5"))
+    batch = int(os.environ.get("LAB_BATCH", "8"))
     return {
         "model": small_cnn(),
-        "dataset": SyntheticImages(100000, size=16, sample_ms=ms),
-        "batch_size": int(os.environ.get("LAB_BATCH", "8")),
+        "loader": DataLoader(SyntheticImages(100000, size=16, sample_ms=ms), batch_size=batch,
+                             worker_init_fn=open_shards),
         "loss_fn": nn.CrossEntropyLoss(),
     }
 
