@@ -23,19 +23,29 @@ def comp_t(v):
     return (v & 0x1FFF) << (3 * (v >> 13))
 
 
+def die(msg):
+    sys.exit("test_cpu.py: " + msg)
+
+
 def records(path):
-    data = open(path, "rb").read()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        die("%s: %s" % (path, e.strerror))
     out = []
     for i in range(0, len(data) - REC.size + 1, REC.size):
         f = REC.unpack_from(data, i)
         if f[1] != 3:
-            sys.exit("test_cpu.py: %s: not acct v3 records (version %d)" % (path, f[1]))
+            die("%s: not acct v3 records (version %d)" % (path, f[1]))
         out.append(dict(pid=f[6], ppid=f[7], btime=f[8], etime=f[9] / 100.0,
                         cpu=(comp_t(f[10]) + comp_t(f[11])) / 100.0, comm=f[18].split(b"\0")[0].decode(errors="replace")))
     return out
 
 
 def main():
+    if len(sys.argv) != 5 or not sys.argv[4].isdigit() or int(sys.argv[4]) < 1:
+        die("usage: test_cpu.py PACCT JUNIT BUILD_DIR JOBS")
     pacct, junit, build, jobs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     recs = records(pacct)
     kids = collections.defaultdict(list)
@@ -47,27 +57,33 @@ def main():
 
     runs = [r for r in recs if r["comm"] == "ctest"]
     if not runs:
-        sys.exit("test_cpu.py: %s: no ctest process recorded" % pacct)
+        die("%s: no ctest process recorded" % pacct)
     ctest = max(runs, key=lambda r: r["etime"])
-    shown = json.loads(subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1"],
-                                      capture_output=True, text=True, check=True).stdout)
+    listed = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1"], capture_output=True, text=True)
+    try:
+        shown = json.loads(listed.stdout)
+    except ValueError:
+        die("%s: ctest listed no tests (%s)" % (build, (listed.stderr.strip().splitlines() or ["no output"])[-1]))
     exe, serial = {}, set()
     for t in shown["tests"]:
         if t.get("command"):
             exe[t["name"]] = os.path.basename(t["command"][0])[:15]  # the kernel keeps 15 characters
         if any(p["name"] == "RUN_SERIAL" and p["value"] for p in t.get("properties", [])):
             serial.add(t["name"])
-    times = {tc.get("name"): float(tc.get("time")) for tc in ET.parse(junit).getroot().iter("testcase")}
+    try:
+        cases = ET.parse(junit).getroot().iter("testcase")
+    except (OSError, ET.ParseError) as e:
+        die("%s: %s" % (junit, e))
+    times = {tc.get("name"): float(tc.get("time") or 0) for tc in cases}
     # ctest's children, matched to tests by executable and elapsed time (the closest first).
     pool = collections.defaultdict(list)
     for c in kids[ctest["pid"]]:
         pool[c["comm"]].append(c)
-    rows, unmatched = [], 0
+    rows = []
     for name, wall in sorted(times.items(), key=lambda kv: -kv[1]):
         cands = pool.get(exe.get(name, ""), [])
         if not cands:
-            unmatched += 1
-            continue
+            continue  # counted below: matched N of M
         best = min(cands, key=lambda c: abs(c["etime"] - wall))
         cands.remove(best)
         rows.append((name, wall, tree_cpu(best), name in serial))
