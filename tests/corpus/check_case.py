@@ -20,7 +20,8 @@ Markers (README.md beside this file):
                                    OMP_WAIT_POLICY=PASSIVE for speed (tests/CMakeLists.txt), and a
                                    case about threads that spin at their barriers needs the spinning
   # corpus: serial                 the case runs alone under ctest (RUN_SERIAL): its finding is the
-                                   job's own threads contending for the cores
+                                   job's own threads contending for the cores, or one that other tests
+                                   saturating the cores would supply
   # corpus: own-times              the script times its own phases into own_times.json (keys of
                                    run.time_account, seconds); each must match within 30% or 0.3 s
 

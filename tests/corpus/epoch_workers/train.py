@@ -8,6 +8,10 @@ starts, not evaluation to schedule less often."""
 # expect: top worker-restarts
 # expect: fix worker-restarts persistent_workers=True
 # expect: absent memory-growth, cpu-bound-transforms, periodic-evaluation
+# Alone under ctest: its workers stay ahead on a free host, but beside other corpus cases the cores are
+# saturated by them and the workers' loading, which computes, lags: cpu-bound-transforms, true of that host
+# (seen once in a clean clone's suite, 2026-12-02, "other processes kept 1.2 of the host's 2 cores busy").
+# corpus: serial
 import json
 import os
 import shutil
