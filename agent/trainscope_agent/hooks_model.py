@@ -386,6 +386,8 @@ def _fwd_pre(module, inputs):
     if S.stop_pending:
         S.stop_at(FORWARD)  # --steps: the last step is complete, this forward may start another
     try:
+        if S.window_on:
+            S.window.guard()  # a step of many operators: the window's memory (profiler_window.py)
         if G.break_hook:
             check_break("forward")
         if S.source <= FORWARD and S.in_opt == 0:
@@ -542,6 +544,8 @@ def _install_backward(torch):
             return backward_orig(tensors, *args, **kwargs)
         if S.stop_pending and S.in_opt == 0:
             S.stop_at(BACKWARD, S.source == BACKWARD)
+        if S.window_on:
+            S.window.guard()  # outside the try below: a failure there is the window's note
         t0 = now()
         try:
             if G.break_hook:

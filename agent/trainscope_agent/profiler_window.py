@@ -12,6 +12,17 @@ so `trainscope analyze <out>` sees one trace per rank. The rank is torch.distrib
 process group exists (mp.spawn, Lightning and accelerate need not set RANK), else RANK.
 A failure here (an export error) is a note, not an agent error.
 
+The window's memory is bounded. Until the export, every recorded event lives in this process
+(Kineto's buffers, then the result tree `prof.stop()` builds from them, 2-3x more), and a step can
+hold millions of operators: pytorch/examples' time_sequence_prediction (LBFGS, 20 closures a step,
+each an LSTMCell loop over 999 time steps) records ~350 MiB per closure and was killed by the
+kernel's OOM killer at 24 GiB inside a 2-step window. So the window stops early once the process's
+RSS has grown `budget` beyond its peak before the window (the peak, not the current value: a step's
+own activations came and went below it during warm-up). It is checked at every step end and, mid
+step, at the model's forward and backward calls (`guard`, rate-limited), so a step is cut between
+two of its forward/backward calls; a note says where, and the trace record names the step it cut
+(`cut_step`) so that step, partial, is left out of the trace's step times.
+
 The user's profiler comes first: when one is already running at the window's start, or the
 program starts one (torch.profiler.profile / torch.autograd.profiler.profile, patched to tell
 us), the window does not open, or closes at once without exporting, before theirs starts.
@@ -73,6 +84,40 @@ def sync_events_config(torch):
         return None
 
 
+WINDOW_MIB = 256            # the trace's default memory budget (TRAINSCOPE_WINDOW_MIB overrides)
+GUARD_EVERY_NS = 10_000_000  # mid-step RSS reads at most every 10 ms
+
+
+def _budget_bytes():
+    """The window's memory budget: WINDOW_MIB, at most an eighth of the memory available at its start
+    (recording, the stop's result tree and the export together take ~3.5x what recording takes)."""
+    mib = WINDOW_MIB
+    try:
+        mib = max(16, int(os.environ.get("TRAINSCOPE_WINDOW_MIB", mib)))
+    except ValueError:
+        pass
+    budget = mib << 20
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    budget = min(budget, max(16 << 20, int(line.split()[1]) * 1024 // 8))
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    return budget
+
+
+def _peak_rss_bytes():
+    """The process's peak RSS so far (getrusage: KiB on Linux), at least its current one."""
+    try:
+        import resource
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    except Exception:
+        peak = 0
+    return max(peak, S.rss())
+
+
 class _Ours:
     starting = False   # our own window is starting its profiler (not the user's)
     user = False       # the program started a profiler of its own
@@ -130,6 +175,10 @@ class Window:
         self.rf = None
         self.cuda = False
         self.sync_events = False  # CUDA sync events asked of Kineto (sync_events_config)
+        self.entered = 0          # the step being recorded
+        self.floor = 0            # the RSS peak before the window (bytes)
+        self.budget = 0           # the RSS growth beyond it that stops the window (bytes)
+        self.next_check = 0
 
     def covers(self, step):
         # The window's steps, and the one after (the export lands in it).
@@ -150,12 +199,55 @@ class Window:
                 self._exit()
                 if step >= self.last:
                     self._stop(step)
+                elif self._over_budget():
+                    self._note_cut(step, None)
+                    self.last = step
+                    self._stop(step)
                 else:
                     self._enter(step + 1)
         except Exception as e:
             self._give_up(e)
         finally:
             phases.profiled(now() - t0)  # between two steps: our time, not the loop's (phases.py)
+
+    def guard(self):
+        """Mid-step (the model's forward and backward calls, while S.window_on): stops the window
+        inside the step when its events outgrow the budget. The stop and export are the window's
+        time, not the step's: the step's start moves past them."""
+        t0 = now()
+        if t0 < self.next_check or self.state != "on":
+            return
+        self.next_check = t0 + GUARD_EVERY_NS
+        if not self._over_budget():
+            return
+        step = self.entered
+        try:
+            self._exit()
+            self._note_cut(step - 1, step)
+            self.last = step - 1  # covers() ends at the cut step, where the export lands
+            self._stop(step - 1 if step > self.first else -1, cut_step=step)
+        except Exception as e:
+            self._give_up(e)
+        dt = now() - t0
+        phases.profiled(dt)
+        if S.t_start:
+            S.t_start += dt
+
+    def _over_budget(self):
+        rss = S.rss()
+        return rss > 0 and rss - self.floor > self.budget
+
+    def _note_cut(self, last_whole, cut_step):
+        grown = (S.rss() - self.floor) / 2**20
+        where = ("inside step %d, after %d whole step%s" % (cut_step, last_whole - self.first + 1,
+                                                           "" if last_whole == self.first else "s")
+                 if cut_step is not None else "after step %d" % last_whole)
+        if cut_step is not None and last_whole < self.first:
+            where = "inside its first step, %d (the trace holds part of it)" % cut_step
+        self.channel.send_text("note", [("text", (
+            "profiler window stopped %s: its events had grown the process by %.0f MiB (the budget: %d MiB, "
+            "TRAINSCOPE_WINDOW_MIB): a step of this program records many operators" %
+            (where, grown, self.budget >> 20)))])
 
     def finish(self):
         """At exit (Ctrl-C, --steps, end of script): keep what the window recorded."""
@@ -183,6 +275,7 @@ class Window:
         """The program starts its own profiler: close ours (nothing exported) before it does."""
         if self.state == "on":
             self.state = "done"
+            S.window_on = False
             try:
                 self._exit()
                 prof, self.prof = self.prof, None
@@ -213,8 +306,12 @@ class Window:
         finally:
             _Ours.starting = False
         self.state = "on"
+        self.floor = _peak_rss_bytes()
+        self.budget = _budget_bytes()
+        S.window_on = True
 
     def _enter(self, step):
+        self.entered = step
         self.rf = self.torch.autograd.profiler.record_function("ProfilerStep#%d" % step)
         self.rf.__enter__()
 
@@ -223,9 +320,10 @@ class Window:
             rf, self.rf = self.rf, None
             rf.__exit__(None, None, None)
 
-    def _stop(self, step):
+    def _stop(self, step, cut_step=None):
         t0 = now()
         self.state = "done"
+        S.window_on = False
         prof, self.prof = self.prof, None
         prof.stop()
         rank = _rank()
@@ -233,10 +331,12 @@ class Window:
         prof.export_chrome_trace(path)
         self.channel.send_text("trace", [
             ("path", path), ("rank", rank), ("first", self.first), ("last", step if step > 0 else -1),
-            ("cuda", self.cuda), ("sync_events", self.sync_events), ("export_ms", (now() - t0) / 1e6)])
+            ("cuda", self.cuda), ("sync_events", self.sync_events), ("export_ms", (now() - t0) / 1e6),
+            ("cut_step", cut_step)])
 
     def _give_up(self, e):
         self.state = "done"
+        S.window_on = False
         try:
             if self.prof is not None:
                 self.prof.stop()

@@ -45,7 +45,7 @@ class State:
         "bwd_n", "opt_n", "started", "workers_started",
         # run-wide
         "step", "source", "tid", "opt_waiting", "channel", "statm_fd", "page", "torch",
-        "cuda_ready", "cuda_mem", "gpu", "window", "stop_after", "on_step_hooks", "fwd_t0",
+        "cuda_ready", "cuda_mem", "gpu", "window", "window_on", "stop_after", "on_step_hooks", "fwd_t0",
         "first_fwd_in_step", "stopping", "stop_pending", "first_kind", "in_opt", "rss_t", "rss_v",
         "heap_fn", "heap_v", "heap_free_v", "heap_next", "graph_capture", "graph_has_opt", "first_t",
         "prev_loss")
@@ -61,6 +61,7 @@ class State:
         self.cuda_mem = None     # step_path.CudaMemory once the user initialised CUDA
         self.gpu = None
         self.window = None
+        self.window_on = False   # the profiler window is recording (its mid-step guard runs)
         self.stop_after = 0
         self.on_step_hooks = ()  # add_step_hook / remove_step_hook (a tuple: safe to change mid-loop)
         self.rss_t = 0

@@ -192,8 +192,9 @@ void collectives_table(Out& o, const analysis::CollectiveStats& c) {
 void trace_tables(Out& o, const analysis::TraceAnalysis& t, const std::string& command, int top, bool several) {
   const auto& st = t.steps;
   o.heading("TRACE " + trace_title(t.path, command));
-  o.para(fmt::format("{}{} events, {} steps{}, median step {}, read {:.2f} s + analysed {:.2f} s",
+  o.para(fmt::format("{}{} events, {} step{}{}, median step {}, read {:.2f} s + analysed {:.2f} s",
                      t.device_name.empty() ? "" : t.device_name + " · ", t.events, st.steps.size(),
+                     st.steps.size() == 1 ? "" : "s",
                      st.synthetic ? " (no ProfilerStep#: whole trace as one step)" : "",
                      ts::human_ns(st.median_step_ns), t.read_seconds, t.analyse_seconds), 2);
   for (const auto& w : t.warnings) o.para(w, 2, "warning: ");

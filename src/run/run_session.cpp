@@ -487,11 +487,30 @@ void summarise_evidence(Session& s, const Records& records) {
   res.evidence.samples = se;
 }
 
+// The steps of the window that were recorded whole. A window stopped inside a step for its memory
+// (agent/trainscope_agent/profiler_window.py: `cut_step`) ends in a partial step, whose time is
+// not a step's: the trace's steps end before it (every rank's, at the earliest cut), unless the
+// window stopped inside its first step, where the partial step is all there is (its operators
+// still count; the agent's note says so).
+analysis::AnalyseOptions whole_window_steps(const Records& records) {
+  analysis::AnalyseOptions o;
+  int64_t first = -1, last_whole = -1;
+  for (const auto& t : records.texts) {
+    if (t.kind != "trace" || t.get("cut_step").empty()) continue;
+    const int64_t before_cut = t.get_int("cut_step", 0) - 1;
+    first = std::max(first, t.get_int("first", -1));
+    last_whole = last_whole < 0 ? before_cut : std::min(last_whole, before_cut);
+  }
+  if (first >= 0 && last_whole >= first) o.last_step = last_whole;
+  return o;
+}
+
 // Stage 8: the profiler window's trace (one per rank under torchrun, analysed in parallel; rank
 // 0's is the run's trace) through the trace engine.
 void analyse_profiler_traces(Session& s, const Records& records) {
   const RunOptions& opt = s.opt;
   RunResult& res = s.res;
+  const analysis::AnalyseOptions window = whole_window_steps(records);
   for (const auto& t : records.texts)
     if (t.kind == "trace" && !t.get("rank").empty() && fs::exists(t.get("path")) &&
         std::find(res.rank_traces.begin(), res.rank_traces.end(), t.get("path")) == res.rank_traces.end())
@@ -500,7 +519,7 @@ void analyse_profiler_traces(Session& s, const Records& records) {
   if (res.rank_traces.size() >= 2) {
     try {
       progress(opt, fmt::format("analysing {} per-rank profiler traces", res.rank_traces.size()));
-      analysis::MultiTraceAnalysis m = analysis::analyse_traces(res.rank_traces);
+      analysis::MultiTraceAnalysis m = analysis::analyse_traces(res.rank_traces, window);
       if (!res.evidence.ranks) res.evidence.ranks = ranks_from_traces(m);
       res.trace_path = res.agent.trace_path;
       for (auto& t : m.traces)
@@ -517,7 +536,7 @@ void analyse_profiler_traces(Session& s, const Records& records) {
       const auto t0 = std::chrono::steady_clock::now();
       auto store = trace::read_trace(res.trace_path);
       const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      res.evidence.trace = analysis::analyse(store);
+      res.evidence.trace = analysis::analyse(store, window);
       // analyse() sees a store, not a file: the reports name the trace by this path.
       res.evidence.trace->path = res.trace_path;
       res.evidence.trace->read_seconds = read_s;

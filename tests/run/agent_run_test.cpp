@@ -323,6 +323,55 @@ TEST(AgentRun, ARunTooShortForTheWindowNamesOneItReaches) {
   EXPECT_EQ(count(trace, "\"ProfilerStep#3\""), 1);
 }
 
+// A window whose events outgrow its memory budget stops early, between steps or inside one, and the
+// run goes on (pytorch/examples' time_sequence_prediction, 20 LBFGS closures a step, was killed by
+// the OOM killer at 24 GiB inside a 2-step window). The trace then holds no step after the one it
+// stopped in, that step (partial) is left out of the trace's steps unless it is all there is, and
+// the steps after it are timed again. 16 MiB, the smallest budget, is ~50,000 events here.
+TEST(AgentRun, AWindowOutgrowingItsMemoryBudgetStopsEarlyAndTheRunGoesOn) {
+  REQUIRE_TORCH();
+  setenv("TRAINSCOPE_WINDOW_MIB", "16", 1);
+  RunOptions opt;
+  opt.command = {torch_python(), script("many_ops_per_step.py"), "12", "2", "80"};
+  opt.out_dir = fresh_dir("window-budget");
+  opt.profile_first = 2;
+  opt.profile_last = 8;
+  opt.store = false;
+  opt.quiet = true;
+  auto r = run_session(opt);
+  unsetenv("TRAINSCOPE_WINDOW_MIB");
+  EXPECT_EQ(r.exit.shell_code(), 0);
+  EXPECT_EQ(r.agent.evidence.steps, 12);
+  std::string note;
+  for (const auto& n : r.agent.evidence.notes)
+    if (n.find("profiler window stopped") != std::string::npos) note = n;
+  ASSERT_FALSE(note.empty()) << fmt::format("{}", fmt::join(r.agent.evidence.notes, "\n"));
+  EXPECT_NE(note.find("the budget: 16 MiB"), std::string::npos) << note;
+  // "after step K" (at a step's end), "inside step K, after N whole steps", "inside its first step, K"
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(note, m, std::regex(R"((after|inside) (?:step |its first step, )(\d+))"))) << note;
+  const bool inside = m[1] == "inside";
+  const int cut = std::stoi(m[2]);
+  ASSERT_GE(cut, 2);
+  ASSERT_LT(cut, 8) << note;
+  const std::string trace = slurp(r.trace_path);
+  EXPECT_EQ(count(trace, fmt::format("\"ProfilerStep#{}\"", cut)), 1);
+  EXPECT_EQ(count(trace, fmt::format("\"ProfilerStep#{}\"", cut + 1)), 0);
+  ASSERT_TRUE(r.evidence.trace.has_value());
+  const auto& steps = r.evidence.trace->steps.steps;
+  ASSERT_FALSE(steps.empty());
+  if (inside && cut > 2) {
+    EXPECT_EQ(steps.back().number, cut - 1);  // the partial step is not a step's time
+  } else {
+    EXPECT_EQ(steps.back().number, cut);
+  }
+  // Profiled (left out of the medians): the window's steps up to the cut, and the export's step;
+  // the steps after it are timed.
+  int profiled = 0;
+  for (const auto& s : r.agent.steps) profiled += (s.flags & kStepProfiled) ? 1 : 0;
+  EXPECT_EQ(profiled, inside ? cut - 1 : cut);
+}
+
 // Anomaly detection on only inside a detect_anomaly() block around forward and backward (off again
 // at every step boundary): the step is still measured, and the finding names the block's line, with
 // the step's stack captures counted as they were made.
