@@ -90,7 +90,9 @@ GUARD_EVERY_NS = 10_000_000  # mid-step RSS reads at most every 10 ms
 
 def _budget_bytes():
     """The window's memory budget: WINDOW_MIB, at most an eighth of the memory available at its start
-    (recording, the stop's result tree and the export together take ~3.5x what recording takes)."""
+    (recording, the stop's result tree and the export together take ~3.5x what recording takes),
+    shared by the ranks on this host (torchrun's LOCAL_WORLD_SIZE: every rank profiles the same
+    steps)."""
     mib = WINDOW_MIB
     try:
         mib = max(16, int(os.environ.get("TRAINSCOPE_WINDOW_MIB", mib)))
@@ -101,11 +103,18 @@ def _budget_bytes():
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    budget = min(budget, max(16 << 20, int(line.split()[1]) * 1024 // 8))
+                    budget = min(budget, max(16 << 20, int(line.split()[1]) * 1024 // 8 // _local_ranks()))
                     break
     except (OSError, ValueError, IndexError):
         pass
     return budget
+
+
+def _local_ranks():
+    try:
+        return max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1))
+    except ValueError:
+        return 1
 
 
 def _peak_rss_bytes():
