@@ -227,7 +227,7 @@ void tables_html(std::string& h, const analysis::TraceAnalysis& t) {
       h += fmt::format("<tr><td>device memory</td><td class=\"n\">{}</td></tr>", ts::human_bytes(t.memory.device_total));
     h += fmt::format("<tr><td>growth per step</td><td class=\"n\">{}</td></tr>", ts::human_bytes(t.memory.slope_bytes_per_step));
   } else {
-    h += "<tr><td>memory</td><td class=\"n\">no [memory] events</td></tr>";
+    h += "<tr><td>memory</td><td class=\"n\">no CUDA [memory] events</td></tr>";
   }
   h += "</table></div>\n</div>\n";
 }

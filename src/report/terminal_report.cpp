@@ -268,7 +268,7 @@ void trace_tables(Out& o, const analysis::TraceAnalysis& t, const std::string& c
   const auto& m = t.memory;
   o.heading("Memory");
   if (!m.present) {
-    o.line("  no [memory] events (profile_memory=True records them)");
+    o.line("  no CUDA [memory] events (profile_memory=True records them on a GPU; a CPU's are not analysed)");
   } else {
     o.para(fmt::format("peak allocated {} · peak reserved {}{} · growth {} per step{}", ts::human_bytes(m.peak_allocated),
                        m.peak_reserved > 0 ? ts::human_bytes(m.peak_reserved) : std::string("unknown"),
