@@ -381,11 +381,11 @@ std::string host_text(const JobInspection& j, const diagnose::AgentEvidence* age
       for (const auto& p : j.processes)
         if (p.pid == l.pid) rank = p.rank;
       auto w = j.worker_of.find(l.pid);
-      o += fmt::format("    pid {}{}: {} threads, {:.1f} runnable, {:.2f} cores, OMP_NUM_THREADS={}\n", l.pid,
+      o += fmt::format("    pid {}{}: {} thread{}, {:.1f} runnable, {:.2f} cores, OMP_NUM_THREADS={}\n", l.pid,
                        rank >= 0                   ? fmt::format(" (rank {})", rank)
                        : w != j.worker_of.end()    ? fmt::format(" (child of {})", w->second)
                                                    : std::string(),
-                       l.threads, l.runnable_threads,
+                       l.threads, l.threads == 1 ? "" : "s", l.runnable_threads,
                        l.cpu_cores, l.omp_num_threads.empty() ? "unset" : l.omp_num_threads);
     }
   }
