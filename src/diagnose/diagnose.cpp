@@ -121,6 +121,10 @@ std::string failed_mid_run(const Evidence& ev) {
                       "gc.collect()) and call torch.distributed.destroy_process_group() before the script ends. "
                     : "");
   }
+  if (j.oom_killed())
+    return fmt::format("The job was killed by the kernel's OOM killer after {} (signal 9 while /proc/vmstat's oom_kill "
+                       "rose by {}: the host, or the job's memory cgroup, ran out of memory). Of the steps that ran: ",
+                       steps, j.oom_kills);
   // A signal may be the user's Ctrl-C or a scheduler's limit as much as a crash: "ended", not "failed".
   if (j.signal)
     return fmt::format("The job ended by signal {} after {}{}. Of the steps that ran: ", j.signal, steps,

@@ -384,6 +384,10 @@ struct JobEvidence {
   bool died_at_exit = false;
   // The user's line its traceback came from (util failure_frame; role "raise"), if it left one.
   std::optional<CodeSite> failure_site;
+  // The processes the kernel's OOM killer killed on this host while the job ran (/proc/vmstat's
+  // oom_kill, before and after; -1 unknown). With a SIGKILL it names the job's cause of death.
+  int64_t oom_kills = -1;
+  bool oom_killed() const { return signal == 9 && oom_kills > 0; }
   bool failed() const { return !stopped_by_steps && (signal != 0 || exit_code != 0); }
   int status() const { return signal ? 128 + signal : exit_code; }
 };

@@ -17,6 +17,9 @@ struct GrowthTrend {
   double tau = 0;               // Kendall's tau of reading against step (-1..1): how consistently it rises
   double span_steps = 0;        // steps between the first and the last reading
   bool leak = false;            // every test below passed
+  // Every test but the run's length (kGrowthMinPoints, kGrowthMinSpanSteps): a rise that a run cut
+  // short by an out-of-memory kill shows before its 20th step.
+  bool rising = false;
 };
 
 // Thresholds (docs/FINDINGS.md "memory-growth"): at least kMinPoints readings over kMinSpan steps;

@@ -212,6 +212,7 @@ std::string run_section_json(const RunResult& r, const RunOptions& opt) {
   std::string cause = death_cause(r);
   w.field("cause", cause);
   w.field("died_at_exit", r.evidence.job && r.evidence.job->died_at_exit);
+  w.field("oom_kills", r.evidence.job ? r.evidence.job->oom_kills : int64_t{-1});
   w.key("failure_site");  // the user's line the failure's traceback came from
   if (const auto& fs = r.evidence.job ? r.evidence.job->failure_site : std::nullopt; fs) {
     w.begin_object().field("path", fs->path).field("file", fs->file).field("line", fs->line);

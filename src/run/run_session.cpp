@@ -114,6 +114,7 @@ struct Session {
   std::unique_ptr<StderrTee> tee;  // the job's stderr passes through; its last lines are kept
   std::string command_line;  // the command, space-joined (live status, store)
   pid_t child = 0;           // the command's process
+  int64_t oom_kills_before = -1;  // /proc/vmstat's oom_kill at launch (-1: unreadable)
   // --job-dir: this node's manifest, rewritten at start, each second in the job's
   // first kNodeEarlyForS, then every kNodeHeartbeatS, and at the end.
   std::optional<NodeManifest> node;
@@ -443,6 +444,8 @@ void summarise_evidence(Session& s, const Records& records) {
     for (const auto& st : records.steps) job.steps = std::max(job.steps, st.step);
     for (const auto& [key, t] : records.step_totals) job.steps = std::max(job.steps, t.last_step);  // past the sample
     job.stderr_tail = res.stderr_tail;
+    if (const int64_t now = sample::procfs::read_oom_kills(); now >= 0 && s.oom_kills_before >= 0)
+      job.oom_kills = now - s.oom_kills_before;
     job.died_at_exit =
         job.failed() && job.steps > 0 && died_at_exit(s.child, job.signal, job.stderr_tail, records.texts);
     if (job.failed()) {
@@ -609,6 +612,7 @@ RunResult run_session(const RunOptions& opt) {
   attach_stderr_tee(s, launcher);
   const double t0 = steady_s();
   res.launch_mono_s = t0;
+  s.oom_kills_before = sample::procfs::read_oom_kills();
   const pid_t pid = s.child = launcher.start();
   if (s.tee) s.tee->parent_after_fork();
   start_watching(s, pid);
@@ -638,6 +642,7 @@ std::vector<std::string> stderr_tail_shown(const std::vector<std::string>& tail)
 std::string death_cause(const RunResult& r) {
   if (r.stopped_by_steps || (r.exit.signal == 0 && r.exit.code == 0)) return "";
   std::string why = r.exit.signal ? r.exit.describe() : fmt::format("exit status {}", r.exit.code);
+  if (r.evidence.job && r.evidence.job->oom_killed()) return why + " by the kernel's OOM killer";
   if (std::string line = failure_line(r.stderr_tail, signal_from_outside(r.exit.signal)); !line.empty())
     why += ": " + line;
   return why;

@@ -177,6 +177,22 @@ MemInfo parse_meminfo(std::string_view text) {
   return m;
 }
 
+int64_t parse_vmstat_oom_kills(std::string_view text) {
+  int64_t out = -1;
+  for_lines(text, [&](std::string_view line) {
+    size_t pos = 0;
+    if (next_token(line, pos) != "oom_kill") return;
+    uint64_t n = 0;
+    if (to_num(next_token(line, pos), n)) out = static_cast<int64_t>(n);
+  });
+  return out;
+}
+
+int64_t read_oom_kills() {
+  std::string text;
+  return read_text("/proc/vmstat", text) ? parse_vmstat_oom_kills(text) : -1;
+}
+
 PressureReading parse_pressure(std::string_view text) {
   PressureReading p;
   for_lines(text, [&](std::string_view line) {

@@ -64,6 +64,12 @@ struct MemInfo {
 };
 MemInfo parse_meminfo(std::string_view text);
 
+// /proc/vmstat's oom_kill: the processes the kernel's OOM killer has killed since boot, host-wide
+// (Linux 4.13 on), -1 where the line is missing.
+int64_t parse_vmstat_oom_kills(std::string_view text);
+// The same, read now (-1: unreadable, or a kernel without the counter).
+int64_t read_oom_kills();
+
 // /proc/pressure/cpu "some avg10=.. avg60=.. avg300=.. total=.." line.
 PressureReading parse_pressure(std::string_view text);
 

@@ -99,5 +99,49 @@ TEST(GrowthTrend, TheRuleSaysWhatTheLeakReachesAndNamesItsLine) {
   EXPECT_EQ(f->sites[0].note, leak.detail);
 }
 
+// A job the kernel's OOM killer ended after 16 steps (tests/mo's measured case: a loop keeping 64
+// MiB a step in a 900 MiB memory cgroup, /proc/vmstat's oom_kill +1): its rise is the cause,
+// though too short for a leak of a run that went on (kGrowthMinSpanSteps). The same readings from
+// a job killed by a plain SIGKILL (a scheduler, the user), with no OOM kill counted, stay silent.
+TEST(GrowthTrend, AJobTheOomKillerEndedHasItsShortRiseNamedAsTheCause) {
+  // A reading at every step from step 3 (steps of 13 ms, readings at most every 10 ms).
+  Series s;
+  for (int step = 3; step <= 16; ++step) {
+    s.x.push_back(step);
+    s.y.push_back(100 * MiB + 58 * MiB * (step - 3) + (step % 3) * MiB);
+    s.seg.push_back(0);
+  }
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 16;
+  a.step_ms = 13;
+  a.mem_source = "heap";
+  a.mem_allocated_per_step = s.y;
+  a.mem_at_step = s.x;
+  a.mem_segment = s.seg;
+  a.mem_peak_bytes = s.y.back();
+  a.host_mem_total_bytes = 24.0 * 1024 * MiB;
+  ev.agent = a;
+  JobEvidence job;
+  job.signal = 9;
+  job.steps = 16;
+  job.agent_loaded = true;
+  job.oom_kills = 0;
+  ev.job = job;
+  Diagnosis plain_kill = diagnose(ev);
+  EXPECT_EQ(test::find(plain_kill, "memory-growth"), nullptr);
+  EXPECT_EQ(plain_kill.verdict.find("OOM"), std::string::npos) << plain_kill.verdict;
+  EXPECT_NE(plain_kill.verdict.find("ended by signal 9 after 16 steps"), std::string::npos) << plain_kill.verdict;
+
+  ev.job->oom_kills = 1;
+  Diagnosis d = diagnose(ev);
+  EXPECT_EQ(d.verdict.rfind("The job was killed by the kernel's OOM killer after 16 steps", 0), 0u) << d.verdict;
+  const Finding* f = test::find(d, "memory-growth");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(test::ev_value(*f, "growth_bytes_per_step") / MiB, 58, 3);
+  EXPECT_NE(f->title.find("until the kernel's OOM killer ended the job"), std::string::npos) << f->title;
+  EXPECT_NE(f->gain.find("filled the memory in 16 steps"), std::string::npos) << f->gain;
+}
+
 }  // namespace
 }  // namespace ts::diagnose

@@ -1215,6 +1215,27 @@ TEST(Scenario, SeedThreeTablePlusNotOnGpu) {
   EXPECT_EQ(d.findings[0].id, "not-on-gpu");
 }
 
+// Killed by SIGKILL before the first step while /proc/vmstat's oom_kill rose: the OOM killer's, said
+// so (a SIGKILL without it, a scheduler's or the user's, stays a plain signal).
+TEST(JobFailed, ASigkillWhileTheOomKillCountRoseIsTheOomKillers) {
+  JobEvidence j;
+  j.signal = 9;
+  j.agent_loaded = true;
+  j.oom_kills = 0;
+  Evidence ev;
+  ev.job = j;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "job-failed");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->title, "The job failed before the first step (killed by signal 9, exit status 137)");
+  ev.job->oom_kills = 1;
+  d = diagnose(ev);
+  f = find(d, "job-failed");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->title.find("killed by the kernel's OOM killer before the first step"), std::string::npos) << f->title;
+  EXPECT_NEAR(ev_value(*f, "oom_kills"), 1, 1e-9);
+}
+
 // A failure's traceback that passes through the user's code: job-failed names that line, and a
 // failure after some steps names it in the verdict, after the exception.
 TEST(JobFailed, NamesTheUsersLineItsTracebackCameFrom) {

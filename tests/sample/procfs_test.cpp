@@ -74,6 +74,7 @@ TEST(Procfs, EmptyAndTruncatedInputsAreRejectedNotCrashed) {
   EXPECT_EQ(procfs::parse_pid_io("").read_bytes, -1);
   EXPECT_FALSE(procfs::parse_schedstat("").ok);
   EXPECT_EQ(procfs::parse_meminfo("").total_bytes, -1);
+  EXPECT_EQ(procfs::parse_vmstat_oom_kills(""), -1);
   EXPECT_EQ(procfs::parse_pressure("").avg10, -1);
   EXPECT_EQ(procfs::parse_cpu_max(""), -1);
   EXPECT_EQ(procfs::count_cpu_list(""), 0);
@@ -117,6 +118,9 @@ TEST(Procfs, StatusIoSchedstatMeminfoPressure) {
   EXPECT_TRUE(ss.ok);
   EXPECT_EQ(ss.on_cpu_ns, 123456789u);
   EXPECT_EQ(ss.wait_ns, 5000000u);
+  // oom_kill, not its neighbours (oom_kill_ is no line of Linux's, but a prefix must not match).
+  EXPECT_EQ(procfs::parse_vmstat_oom_kills("pgfault 123\noom_kill_x 9\noom_kill 7\nnuma_hit 1\n"), 7);
+  EXPECT_EQ(procfs::parse_vmstat_oom_kills("pgfault 123\n"), -1);
   auto m = procfs::parse_meminfo("MemTotal:       16384 kB\nMemFree:  1 kB\nMemAvailable:    8192 kB\n");
   EXPECT_EQ(m.total_bytes, 16384.0 * 1024);
   EXPECT_EQ(m.available_bytes, 8192.0 * 1024);
@@ -193,6 +197,10 @@ TEST(Procfs, CgroupBudgetV1AndV2) {
   EXPECT_DOUBLE_EQ(b.quota_cores, 4.0);
   EXPECT_DOUBLE_EQ(b.budget_cores, 2.0);  // the affinity mask is tighter
 }
+
+// Linux 4.13 on counts the OOM killer's kills in /proc/vmstat (`trainscope run` reads it around
+// the job: a SIGKILL with the count risen is the OOM killer's).
+TEST(ProcfsLive, TheOomKillCounterIsRead) { EXPECT_GE(procfs::read_oom_kills(), 0); }
 
 TEST(ProcfsLive, OwnProcessAndForkedChildren) {
   // Three children that burn CPU (one of them with a grandchild), named through prctl.

@@ -30,9 +30,21 @@ std::optional<Finding> job_failed(const Evidence& ev) {
   const auto& j = *ev.job;
   Finding f = ended_before_first_step("job-failed", j);
   if (j.signal) add(f, "signal", j.signal, "");
-  f.title = j.signal ? fmt::format("The job failed before the first step (killed by signal {}, exit status {})", j.signal,
-                                   j.status())
-                     : fmt::format("The job failed before the first step (exit status {})", j.status());
+  f.title = j.oom_killed() ? std::string("The job was killed by the kernel's OOM killer before the first step (signal 9)")
+            : j.signal       ? fmt::format("The job failed before the first step (killed by signal {}, exit status {})",
+                                           j.signal, j.status())
+                             : fmt::format("The job failed before the first step (exit status {})", j.status());
+  if (j.oom_killed()) {
+    add(f, "oom_kills", static_cast<double>(j.oom_kills), "count");
+    f.explanation = fmt::format(
+        "The kernel's OOM killer killed {} process{} on this host while the job ran (/proc/vmstat's oom_kill counter), "
+        "and the job died of SIGKILL before any training step: the host (or the job's memory cgroup) ran out of "
+        "memory while it loaded its data or built its model. There is no step to measure.",
+        j.oom_kills, j.oom_kills == 1 ? "" : "es");
+    f.fix = "Load less at once (memory-map the dataset, build the model on the meta device or in lower precision) or "
+            "run where more memory is free; `dmesg` names the process it killed and its RSS.";
+    return f;
+  }
   // A Python traceback's exception line, which its message may follow for many lines; the run
   // report lists the lines around it.
   const std::string why = failure_line(j.stderr_tail);

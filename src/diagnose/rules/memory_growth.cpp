@@ -91,13 +91,17 @@ std::optional<Finding> memory_growth(const Evidence& ev) {
     return std::nullopt;
   }
   if (peak <= 0) return std::nullopt;
-  if (g.points < kGrowthMinPoints) {
-    // Too few readings for a noise estimate (a trace's profiler window): a strict rise instead.
-    bool rising = g.points >= th::kGrowthMinSteps && g.slope >= th::kGrowthShortMinBytesPerStep &&
-                  g.grown >= th::kGrowthShortShareOfPeak * peak && g.tau >= 0.999;
-    if (!rising) return std::nullopt;
-  } else if (!g.leak) {
-    return std::nullopt;
+  // A job the OOM killer ended proved that memory filled: its rise counts however few steps it ran.
+  const bool oom = ev.job && ev.job->oom_killed();
+  if (!(oom && g.rising)) {
+    if (g.points < kGrowthMinPoints) {
+      // Too few readings for a noise estimate (a trace's profiler window): a strict rise instead.
+      bool rising = g.points >= th::kGrowthMinSteps && g.slope >= th::kGrowthShortMinBytesPerStep &&
+                    g.grown >= th::kGrowthShortShareOfPeak * peak && g.tau >= 0.999;
+      if (!rising) return std::nullopt;
+    } else if (!g.leak) {
+      return std::nullopt;
+    }
   }
   const double slope = g.slope;
   Finding f = make("memory-growth", Bottleneck::Memory, source);
@@ -138,6 +142,12 @@ std::optional<Finding> memory_growth(const Evidence& ev) {
       "output kept in a Python list, dict or running sum without .item()/.detach(), which keeps that step's "
       "whole autograd graph alive (PyTorch FAQ, \"My model reports cuda runtime error(2): out of memory\").",
       what, ts::human_bytes(slope), g.tau, ts::human_bytes(g.grown), ts::human_bytes(g.noise));
+  if (oom) {
+    f.title += ", until the kernel's OOM killer ended the job";
+    f.gain = fmt::format("it filled the memory in {:.0f} steps: the kernel's OOM killer ended the job there", double(ev.job->steps));
+    f.explanation += fmt::format(" Then the kernel's OOM killer killed the job (SIGKILL, /proc/vmstat's oom_kill +{}): "
+                                 "this growth is what filled the memory.", ev.job->oom_kills);
+  }
   f.fix = "Store plain numbers (loss.item(), every N steps) or detached tensors, never the loss or the output itself.";
   f.fix_code =
       "total_loss += loss.item()      # not: total_loss += loss\n"
