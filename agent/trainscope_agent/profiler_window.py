@@ -210,9 +210,7 @@ class Window:
                 if step >= self.last:
                     self._stop(step)
                 elif self._over_budget():
-                    self._note_cut(step, None)
-                    self.last = step
-                    self._stop(step)
+                    self._cut(step)
                 else:
                     self._enter(step + 1)
         except Exception as e:
@@ -233,9 +231,7 @@ class Window:
         step = self.entered
         try:
             self._exit()
-            self._note_cut(step - 1, step)
-            self.last = step - 1  # covers() ends at the cut step, where the export lands
-            self._stop(step - 1 if step > self.first else -1, cut_step=step)
+            self._cut(step - 1, cut_step=step)
         except Exception as e:
             self._give_up(e)
         dt = now() - t0
@@ -247,17 +243,23 @@ class Window:
         rss = S.rss()
         return rss > 0 and rss - self.floor > self.budget
 
-    def _note_cut(self, last_whole, cut_step):
-        grown = (S.rss() - self.floor) / 2**20
-        where = ("inside step %d, after %d whole step%s" % (cut_step, last_whole - self.first + 1,
-                                                           "" if last_whole == self.first else "s")
-                 if cut_step is not None else "after step %d" % last_whole)
-        if cut_step is not None and last_whole < self.first:
+    def _cut(self, last_whole, cut_step=None):
+        """Stops the window over its budget after step `last_whole`, at a step's end, or inside
+        `cut_step` (its record already exited): a note says where. covers() then ends at the step
+        the export lands in."""
+        if cut_step is None:
+            where = "after step %d" % last_whole
+        elif last_whole < self.first:
             where = "inside its first step, %d (the trace holds part of it)" % cut_step
+        else:
+            whole = last_whole - self.first + 1
+            where = "inside step %d, after %d whole step%s" % (cut_step, whole, "" if whole == 1 else "s")
         self.channel.send_text("note", [("text", (
             "profiler window stopped %s: its events had grown the process by %.0f MiB (the budget: %d MiB, "
             "TRAINSCOPE_WINDOW_MIB): a step of this program records many operators" %
-            (where, grown, self.budget >> 20)))])
+            (where, (S.rss() - self.floor) / 2**20, self.budget >> 20)))])
+        self.last = last_whole
+        self._stop(last_whole if last_whole >= self.first else -1, cut_step=cut_step)
 
     def finish(self):
         """At exit (Ctrl-C, --steps, end of script): keep what the window recorded."""

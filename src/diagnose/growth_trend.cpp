@@ -68,7 +68,7 @@ GrowthTrend growth_trend(const std::vector<double>& x, const std::vector<double>
       }
     g.tau = conc + disc > 0 ? (conc - disc) / (conc + disc) : 0;
   }
-  g.rising = g.points >= 3 && g.slope > 0 && g.grown >= kGrowthNoiseSigmas * g.noise &&
+  g.rising = g.points >= kGrowthMinRisingPoints && g.slope > 0 && g.grown >= kGrowthNoiseSigmas * g.noise &&
              g.grown >= kGrowthMinGrownBytes && g.tau >= kGrowthMinTau && g.tail_slope >= kGrowthTailShare * g.slope;
   g.leak = g.rising && g.points >= kGrowthMinPoints && g.span_steps >= kGrowthMinSpanSteps;
   return g;

@@ -26,6 +26,7 @@ struct GrowthTrend {
 // the rise over the run >= kNoiseSigmas x the noise and >= kMinGrownBytes; consistent (tau >=
 // kMinTau); still rising at the end (tail slope >= kTailShare x the slope).
 inline constexpr int kGrowthMinPoints = 8;
+inline constexpr int kGrowthMinRisingPoints = 3;  // `rising`: a slope and a noise need three readings
 inline constexpr double kGrowthMinSpanSteps = 20;
 inline constexpr double kGrowthNoiseSigmas = 6;
 inline constexpr double kGrowthMinGrownBytes = 8.0 * 1024 * 1024;

@@ -58,7 +58,7 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
   if (std::string cause = death_cause(r); !cause.empty() && e.steps > 0)
     how = fmt::format("ended after {} step{}: {}", e.steps, e.steps == 1 ? "" : "s", cause);
   else if (r.evidence.job && r.evidence.job->oom_killed())
-    how = death_cause(r);  // "killed by signal 9 (Killed) by the kernel's OOM killer"
+    how = cause;  // "killed by signal 9 (Killed) by the kernel's OOM killer"
   o += fmt::format("\n{}trainscope run{}: {}  [{}, {:.1f} s]\n", bold, reset, join_cmd(r.command_shown.empty() ? redact_argv(opt.command) : r.command_shown), how, r.wall_s);
 
   if (r.diagnosis) {

@@ -36,6 +36,21 @@ Series make(int steps, double slope_bytes, double amp, double (*extra)(int) = nu
   return s;
 }
 
+// The agent's evidence of a run whose memory readings are `s` (source "rss" or "heap"), on a host
+// of 24 GiB.
+AgentEvidence agent_reading(const Series& s, int64_t steps, double step_ms, const char* source) {
+  AgentEvidence a;
+  a.steps = steps;
+  a.step_ms = step_ms;
+  a.mem_source = source;
+  a.mem_allocated_per_step = s.y;
+  a.mem_at_step = s.x;
+  a.mem_segment = s.seg;
+  a.mem_peak_bytes = s.y.back();
+  a.host_mem_total_bytes = 24.0 * 1024 * MiB;
+  return a;
+}
+
 TEST(GrowthTrend, FindsSmallSteadyLeaksAboveTheirNoise) {
   for (double per_step : {0.2 * MiB, 0.5 * MiB, 2 * MiB}) {
     Series s = make(300, per_step, 2 * MiB);
@@ -71,15 +86,7 @@ TEST(GrowthTrend, AOneOffJumpBetweenSegmentsIsNotGrowth) {
 TEST(GrowthTrend, TheRuleSaysWhatTheLeakReachesAndNamesItsLine) {
   Series s = make(300, 0.5 * MiB, 2 * MiB);
   Evidence ev;
-  AgentEvidence a;
-  a.steps = 300;
-  a.step_ms = 10;
-  a.mem_source = "rss";
-  a.mem_allocated_per_step = s.y;
-  a.mem_at_step = s.x;
-  a.mem_segment = s.seg;
-  a.mem_peak_bytes = s.y.back();
-  a.host_mem_total_bytes = 24.0 * 1024 * MiB;
+  AgentEvidence a = agent_reading(s, 300, 10, "rss");
   CodeSite leak = test::code_site("leak", "/work/proj/train.py", 42);
   leak.code = "history.append(loss)";
   leak.detail = "history (a local of train()) keeps 1 more tensor per step";
@@ -112,16 +119,7 @@ TEST(GrowthTrend, AJobTheOomKillerEndedHasItsShortRiseNamedAsTheCause) {
     s.seg.push_back(0);
   }
   Evidence ev;
-  AgentEvidence a;
-  a.steps = 16;
-  a.step_ms = 13;
-  a.mem_source = "heap";
-  a.mem_allocated_per_step = s.y;
-  a.mem_at_step = s.x;
-  a.mem_segment = s.seg;
-  a.mem_peak_bytes = s.y.back();
-  a.host_mem_total_bytes = 24.0 * 1024 * MiB;
-  ev.agent = a;
+  ev.agent = agent_reading(s, 16, 13, "heap");
   JobEvidence job;
   job.signal = 9;
   job.steps = 16;

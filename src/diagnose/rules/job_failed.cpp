@@ -30,11 +30,8 @@ std::optional<Finding> job_failed(const Evidence& ev) {
   const auto& j = *ev.job;
   Finding f = ended_before_first_step("job-failed", j);
   if (j.signal) add(f, "signal", j.signal, "");
-  f.title = j.oom_killed() ? std::string("The job was killed by the kernel's OOM killer before the first step (signal 9)")
-            : j.signal       ? fmt::format("The job failed before the first step (killed by signal {}, exit status {})",
-                                           j.signal, j.status())
-                             : fmt::format("The job failed before the first step (exit status {})", j.status());
   if (j.oom_killed()) {
+    f.title = "The job was killed by the kernel's OOM killer before the first step (signal 9)";
     add(f, "oom_kills", static_cast<double>(j.oom_kills), "count");
     f.explanation = fmt::format(
         "The kernel's OOM killer killed {} process{} on this host while the job ran (/proc/vmstat's oom_kill counter), "
@@ -45,6 +42,9 @@ std::optional<Finding> job_failed(const Evidence& ev) {
             "run where more memory is free; `dmesg` names the process it killed and its RSS.";
     return f;
   }
+  f.title = j.signal ? fmt::format("The job failed before the first step (killed by signal {}, exit status {})", j.signal,
+                                   j.status())
+                     : fmt::format("The job failed before the first step (exit status {})", j.status());
   // A Python traceback's exception line, which its message may follow for many lines; the run
   // report lists the lines around it.
   const std::string why = failure_line(j.stderr_tail);

@@ -91,18 +91,12 @@ std::optional<Finding> memory_growth(const Evidence& ev) {
     return std::nullopt;
   }
   if (peak <= 0) return std::nullopt;
+  // Too few readings for a noise estimate (a trace's profiler window): a strict rise instead.
+  const bool strict_rise = g.points >= th::kGrowthMinSteps && g.slope >= th::kGrowthShortMinBytesPerStep &&
+                           g.grown >= th::kGrowthShortShareOfPeak * peak && g.tau >= 0.999;
   // A job the OOM killer ended proved that memory filled: its rise counts however few steps it ran.
   const bool oom = ev.job && ev.job->oom_killed();
-  if (!(oom && g.rising)) {
-    if (g.points < kGrowthMinPoints) {
-      // Too few readings for a noise estimate (a trace's profiler window): a strict rise instead.
-      bool rising = g.points >= th::kGrowthMinSteps && g.slope >= th::kGrowthShortMinBytesPerStep &&
-                    g.grown >= th::kGrowthShortShareOfPeak * peak && g.tau >= 0.999;
-      if (!rising) return std::nullopt;
-    } else if (!g.leak) {
-      return std::nullopt;
-    }
-  }
+  if (!(oom && g.rising) && !(g.points < kGrowthMinPoints ? strict_rise : g.leak)) return std::nullopt;
   const double slope = g.slope;
   Finding f = make("memory-growth", Bottleneck::Memory, source);
   add(f, "growth_bytes_per_step", slope, "bytes");
