@@ -128,7 +128,7 @@ def _patch(modname, mod):
 
 
 def _record(obj, framework, cls_name, knobs):
-    site = sites.where("config", 3, framework + "." + cls_name)
+    site = sites.where("config", 3, framework + "." + cls_name, caller=True)
     if site is None:
         return
     site = sites.add(site)

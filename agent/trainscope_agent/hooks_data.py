@@ -202,13 +202,13 @@ def _site_for(loader):
     caller = sites.outside_agent(sys._getframe(2))
     ds = getattr(loader, "dataset", None)
     if caller is not None and sites.is_user_file(caller.f_code.co_filename):
-        site = sites.where("dataloader", 3)
+        site = sites.where("dataloader", 3, caller=True)
         if site is not None and ds is not None:
             _by_dataset[id(ds)] = site
         return site
     if ds is not None and id(ds) in _by_dataset:
         return _by_dataset[id(ds)]
-    return sites.where("dataloader", 3)
+    return sites.where("dataloader", 3, caller=True)
 
 
 _started = set()  # (id(site), id(dataset)) whose loader started workers at least once

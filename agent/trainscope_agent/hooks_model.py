@@ -700,7 +700,7 @@ def _install_optimizer(torch):
             return
         try:
             if self not in O.sites:
-                O.sites[self] = sites.where("optimizer", 2)
+                O.sites[self] = sites.where("optimizer", 2, caller=True)
         except TypeError:
             pass
         except Exception as e:

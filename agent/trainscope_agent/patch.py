@@ -11,7 +11,10 @@ Spec: {"root": the directory the user's command runs in,
        "edits": [{"fix": finding id, "op": OP, "file": absolute path, "line": N, "sha1": the file's
                   hash when the agent recorded the site, ...}]}
   op "keywords": set keywords on the call at file:line; "call" names which call
-       ("loader", "optimizer", "training_args", "trainer", "copy"), "keywords": [[name, value], ...]
+       ("loader", "optimizer", "training_args", "trainer", "copy"), "keywords": [[name, value], ...];
+       "func" (the function the line is in) and "caller" ({file, line, sha1}: the user's line that
+       called it): a keyword the call takes from that function's parameters or **kwargs is set in
+       the caller's call instead (_through_caller)
   op "wrap":     put the statement at file:line under `with WITH:` ("with": the expression)
   op "compile":  `NAME = torch.compile(NAME)` after the line that builds the model called at file:line
   op "threads":  `torch.set_num_threads(N)` after the imports of file ("value": N), or N in the
@@ -185,8 +188,9 @@ def _no_call(src, line, kind):
 
 # ---- keywords on a call ---------------------------------------------------------------------
 
-def set_keywords(src, call, kind, keywords):
-    """Replaces or adds keyword arguments of `call`; returns what was done, in words."""
+def set_keywords(src, call, kind, keywords, positional=None):
+    """Replaces or adds keyword arguments of `call`; returns what was done, in words. positional:
+    {name: index} where an argument may come by position (default: `kind`'s, _POSITIONAL)."""
     # A keyword may also come from a `**mapping`: with one such mapping, the new values go into a
     # merged copy of it (`**{**opts, "num_workers": 4}`), which wins over what the mapping holds and
     # cannot collide with it (`**opts, num_workers=4` raises TypeError when opts has the key). With
@@ -195,7 +199,8 @@ def set_keywords(src, call, kind, keywords):
     if len(stars) > 1:
         raise Refused("the call passes several **mappings (line %d): a keyword may come from any of them; set it "
                       "where they are built" % call.lineno)
-    positional = _POSITIONAL.get(kind, {})
+    if positional is None:
+        positional = _POSITIONAL.get(kind, {})
     new = []
     done = []
     for name, value in keywords:
@@ -272,20 +277,115 @@ def _append_arguments(src, call, new):
             src.add(at, at, lines)
 
 
+def _site_calls(src, line, kind):
+    calls = [c for c in _calls_at(src, line) if _matches(kind, c)]
+    if kind == "optimizer":
+        # the outermost call: `SGD(model.parameters(), ...)`, not `parameters()`
+        calls = [c for c in calls if not isinstance(c.func, ast.Attribute) or c.func.attr != "parameters"]
+    return calls
+
+
 def op_keywords(src, e):
     kind = e.get("call", "")
     if kind == "zero_grad":
         return op_zero_grad(src, e)
     line = int(e["line"])
-    calls = [c for c in _calls_at(src, line) if _matches(kind, c)]
-    if kind == "optimizer":
-        # the outermost call: `SGD(model.parameters(), ...)`, not `parameters()`
-        calls = [c for c in calls if not isinstance(c.func, ast.Attribute) or c.func.attr != "parameters"]
+    calls = _site_calls(src, line, kind)
     if not calls:
         raise _no_call(src, line, kind)
     if kind == "copy":
         return "; ".join(set_keywords(src, c, kind, e["keywords"]) for c in calls) or "already set"
     return set_keywords(src, calls[0], kind, e["keywords"]) or "already set"
+
+
+# ---- keywords a helper passes on: set at its caller's line -----------------------------------
+# A DataLoader or optimizer built inside the user's helper from the helper's own parameters
+# (`DataLoader(ds, num_workers=workers)`) or its **kwargs (`DataLoader(ds, **kwargs)`, makemore's
+# InfiniteDataLoader) is configured where the helper is called: the knob goes into that call
+# (`num_workers=0` in place of `args.num_workers`), and the helper stays as it was. Only where the
+# text proves the forwarding; otherwise the site itself is edited (op_keywords).
+
+def _function_of(src, call, func):
+    """The def named `func` whose body holds `call`, whether it is a method (its first parameter
+    is the instance or class), and its class: (def, method, ClassDef or None); def None if none."""
+    par = _parents(src.tree)
+    node = par.get(call)
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        node = par.get(node)
+    if node is None or isinstance(node, ast.Lambda) or node.name != func:
+        return None, False, None
+    owner = par.get(node)
+    static = any(_dotted(d) == "staticmethod" for d in node.decorator_list)
+    cls = owner if isinstance(owner, ast.ClassDef) else None
+    return node, cls is not None and not static, cls
+
+
+def _passed_on(fn, call, kind, keywords):
+    """The keywords as the helper's caller must pass them ([(name, value)]), or None when one of
+    them is not taken from the helper's parameters at this call."""
+    a = fn.args
+    params = {x.arg for x in getattr(a, "posonlyargs", []) + a.args + a.kwonlyargs}
+    varkw = a.kwarg.arg if a.kwarg else None
+    stars = [k for k in call.keywords if k.arg is None]
+    positional = _POSITIONAL.get(kind, {})
+    out = []
+    for name, value in keywords:
+        given = [k for k in call.keywords if k.arg == name]
+        if given:
+            v = given[0].value
+            if not (isinstance(v, ast.Name) and v.id in params):
+                return None
+            out.append((v.id, value))
+            continue
+        idx = positional.get(name)
+        if idx is not None and (len(call.args) > idx or any(isinstance(x, ast.Starred) for x in call.args)):
+            return None
+        if name in params or varkw is None or len(stars) != 1:
+            return None   # the helper's own parameter of that name would take it, not **kwargs
+        if not (isinstance(stars[0].value, ast.Name) and stars[0].value.id == varkw):
+            return None
+        out.append((name, value))
+    return out
+
+
+def _through_caller(e, root, sources):
+    """The edit made at the helper's caller: (path, line, what), or None (edit the site)."""
+    c, func, kind = e.get("caller") or {}, e.get("func") or "", e.get("call", "")
+    if not c.get("file") or not c.get("line") or not func or func == "<module>" or kind == "zero_grad":
+        return None
+    try:
+        check_file(e.get("file", ""), root, e.get("sha1", ""))
+        site = sources.get(e["file"]) or Source(e["file"])
+        calls = _site_calls(site, int(e["line"]), kind)
+        if not calls:
+            return None
+        fn, method, cls = _function_of(site, calls[0], func)
+        if fn is None:
+            return None
+        names = _passed_on(fn, calls[0], kind, e.get("keywords", []))
+        if not names:
+            return None
+        callee = cls.name if func == "__init__" and cls is not None else func
+        a = fn.args
+        order = [x.arg for x in getattr(a, "posonlyargs", []) + a.args][1 if method else 0:]
+        positional = {n: order.index(n) for n, _ in names if n in order}
+        path, line = c["file"], int(c["line"])
+        check_file(path, root, c.get("sha1", ""))
+        src = sources.get(path) or Source(path)
+        at = [x for x in _calls_at(src, line) if _callee(x) == callee]
+        if len(at) != 1:
+            return None
+        before = list(src.edits)
+        try:
+            what = set_keywords(src, at[0], "forwarded", names, positional) or "already set"
+        except Refused:
+            src.edits = before
+            return None
+        sources[path] = src
+        return path, line, "%s; %s passes it on to the call at %s:%d" % (
+            what, callee, _shown(e["file"], root), int(e["line"]))
+    except (Refused, KeyError, ValueError, TypeError):
+        return None
 
 
 def op_zero_grad(src, e):
@@ -557,6 +657,12 @@ def make_patch(spec):
             op = OPS.get(e.get("op"))
             if op is None:
                 raise Refused("unknown edit %r" % e.get("op"))
+            if e.get("op") == "keywords":
+                up = _through_caller(e, root, sources)
+                if up is not None:
+                    edits.append({"fix": e.get("fix", ""), "file": _shown(up[0], root), "line": up[1],
+                                  "what": up[2]})
+                    continue
             check_file(path, root, e.get("sha1", ""))
             src = sources.get(path)
             if src is None:

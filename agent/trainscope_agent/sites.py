@@ -77,7 +77,7 @@ def _classify(filename):
 class Site:
     __slots__ = ("role", "file", "line", "func", "text", "count", "ns", "bytes", "pageable",
                  "blocking", "detail", "sent", "sent_ns", "loop_ns", "starts", "start_ns", "restarts",
-                 "restart_ns", "rebuilds", "rebuild_ns")
+                 "restart_ns", "rebuilds", "rebuild_ns", "caller")
 
     def __init__(self, role, file, line, func, detail=""):
         self.role = role
@@ -93,6 +93,10 @@ class Site:
         self.starts = self.start_ns = self.restarts = self.restart_ns = self.rebuilds = self.rebuild_ns = 0
         self.detail = detail
         self.sent = self.sent_ns = -1
+        # A construction site inside a function: the user's line that called that function (file,
+        # line, function), when it is the user's own frame. A helper that forwards its parameters
+        # or **kwargs into the object (makemore's InfiniteDataLoader) is configured there.
+        self.caller = None
 
     def fields(self):
         return [("role", self.role), ("file", self.file), ("line", self.line), ("func", self.func),
@@ -102,7 +106,14 @@ class Site:
                 ("start_ns", self.start_ns), ("restarts", self.restarts), ("restart_ns", self.restart_ns),
                 ("rebuilds", self.rebuilds), ("rebuild_ns", self.rebuild_ns),
                 ("detail", self.detail or None),
-                ("sha1", _file_sha1(self.file))]
+                ("sha1", _file_sha1(self.file))] + self._caller_fields()
+
+    def _caller_fields(self):
+        if not self.caller:
+            return []
+        file, line, func = self.caller
+        return [("caller_file", file), ("caller_line", line), ("caller_func", func),
+                ("caller_text", _source_line(file, line)), ("caller_sha1", _file_sha1(file))]
 
 
 def _source_line(file, line):
@@ -150,15 +161,19 @@ def user_frame(f):
     return None
 
 
-def where(role, depth=2, detail=""):
+def where(role, depth=2, detail="", caller=False):
     """A construction site: the user's line that built the object (walked once). None when no
-    user frame is on the stack (built by a library at import, say)."""
+    user frame is on the stack (built by a library at import, say). caller: also the line that
+    called the site's function, when that is the user's own frame (not a framework's)."""
     try:
         f = user_frame(_getframe(depth))
         if f is None:
             return None
         s = Site(role, os.path.abspath(f.f_code.co_filename), f.f_lineno, f.f_code.co_name, detail)
         s.text = _source_line(s.file, s.line)
+        b = f.f_back
+        if caller and b is not None and f.f_code.co_name != "<module>" and is_user_file(b.f_code.co_filename):
+            s.caller = (os.path.abspath(b.f_code.co_filename), b.f_lineno, b.f_code.co_name)
         return s
     except Exception:
         return None

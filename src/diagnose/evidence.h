@@ -106,6 +106,11 @@ struct CodeSite {
   std::string code;      // the source line's text, stripped
   std::string detail;    // config: "transformers.TrainingArguments"; leak: what it holds
   std::string sha1;      // the file's hash when recorded (a patch is refused on a changed file)
+  // Construction sites inside a function: the user's line that called it, as file/path/line/function/
+  // code/sha1 above (caller_line 0: none, or a framework's frame called it). A helper that passes
+  // its own parameters or **kwargs on is configured at that line (agent sites.py, "caller").
+  std::string caller_file, caller_path, caller_function, caller_code, caller_sha1;
+  int64_t caller_line = 0;
   int64_t calls = 0;     // per-call sites: calls over the run (a DataLoader: its fetches)
   double host_ms = 0;    // host time in those calls (a DataLoader: the loop's wait for it)
   double loop_ms = -1;   // eval: of host_ms, the time in evaluations a training step followed (0: the

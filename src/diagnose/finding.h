@@ -1,6 +1,7 @@
 #pragma once
 // A finding: one diagnosed problem (or the healthy verdict), with the numbers that show it,
 // what it costs and the change that fixes it. Ids are stable and documented in docs/FINDINGS.md.
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +43,10 @@ struct SiteRef {
   int64_t line = 0;
   std::string function, code;
   std::string note;   // what the finding says of this line: "12 calls per step, 0.4 ms", the knob to set
+  // The user's line that called this line's function (a helper that builds the DataLoader from
+  // its caller's arguments); caller_line 0: none recorded.
+  std::string caller_path, caller_function, caller_code;
+  int64_t caller_line = 0;
 };
 
 struct Finding {

@@ -23,6 +23,10 @@ PatchEdit at(const std::string& fix, const std::string& op, const diagnose::Code
   e.file = s.file;
   e.sha1 = s.sha1;
   e.line = s.line;
+  e.func = s.function;
+  e.caller_file = s.caller_file;
+  e.caller_sha1 = s.caller_sha1;
+  e.caller_line = s.caller_line;
   return e;
 }
 
@@ -153,6 +157,11 @@ std::string patch_spec_json(const std::string& root, const std::string& out, con
   for (const auto& e : edits) {
     w.begin_object().field("fix", e.fix).field("op", e.op).field("file", e.file).field("line", e.line).field("sha1", e.sha1);
     if (!e.call.empty()) w.field("call", e.call);
+    if (e.op == "keywords" && e.caller_line > 0) {
+      w.field("func", e.func);
+      w.key("caller").begin_object().field("file", e.caller_file).field("line", e.caller_line);
+      w.field("sha1", e.caller_sha1).end_object();
+    }
     if (!e.keywords.empty()) {
       w.key("keywords").begin_array();
       for (const auto& [k, v] : e.keywords) w.begin_array().value(k).value(v).end_array();

@@ -20,6 +20,10 @@ struct PatchEdit {
   std::vector<std::pair<std::string, std::string>> keywords;  // name, Python value
   std::string with;   // wrap: the context manager's expression
   std::string value;  // threads: N; compile: the mode ("" default)
+  // keywords: the site's function, and the user's line that called it (CodeSite's caller): where a
+  // keyword the call takes from that function's parameters or **kwargs is set instead (patch.py).
+  std::string func, caller_file, caller_sha1;
+  int64_t caller_line = 0;
 };
 
 struct PatchPlan {

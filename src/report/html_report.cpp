@@ -66,6 +66,14 @@ void findings_html(std::string& h, const diagnose::Diagnosis& d) {
       h += fmt::format("<div class=\"site\"><span class=\"at\">at</span> <code class=\"loc\">{}:{}</code>{}{}</div>\n", esc(s.path), s.line,
                        esc(fn), s.note.empty() ? "" : " <span class=\"meta\">" + esc(s.note) + "</span>");
       if (!s.code.empty()) h += fmt::format("<pre class=\"siteline\"><code><span class=\"lno\">{}</span> {}</code></pre>\n", s.line, esc(s.code));
+      if (s.caller_line > 0) {
+        std::string cfn = s.caller_function.empty() || s.caller_function == "<module>" ? "" : " (" + s.caller_function + ")";
+        h += fmt::format("<div class=\"site\"><span class=\"at\">called from</span> <code class=\"loc\">{}:{}</code>{}</div>\n",
+                         esc(s.caller_path), s.caller_line, esc(cfn));
+        if (!s.caller_code.empty())
+          h += fmt::format("<pre class=\"siteline\"><code><span class=\"lno\">{}</span> {}</code></pre>\n", s.caller_line,
+                           esc(s.caller_code));
+      }
     }
     h += "<div class=\"fix\"><b>Fix:</b> " + esc(f.fix) + "</div>\n";
     if (!f.fix_code.empty()) h += "<pre><code>" + esc(f.fix_code) + "</code></pre>\n";

@@ -119,7 +119,7 @@ void finding_obj(JsonWriter& w, const diagnose::Finding& f) {
   for (const auto& [k, v] : f.fix_settings) w.field(k, v);
   w.end_object();
   w.key("sites").begin_array();
-  for (const auto& s : f.sites)
+  for (const auto& s : f.sites) {
     w.begin_object()
         .field("role", s.role)
         .field("path", s.path)
@@ -127,8 +127,19 @@ void finding_obj(JsonWriter& w, const diagnose::Finding& f) {
         .field("line", s.line)
         .field("function", s.function)
         .field("code", s.code)
-        .field("note", s.note)
-        .end_object();
+        .field("note", s.note);
+    w.key("caller");
+    if (s.caller_line > 0)
+      w.begin_object()
+          .field("path", s.caller_path)
+          .field("line", s.caller_line)
+          .field("function", s.caller_function)
+          .field("code", s.caller_code)
+          .end_object();
+    else
+      w.null();
+    w.end_object();
+  }
   w.end_array();
   w.end_object();
 }

@@ -131,6 +131,12 @@ std::string render_markdown(const ReportInput& in) {
       if (!s.note.empty()) md += " — " + s.note;
       md += "\n";
       if (!s.code.empty()) md += "\n```python\n" + s.code + "\n```\n";
+      if (s.caller_line > 0) {
+        md += fmt::format("\nCalled from `{}:{}`", s.caller_path, s.caller_line);
+        if (!s.caller_function.empty() && s.caller_function != "<module>") md += fmt::format(" (`{}`)", s.caller_function);
+        md += "\n";
+        if (!s.caller_code.empty()) md += "\n```python\n" + s.caller_code + "\n```\n";
+      }
       md += "\n";
     }
     md += "**Fix:** " + f.fix + "\n";

@@ -90,6 +90,12 @@ void findings(Out& o, const ReportInput& in) {
       if (!s.function.empty() && s.function != "<module>") where += " (" + s.function + ")";
       o.para(where + (s.note.empty() ? "" : " · " + s.note), 5, "at: ");
       if (!s.code.empty()) o.line("       " + o.c("33", "│ " + s.code));
+      if (s.caller_line > 0) {
+        std::string from = fmt::format("{}:{}", s.caller_path, s.caller_line);
+        if (!s.caller_function.empty() && s.caller_function != "<module>") from += " (" + s.caller_function + ")";
+        o.para(from, 5, "called from: ");
+        if (!s.caller_code.empty()) o.line("       " + o.c("33", "│ " + s.caller_code));
+      }
     }
     o.para(f.fix, 5, "fix: ");
     if (!f.fix_code.empty()) {
@@ -133,8 +139,12 @@ void findings(Out& o, const ReportInput& in) {
       else
         o.para("trainscope run" + set + " -- ... applies it without editing the script; " +
                    (at ? fmt::format("trainscope verify --patch fix.diff -- ... measures it and writes it into your "
-                                     "code ({}:{}) as a patch",
-                                     at->path, at->line)
+                                     "code ({}:{}{}) as a patch",
+                                     at->path, at->line,
+                                     at->caller_line > 0 ? fmt::format(", or {}:{} where that line's function takes "
+                                                                       "the setting from its caller", at->caller_path,
+                                                                       at->caller_line)
+                                                         : "")
                        : std::string("trainscope verify -- ... measures it")),
                5, "try: ");
     }

@@ -44,6 +44,14 @@ diagnose::CodeSite from_site(const TextRecord& t, const std::string& cwd) {
   s.code = t.get("text");
   s.detail = t.get("detail");
   s.sha1 = t.get("sha1");
+  s.caller_line = t.get_int("caller_line", 0);
+  if (s.caller_line > 0) {
+    s.caller_file = t.get("caller_file");
+    s.caller_path = shown_path(s.caller_file, cwd);
+    s.caller_function = t.get("caller_func");
+    s.caller_code = t.get("caller_text");
+    s.caller_sha1 = t.get("caller_sha1");
+  }
   s.calls = t.get_int("count", 0);
   s.host_ms = t.get_double("ns", 0) / 1e6;
   if (s.role == "eval" || s.role == "eval_call" || s.role == "eval_hook") s.loop_ms = t.get_double("loop_ns", -1e6) / 1e6;

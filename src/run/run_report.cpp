@@ -61,6 +61,13 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   for (const auto& s : e.sites) {
     w.begin_object().field("role", s.role).field("path", s.path).field("file", s.file).field("line", s.line);
     w.field("function", s.function).field("code", s.code).field("detail", s.detail).field("sha1", s.sha1);
+    w.key("caller");
+    if (s.caller_line > 0) {
+      w.begin_object().field("path", s.caller_path).field("file", s.caller_file).field("line", s.caller_line);
+      w.field("function", s.caller_function).field("code", s.caller_code).field("sha1", s.caller_sha1).end_object();
+    } else {
+      w.null();
+    }
     w.field("calls", s.calls).field("host_ms", s.host_ms);
     w.key("loop_ms");
     if (s.loop_ms >= 0) w.value(s.loop_ms); else w.null();

@@ -140,7 +140,7 @@ class VerifyPatch : public ::testing::Test {
   // The checks every patched case shares. `site_file`: where the fix is written; its expect-site
   // marker names the recorded line.
   void check_patch(const Result& r, const std::map<std::string, std::string>& before, const std::string& site_file,
-                   bool sleep_bound = true) {
+                   bool sleep_bound = true, const std::string& marker = "expect-site: dataloader-starvation") {
     ASSERT_FALSE(r.out.empty()) << r.err;
     simdjson::dom::element doc;
     ASSERT_FALSE(parser_.parse(r.out).get(doc)) << r.out;
@@ -155,7 +155,7 @@ class VerifyPatch : public ::testing::Test {
 
     // 2. Only the recorded call's lines change.
     const std::string& src = before.at(site_file);
-    int line = marked_line(src, "expect-site: dataloader-starvation");
+    int line = marked_line(src, marker);
     ASSERT_GT(line, 0);
     auto [first, last] = call_span(src, line);
     auto removed = removed_lines(diff);
@@ -252,6 +252,16 @@ TEST_F(VerifyPatch, HelperModuleLoader) {
   copy_case(kCorpus / "helper_loader", {"train.py", "data.py"});
   auto before = snapshot(proj());
   check_patch(verify("--steps 120 --top 1", kDebianPython + " train.py 400"), before, "data.py");
+}
+
+// A wrapper class that passes its **kwargs on to the DataLoader it builds (makemore's
+// InfiniteDataLoader): the knobs go where the wrapper is built, its own line stays as it is.
+TEST_F(VerifyPatch, KwargsHelperIsPatchedWhereItIsCalled) {
+  ASSERT_TRUE(imports(kDebianPython, "torch"));
+  copy_case(kCorpus / "helper_kwargs", {"train.py"});
+  auto before = snapshot(proj());
+  check_patch(verify("--steps 120 --top 1", kDebianPython + " train.py 400"), before, "train.py", true,
+              "expect-site: dataloader-starvation caller");
 }
 
 // Hugging Face Trainer builds the DataLoader: the knobs go into the user's TrainingArguments(...),

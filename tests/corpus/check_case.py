@@ -12,6 +12,7 @@ Markers (README.md beside this file):
   <code>  # expect-site: ID        finding ID names this line (file:line) among its sites
   <code>  # expect-site: ID names V   ... and its note starts with V (the variable a leak is kept in)
   <code>  # expect-site: ID first     ... before any other line of the same role (the costliest)
+  <code>  # expect-site: ID caller    ... as the line that called the function of one of its sites
   # corpus: run ARGS...            the command (default: python train.py); `torchrun` runs as
                                    `python -m torch.distributed.run`
   # corpus: set KEY=VALUE          passed as --set; the report must say it was applied
@@ -42,7 +43,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from checks import Checks  # noqa: E402
 
 EXPECT = re.compile(r"#\s*expect:\s*(top|finding|absent|code-change|fix)\s+(.+?)\s*$")
-SITE = re.compile(r"#\s*expect-site:\s*([a-z0-9-]+)(?:\s+names\s+(\S+)|\s+(first))?\s*$")
+SITE = re.compile(r"#\s*expect-site:\s*([a-z0-9-]+)(?:\s+names\s+(\S+)|\s+(first)|\s+(caller))?\s*$")
 CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only|own-times|openmp-spins|serial)\s*(.*?)\s*$")
 
 
@@ -66,7 +67,7 @@ def markers(case):
                         m[kind].extend(a.strip() for a in arg.split(",") if a.strip())
                 s = SITE.search(line)
                 if s and not line.lstrip().startswith("#"):
-                    m["sites"].append((s.group(1), name, lineno, s.group(2), bool(s.group(3))))
+                    m["sites"].append((s.group(1), name, lineno, s.group(2), bool(s.group(3)), bool(s.group(4))))
                 c = CORPUS.search(line)
                 if c:
                     if c.group(1) == "run":
@@ -192,10 +193,17 @@ def main():
             said = (f.get("fix", "") + "\n" + f.get("fix_code", "")) if f else ""
             check("fix %s names %s" % (fid, text), text in said,
                   "fix: %s" % (said if f else "no finding %s (got %s)" % (fid, ids)))
-        for fid, fname, lineno, names, first in m["sites"]:
+        for fid, fname, lineno, names, first, caller in m["sites"]:
             f = next((f for f in findings if f["id"] == fid), None)
             check("site %s %s:%d" % (fid, fname, lineno), f is not None, "no finding %s (got %s)" % (fid, ids))
             sites = f.get("sites", [])
+            if caller:
+                up = [s["caller"] for s in sites if s.get("caller")]
+                hit = [c for c in up if os.path.basename(c["path"]) == fname and c["line"] == lineno]
+                check("site %s %s:%d caller" % (fid, fname, lineno), hit,
+                      "callers named: %s" % ["%s:%d" % (c["path"], c["line"]) for c in up])
+                check("caller path %s" % fname, hit[0]["path"] == fname, "shown as %s" % hit[0]["path"])
+                continue
             hit = [s for s in sites if os.path.basename(s["file"]) == fname and s["line"] == lineno]
             check("site %s %s:%d" % (fid, fname, lineno), hit,
                   "named: %s" % ["%s:%d" % (s["path"], s["line"]) for s in sites])

@@ -27,6 +27,10 @@ SiteRef site_ref(const CodeSite& s, const std::string& note) {
   r.function = s.function;
   r.code = s.code;
   r.note = note;
+  r.caller_path = s.caller_path;
+  r.caller_line = s.caller_line;
+  r.caller_function = s.caller_function;
+  r.caller_code = s.caller_code;
   return r;
 }
 

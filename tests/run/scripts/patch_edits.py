@@ -267,6 +267,81 @@ case("one-mapping",
               "test = DataLoader(ds, shuffle=True, **{**(kw or {}), \"num_workers\": 2})\n"
               "opt = torch.optim.AdamW(params, lr=1e-3, **{**opt_kw, \"fused\": True})\n"})
 
+# 8e. A loader or optimizer built by the user's helper from its own parameters or its **kwargs
+# (makemore's `InfiniteDataLoader(train_dataset, ..., num_workers=args.num_workers)` around
+# `DataLoader(dataset, sampler=..., **kwargs)`): the knob goes into the helper's call, at the line
+# that called it; the helper stays as it is. Where the text does not prove the forwarding (a
+# literal at the site, a parameter of the knob's name that would take it, the parameter passed by
+# position at the caller), the site itself is edited as before.
+HELPERS = ("from torch.utils.data import DataLoader\n"
+           "\n"
+           "\n"
+           "class InfiniteLoader:\n"
+           "    def __init__(self, dataset, **kwargs):\n"
+           "        self.loader = DataLoader(dataset, shuffle=True, **kwargs)\n"
+           "\n"
+           "\n"
+           "def build(ds, workers=0, pin=False):\n"
+           "    return DataLoader(ds, batch_size=8, num_workers=workers, pin_memory=pin)\n"
+           "\n"
+           "\n"
+           "def build_pos(ds, workers=0):\n"
+           "    return DataLoader(ds, num_workers=workers)\n"
+           "\n"
+           "\n"
+           "def build_fixed(ds, workers=0):\n"
+           "    return DataLoader(ds, num_workers=2)\n"
+           "\n"
+           "\n"
+           "def build_kw(ds, num_workers=0, **kw):\n"
+           "    return DataLoader(ds, **kw)\n"
+           "\n"
+           "\n"
+           "class Data:\n"
+           "    def loader(self, ds, workers=0):\n"
+           "        return DataLoader(ds, num_workers=workers)\n"
+           "\n"
+           "\n"
+           "def make_opt(params, **kw):\n"
+           "    return torch.optim.SGD(params, momentum=0.9, **kw)\n")
+CALLS = ("from helpers import *\n"
+         "a = InfiniteLoader(ds, batch_size=8, num_workers=args.workers)\n"
+         "b = build(ds, pin=True)\n"
+         "c = build_pos(ds, 4)\n"
+         "d = build_fixed(ds)\n"
+         "e = build_kw(ds, batch_size=4)\n"
+         "f = Data().loader(ds)\n"
+         "o = make_opt(model.parameters(), lr=0.1)\n")
+
+
+NW = [["num_workers", "4"]]
+
+
+def through(p, line, func, caller, call="loader", keywords=KW):
+    c = p.edit("train.py", "keywords", caller)
+    return p.edit("helpers.py", "keywords", line, call=call, keywords=keywords, func=func,
+                  caller={"file": c["file"], "line": caller, "sha1": c["sha1"]})
+
+
+out = case("through-the-caller", {"helpers.py": HELPERS, "train.py": CALLS},
+           lambda p: [through(p, 6, "__init__", 2), through(p, 10, "build", 3, keywords=NW), through(p, 14, "build_pos", 4, keywords=NW),
+                      through(p, 18, "build_fixed", 5), through(p, 22, "build_kw", 6),
+                      through(p, 27, "loader", 7, keywords=NW),
+                      through(p, 31, "make_opt", 8, "optimizer", [["fused", "True"]])],
+           {"helpers.py": HELPERS.replace("DataLoader(ds, num_workers=workers)\n\n\ndef build_fixed",
+                                          "DataLoader(ds, num_workers=4)\n\n\ndef build_fixed")
+                                 .replace("num_workers=2)", "num_workers=4, persistent_workers=True)")
+                                 .replace("DataLoader(ds, **kw)", "DataLoader(ds, **{**kw, \"num_workers\": 4, \"persistent_workers\": True})"),
+            "train.py": CALLS.replace("num_workers=args.workers)", "num_workers=4, persistent_workers=True)")
+                             .replace("build(ds, pin=True)", "build(ds, pin=True, workers=4)")
+                             .replace("Data().loader(ds)", "Data().loader(ds, workers=4)")
+                             .replace("lr=0.1)", "lr=0.1, fused=True)")})
+check([(e["file"], e["line"]) for e in out["edits"]] ==
+      [("train.py", 2), ("train.py", 3), ("helpers.py", 14), ("helpers.py", 18), ("helpers.py", 22), ("train.py", 7),
+       ("train.py", 8)], "through-the-caller: edits at %s" % [(e["file"], e["line"]) for e in out["edits"]])
+check("InfiniteLoader passes it on to the call at helpers.py:6" in out["edits"][0]["what"],
+      "through-the-caller: what %r" % out["edits"][0]["what"])
+
 # 8d. Anomaly detection turned off where it was turned on: the mode by position or by keyword, a
 # comment kept; Lightning's knob at Trainer(...); a detect_anomaly() block is the user's to remove.
 case("anomaly",
