@@ -2,7 +2,8 @@
 
 AdamW with foreach=False updates 120 parameter tensors one by one, several small kernels each.
 Expected finding on a GPU: unfused-optimizer (fused=True where the installed PyTorch has it,
-else foreach=True).   trainscope run -- python examples/unfused_optimizer.py
+else foreach=True); on a CPU too with PyTorch >= 2.4, whose fused CPU kernels make one pass over
+each parameter.   trainscope run -- python examples/unfused_optimizer.py
 """
 import contextlib
 import sys

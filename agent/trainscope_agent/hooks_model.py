@@ -19,6 +19,7 @@ import sys
 import weakref
 
 from . import anomaly, flops, hooks_copy, hooks_dist, phases, pickling, scripting, sites, warn_through
+from .fused import runs_on as fused_runs_on
 from .phases import Ph
 from .guard import G, check_break, fail, patch, remove_hooks, resolve_compiling
 from .state import BACKWARD, FORWARD, OPTIMIZER, S, now
@@ -816,10 +817,11 @@ def _report_optimizer(opt):
     has_fused = "fused" in params
     has_foreach = "foreach" in params
     fused, foreach = d.get("fused"), d.get("foreach")
-    on_cuda = False
+    on_cuda = fused_here = False
     try:
         p = opt.param_groups[0]["params"][0]
         on_cuda = bool(p.is_cuda)
+        fused_here = has_fused and fused_runs_on(S.torch, [p])
     except Exception:
         pass
     if fused:
@@ -845,6 +847,7 @@ def _report_optimizer(opt):
         ("fused", fused),
         ("foreach", foreach),
         ("has_fused", has_fused),
+        ("fused_on_device", fused_here),
         ("has_foreach", has_foreach),
         ("param_groups", len(opt.param_groups)),
         ("params_on_cuda", on_cuda),

@@ -25,7 +25,7 @@ import inspect
 import multiprocessing
 import os
 
-from . import warn_through
+from . import fused, warn_through
 from .guard import G, fail, patch
 from .state import S
 
@@ -318,7 +318,7 @@ def _optimizer_kwargs(torch, cls, accepts, params, kwargs):
     tensors = []
     for p in params:
         tensors.extend(p["params"] if isinstance(p, dict) else [p])
-    on_cuda = bool(tensors) and all(getattr(t, "is_cuda", False) for t in tensors)
+    fused_here = fused.runs_on(torch, tensors)
     version = torch.__version__
     for key, arg in (("optimizer.fused", "fused"), ("optimizer.foreach", "foreach")):
         if key not in _values:
@@ -326,13 +326,16 @@ def _optimizer_kwargs(torch, cls, accepts, params, kwargs):
         want = _truthy(_values[key])  # false is asked for too: the single-tensor loop, to compare
         if arg not in accepts:
             decide(key, False, "%s in PyTorch %s has no %s= argument" % (cls.__name__, version, arg))
-        elif arg == "fused" and want and not on_cuda:
-            decide(key, False, "CUDA only in PyTorch %s, and the parameters are not on a CUDA device" % version)
+        elif arg == "fused" and want and not fused_here:
+            decide(key, False, "PyTorch %s has fused optimizer kernels for %s only, not the parameters' device"
+                   % (version, ", ".join(sorted(d for d in fused.devices(torch) if d))))
+        elif arg == "foreach" and want and kwargs.get("fused"):
+            # PyTorch refuses both at once; fused is the faster of the two
+            kwargs.pop("foreach", None)
+            decide(key, False, "fused=True is applied instead: %s takes one of the two" % cls.__name__)
         else:
             kwargs[arg] = want
             decide(key, True, "%s(%s=%s)" % (cls.__name__, arg, want))
-    if kwargs.get("fused") and kwargs.get("foreach"):
-        kwargs.pop("foreach")  # PyTorch refuses both at once; fused is the faster of the two
 
 
 # --- the model: bf16 autocast and torch.compile ------------------------------------------------

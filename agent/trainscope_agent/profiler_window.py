@@ -310,8 +310,12 @@ class Window:
             if cfg is not None:
                 extra["experimental_config"] = cfg
                 self.sync_events = True
+        # The allocator's [memory] events are read for CUDA only (src/analysis/memory.cpp): on a
+        # CPU-only run they would be a record per allocation and free, never read, and c10's
+        # "Memory block of unknown size was allocated before the profiling started" in the job's
+        # stderr.
         self.prof = torch.profiler.profile(activities=acts, record_shapes=True,
-                                           profile_memory=True, with_stack=False, **extra)
+                                           profile_memory=self.cuda, with_stack=False, **extra)
         _Ours.starting = True
         try:
             self.prof.start()

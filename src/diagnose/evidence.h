@@ -191,6 +191,9 @@ struct AgentEvidence {
   std::string optimizer;            // class name
   std::string optimizer_impl;       // single_tensor | foreach | fused | unknown
   bool optimizer_has_fused = false, optimizer_has_foreach = false;
+  // fused=True runs on the parameters' device: PyTorch's list of devices with fused optimizer
+  // kernels (CUDA; the CPU from 2.4). Older agents: has_fused on CUDA parameters.
+  bool optimizer_fused_on_device = false;
   struct Loader {
     std::string dataset;
     int64_t batch_size = -1;

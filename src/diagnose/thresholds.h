@@ -144,6 +144,17 @@ inline constexpr double kAgentTf32Recoverable = 0.075;
 // (tests/data/gpu/unfused_optimizer.pt.trace.json.gz): AdamW's single-tensor update ran 960 kernels
 // for 1.35 ms per step inside 19.6-20.9 ms of Optimizer.step (7%), so a tenth is generous.
 inline constexpr double kFusedOptimizerKeeps = 0.1;
+// ... on the CPU (PyTorch >= 2.4's fused CPU kernels): the single-tensor update is a dozen passes
+// over each parameter's memory, the fused one a single pass. Measured (docs/BENCHMARKS.md, session
+// 46): AdamW over a GPT-2-small's 162M parameters in 161 tensors, 2 cores of an AMD EPYC VM,
+// PyTorch 2.13: single-tensor 493-611 ms, fused 69-77 ms per step (0.12-0.16 of it); take 0.2.
+inline constexpr double kFusedOptimizerKeepsCpu = 0.2;
+// ... and the optimizer's share of a CPU step from which it is a finding (the fix then gives back
+// at least 4% of the step), and its time: a fused call has a cost of its own, which a few small
+// tensors do not repay (examples/host_sync.py: single-tensor 0.02 ms, fused 0.03 ms;
+// fp32_on_gpu.py 0.03 and 0.04 ms; unfused_optimizer.py's 120 tensors 3.69 and 0.56 ms).
+inline constexpr double kOptimizerCpuPct = 5.0;
+inline constexpr double kOptimizerCpuMinMs = 0.5;
 
 // few-ops-dominate: a few ops dominate the GPU time (the profiler's key_averages() table sorted by
 // cuda_time_total): top 3 kernels >= 50%.

@@ -213,6 +213,9 @@ AgentSummary summarise(const Records& r) {
       ev.optimizer_impl = t.get("impl", "unknown");
       ev.optimizer_has_fused = t.get_bool("has_fused");
       ev.optimizer_has_foreach = t.get_bool("has_foreach");
+      ev.optimizer_fused_on_device = t.kv.count("fused_on_device")
+                                         ? t.get_bool("fused_on_device")
+                                         : ev.optimizer_has_fused && t.get_bool("params_on_cuda");
     } else if (t.kind == "loader") {
       std::string key;
       for (const auto& [k, v] : t.kv) key += k + "=" + v + ";";

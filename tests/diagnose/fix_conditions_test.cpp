@@ -214,8 +214,10 @@ TEST(FixConditions, DataLoaderWithoutAPredictedGainIsANote) {
   EXPECT_EQ(f->fix, "Keep num_workers=1: more workers cannot help here.");  // the one it has
 }
 
-// A fused optimizer saves CUDA launches: parameters on the CPU have none to save.
-TEST(FixConditions, UnfusedOptimizerOnlyForCudaParameters) {
+// A fused optimizer on the CPU needs PyTorch's fused CPU kernels (2.4): where fused=True does not
+// run on the parameters' device, no finding; where it does, the step less the fifth of the
+// optimizer's time the fused pass keeps. On CUDA, a tenth.
+TEST(FixConditions, UnfusedOptimizerOnTheCpuOnlyWhereFusedRunsThere) {
   Evidence ev;
   AgentEvidence a;
   a.steps = 10;
@@ -227,6 +229,17 @@ TEST(FixConditions, UnfusedOptimizerOnlyForCudaParameters) {
   a.param_device = "cpu";
   ev.agent = a;
   EXPECT_EQ(find(diagnose(ev), "unfused-optimizer"), nullptr);
+  ev.agent->optimizer_fused_on_device = true;
+  const Diagnosis on_cpu = diagnose(ev);
+  const Finding* cpu = find(on_cpu, "unfused-optimizer");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_NEAR(cpu->own_fraction, 16.0 / 50, 1e-9);  // 20 ms less the fifth the fused pass keeps
+  ASSERT_EQ(cpu->fix_settings.size(), 1u);
+  EXPECT_EQ(cpu->fix_settings[0].first, "optimizer.fused");
+  ev.agent->optimizer_ms = 2;  // 4% of the step: under the share it speaks from
+  EXPECT_EQ(find(diagnose(ev), "unfused-optimizer"), nullptr);
+  ev.agent->optimizer_ms = 20;
+  ev.agent->optimizer_fused_on_device = false;
   ev.agent->param_device = "cuda:0";
   ev.agent->cuda_available = true;
   const Diagnosis d = diagnose(ev);

@@ -138,6 +138,36 @@ TEST(Premises, WorkerRestarts) {
 // names python_function events "{file}({line}): {function}") becomes the finding's line. A crafted
 // attribution (no trace with Python stacks and GPU idle time is in tests/data yet: the GPU check
 // records one, scripts/gpu-check).
+// A single-tensor optimizer on the CPU (rasbt's GPT-2-small trained on a laptop, PyTorch 2.13:
+// AdamW 1.06 of 4.28 s per step): the fused CPU kernel's gain needs the kernel (PyTorch >= 2.4's
+// list of fused devices holds the parameters'), the single-tensor loop and its measured time, and
+// that time large enough to repay a fused call.
+Evidence cpu_single_tensor_adamw() {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 20;
+  a.step_ms = 4284;
+  a.optimizer_ms = 1058;
+  a.optimizer = "AdamW";
+  a.optimizer_impl = "single_tensor";
+  a.optimizer_has_fused = true;
+  a.optimizer_fused_on_device = true;
+  a.param_device = "cpu";
+  ev.agent = a;
+  return ev;
+}
+
+TEST(Premises, UnfusedOptimizerOnTheCpu) {
+  expect_premises("unfused-optimizer", cpu_single_tensor_adamw,
+                  {{"fused kernels for the parameters' device", [](Evidence& e) { e.agent->optimizer_fused_on_device = false; }},
+                   {"the single-tensor loop", [](Evidence& e) { e.agent->optimizer_impl = "foreach"; }},
+                   {"the optimizer's time measured", [](Evidence& e) { e.agent->optimizer_ms = -1; }},
+                   {"a share of the step worth it", [](Evidence& e) { e.agent->optimizer_ms = 150; }},
+                   {"time enough to repay a fused call", [](Evidence& e) {
+                      e.agent->step_ms = 0.4, e.agent->optimizer_ms = 0.03;
+                    }}});
+}
+
 TEST(TraceFrames, AnIdleBucketsFrameIsTheFindingsLine) {
   Evidence ev;
   ev.trace = test::trace_with_steps(4, 100, 0, 40);
