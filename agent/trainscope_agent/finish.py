@@ -22,7 +22,7 @@ def at_exit():
         if not G.off:
             from . import phases, sites, startup
             phases.send(ch, final=True)  # first: it closes an open evaluation span, charging its line
-            sites.send(ch, S.step)
+            sites.send(ch, S.step, final=True)
             startup.stop_and_send(ch)  # no step began: the whole run was start-up
     except Exception as e:
         G.errors.append("at exit: %s: %s" % (type(e).__name__, e))

@@ -77,7 +77,7 @@ def _classify(filename):
 class Site:
     __slots__ = ("role", "file", "line", "func", "text", "count", "ns", "bytes", "pageable",
                  "blocking", "detail", "sent", "sent_ns", "loop_ns", "starts", "start_ns", "restarts",
-                 "restart_ns", "rebuilds", "rebuild_ns", "caller")
+                 "restart_ns", "rebuilds", "rebuild_ns", "caller", "guard")
 
     def __init__(self, role, file, line, func, detail=""):
         self.role = role
@@ -97,6 +97,9 @@ class Site:
         # line, function), when it is the user's own frame. A helper that forwards its parameters
         # or **kwargs into the object (makemore's InfiniteDataLoader) is configured there.
         self.caller = None
+        # eval_call / eval_hook: the `if step % K == 0:` that makes the line run every K steps, as
+        # (its line, its test, the test with K doubled) (guards.py, at exit), or None.
+        self.guard = None
 
     def fields(self):
         return [("role", self.role), ("file", self.file), ("line", self.line), ("func", self.func),
@@ -106,14 +109,17 @@ class Site:
                 ("start_ns", self.start_ns), ("restarts", self.restarts), ("restart_ns", self.restart_ns),
                 ("rebuilds", self.rebuilds), ("rebuild_ns", self.rebuild_ns),
                 ("detail", self.detail or None),
-                ("sha1", _file_sha1(self.file))] + self._caller_fields()
+                ("sha1", _file_sha1(self.file))] + self._extra_fields()
 
-    def _caller_fields(self):
+    def _extra_fields(self):
+        out = []
+        if self.guard:
+            out = [("guard_line", self.guard[0]), ("guard", self.guard[1]), ("guard_doubled", self.guard[2])]
         if not self.caller:
-            return []
+            return out
         file, line, func = self.caller
-        return [("caller_file", file), ("caller_line", line), ("caller_func", func),
-                ("caller_text", _source_line(file, line)), ("caller_sha1", _file_sha1(file))]
+        return out + [("caller_file", file), ("caller_line", line), ("caller_func", func),
+                      ("caller_text", _source_line(file, line)), ("caller_sha1", _file_sha1(file))]
 
 
 def _source_line(file, line):
@@ -345,10 +351,18 @@ def add(site):
     return s
 
 
-def send(channel, step):
-    """Sends every site whose totals changed since it was last sent."""
+def send(channel, step, final=False):
+    """Sends every site whose totals changed since it was last sent. final (at exit): the lines
+    that call an evaluation get the condition that runs them every K steps (guards.py)."""
     if channel is None:
         return
+    if final:
+        from . import guards
+        for s in list(_Table.order):
+            if s.role in ("eval_call", "eval_hook") and s.file and s.guard is None:
+                s.guard = guards.frequency_guard(s.file, s.line) or ()
+                if s.guard:
+                    s.sent = -1  # send it again, with its condition
     for s in list(_Table.order):
         if s.sent == s.count and s.sent_ns == s.ns + s.loop_ns and s.sent >= 0:
             continue

@@ -111,6 +111,10 @@ struct CodeSite {
   // its own parameters or **kwargs on is configured at that line (agent sites.py, "caller").
   std::string caller_file, caller_path, caller_function, caller_code, caller_sha1;
   int64_t caller_line = 0;
+  // eval_call / eval_hook: the `if` that runs the line every K steps (agent guards.py), its test
+  // as written and with K doubled (`global_step % (2 * eval_freq) == 0`); guard_line 0: none.
+  int64_t guard_line = 0;
+  std::string guard, guard_doubled;
   int64_t calls = 0;     // per-call sites: calls over the run (a DataLoader: its fetches)
   double host_ms = 0;    // host time in those calls (a DataLoader: the loop's wait for it)
   double loop_ms = -1;   // eval: of host_ms, the time in evaluations a training step followed (0: the

@@ -44,6 +44,11 @@ diagnose::CodeSite from_site(const TextRecord& t, const std::string& cwd) {
   s.code = t.get("text");
   s.detail = t.get("detail");
   s.sha1 = t.get("sha1");
+  s.guard_line = t.get_int("guard_line", 0);
+  if (s.guard_line > 0) {
+    s.guard = t.get("guard");
+    s.guard_doubled = t.get("guard_doubled");
+  }
   s.caller_line = t.get_int("caller_line", 0);
   if (s.caller_line > 0) {
     s.caller_file = t.get("caller_file");

@@ -61,6 +61,11 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   for (const auto& s : e.sites) {
     w.begin_object().field("role", s.role).field("path", s.path).field("file", s.file).field("line", s.line);
     w.field("function", s.function).field("code", s.code).field("detail", s.detail).field("sha1", s.sha1);
+    w.key("guard");
+    if (s.guard_line > 0)
+      w.begin_object().field("line", s.guard_line).field("test", s.guard).field("doubled", s.guard_doubled).end_object();
+    else
+      w.null();
     w.key("caller");
     if (s.caller_line > 0) {
       w.begin_object().field("path", s.caller_path).field("file", s.caller_file).field("line", s.caller_line);

@@ -121,13 +121,30 @@ void point_at_loop_calls(Finding& f, const Evidence& ev, bool each_step) {
   const bool one_function = !shown.empty() && std::all_of(shown.begin(), shown.end(), [&](const CodeSite* s) {
     return !s->code.empty() && s->file == shown[0]->file && s->function == shown[0]->function;
   });
-  if (one_function) {
+  // The user's own condition that runs the costliest line every K steps, K doubled: the fix at
+  // their line (makemore's `if step > 0 and step % 500 == 0:` -> `... % 1000 == 0`).
+  const CodeSite* guarded = !each_step && !where.empty() && where[0]->guard_line > 0 && !where[0]->guard_doubled.empty()
+                                ? where[0]
+                                : nullptr;
+  if (guarded) {
+    f.fix_code = fmt::format("if {}:   # was: if {}: ({}:{})", guarded->guard_doubled, guarded->guard,
+                             guarded->path.empty() ? guarded->file : guarded->path, guarded->guard_line);
+    for (const CodeSite* s : where)
+      if (s->file == guarded->file && s->guard_line == guarded->guard_line && !s->code.empty())
+        f.fix_code += "\n    " + s->code;
+  } else if (one_function) {
     std::sort(shown.begin(), shown.end(), [](const CodeSite* a, const CodeSite* b) { return a->line < b->line; });
     f.fix_code = each_step ? "if step % 10 == 0:   # evaluate (and log) every 10 steps, not after every one"
                            : "if step % (2 * eval_interval) == 0:   # or: fewer eval batches";
     for (const CodeSite* s : shown) f.fix_code += "\n    " + s->code;
   }
   const char* how = each_step ? "run it every 10 steps, not after every one" : "run it half as often";
+  // A line under a condition that runs it every K steps: that condition, and K doubled.
+  auto how_at = [&](const CodeSite& s) {
+    if (each_step || s.guard_line <= 0 || s.guard_doubled.empty()) return std::string(how);
+    return fmt::format("it runs when `{}` (line {}): `{}` runs it half as often", s.guard, s.guard_line,
+                       s.guard_doubled);
+  };
   const CodeSite* loop = calls.empty() ? nullptr : calls[0];
   for (size_t i = 0; i < hooks.size() && i < kMaxLines; ++i)
     f.sites.push_back(site_ref(
@@ -136,12 +153,12 @@ void point_at_loop_calls(Finding& f, const Evidence& ev, bool each_step) {
                                loop ? fmt::format(", called back from the loop at {}:{}",
                                                   loop->path.empty() ? loop->file : loop->path, loop->line)
                                     : std::string(),
-                               how)));
+                               how_at(*hooks[i]))));
   for (size_t i = 0; i < calls.size() && i < kMaxLines; ++i)
     f.sites.push_back(site_ref(*calls[i], fmt::format("the loop calls the evaluation here ({} pass{}, {:.1f} s): {}",
                                                       calls[i]->calls, calls[i]->calls == 1 ? "" : "es",
                                                       calls[i]->host_ms / 1e3,
-                                                      hooks.empty() ? how
+                                                      hooks.empty() ? how_at(*calls[i])
                                                                     : "it calls back into your script after every "
                                                                       "step, and the script decides")));
 }

@@ -2,6 +2,7 @@
 times its own phases into own_times.json (run.time_account's keys). The step and the evaluation
 batches are sleep-bound (a loaded machine stretches neither much)."""
 # expect: finding periodic-evaluation
+# expect: fix periodic-evaluation if step % (2 * EVAL_EVERY) == 0:
 # corpus: own-times
 import json
 import os

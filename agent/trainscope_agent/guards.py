@@ -1,0 +1,91 @@
+"""The condition that makes a line run every K steps: for the training loop's line that calls an
+evaluation (`train_loss, val_loss = evaluate_model(...)` under `if global_step % eval_freq == 0:`),
+the innermost `if` of the same function whose body holds the line and whose test has one modulo
+(`step % K`), its text, and the same test with K doubled (`global_step % (2 * eval_freq) == 0`):
+the finding's fix, written on the user's own condition. Parsed at exit only (one `ast.parse` per
+file, a few ms), never on a step's path. docs/AGENT.md, "Call sites"."""
+import ast
+import linecache
+
+_trees = {}  # file -> (source, tree) or None
+
+
+def _parse(file):
+    if file not in _trees:
+        try:
+            src = "".join(linecache.getlines(file))
+            _trees[file] = (src, ast.parse(src, file)) if src else None
+        except (SyntaxError, ValueError, OSError):
+            _trees[file] = None
+    return _trees[file]
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _path(tree, line):
+    """The nodes from the module down to the innermost one that covers `line`."""
+    out, node = [], tree
+    while True:
+        for child in ast.iter_child_nodes(node):
+            lo, hi = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
+            if lo is not None and hi is not None and lo <= line <= hi:
+                out.append(child)
+                node = child
+                break
+        else:
+            return out
+
+
+def _holding(tree, line):
+    """The innermost If whose body (not its else) holds `line`, in the line's own function."""
+    for n in reversed(_path(tree, line)):
+        if isinstance(n, _SCOPES):
+            return None
+        if isinstance(n, ast.If) and n.body and n.body[0].lineno <= line <= n.body[-1].end_lineno:
+            return n
+    return None
+
+
+def _doubled(src, test):
+    """The test's text with its one modulo's right operand doubled, or None."""
+    mods = [n for n in ast.walk(test) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)]
+    if len(mods) != 1:
+        return None
+    text = ast.get_source_segment(src, test)
+    right = mods[0].right
+    rtext = ast.get_source_segment(src, right)
+    if not text or not rtext or test.lineno != test.end_lineno or right.lineno != test.lineno:
+        return None
+    if isinstance(right, ast.Constant) and isinstance(right.value, int) and not isinstance(right.value, bool):
+        new = str(2 * right.value)
+    elif isinstance(right, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        new = "(2 * %s)" % rtext
+    else:
+        new = "(2 * (%s))" % rtext
+    line = src.splitlines()[test.lineno - 1].encode("utf-8")
+    start = len(line[test.col_offset:right.col_offset].decode("utf-8", "replace"))
+    end = start + len(rtext)
+    if text[start:end] != rtext:
+        return None
+    if start > 0 and end < len(text) and text[start - 1] == "(" and text[end] == ")":
+        start, end = start - 1, end + 1  # `% (n // 4)`: its own parentheses, replaced with ours
+    return text[:start] + new + text[end:]
+
+
+def frequency_guard(file, line):
+    """(the if's line, its test, the test with K doubled), or None."""
+    try:
+        parsed = _parse(file)
+        if parsed is None:
+            return None
+        src, tree = parsed
+        node = _holding(tree, line)
+        if node is None:
+            return None
+        halved = _doubled(src, node.test)
+        if halved is None:
+            return None
+        return node.lineno, ast.get_source_segment(src, node.test), halved
+    except Exception:
+        return None

@@ -1,0 +1,71 @@
+"""The condition that runs an evaluation every K steps (agent/trainscope_agent/guards.py), read from
+real files: the innermost `if` of the line's own function whose body holds it, with one modulo in
+its test, and that test with K doubled, the rest of the text as written. Each expectation below is
+written by hand from the source. Prints EVAL GUARDS OK."""
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "agent"))
+from trainscope_agent import guards  # noqa: E402
+
+SRC = '''def train():
+    for step in range(100):
+        if global_step % eval_freq == 0:
+            train_loss, val_loss = evaluate_model(
+                model, train_loader)
+        if step > 0 and step % 500 == 0:
+            evaluate(model)
+        if (step + 1) % cfg.eval_every == 0 or last:
+            evaluate(model)
+        if step % 10 == 0:
+            def inner():
+                evaluate(model)
+        if args.eval:
+            evaluate(model)
+        if step % a + b == 0:
+            evaluate(model)
+        else:
+            evaluate(model)
+        if step % 100 == 0 and step % 7 == 0:
+            evaluate(model)
+        if it % (n // 4) == 0:  # évaluer
+            evaluate(model)
+'''
+
+WANT = {
+    4: (3, "global_step % eval_freq == 0", "global_step % (2 * eval_freq) == 0"),
+    5: (3, "global_step % eval_freq == 0", "global_step % (2 * eval_freq) == 0"),   # a call's second line
+    7: (6, "step > 0 and step % 500 == 0", "step > 0 and step % 1000 == 0"),       # a literal K: doubled
+    9: (8, "(step + 1) % cfg.eval_every == 0 or last", "(step + 1) % (2 * cfg.eval_every) == 0 or last"),
+    12: None,   # in a function defined under the condition: the condition is not the line's
+    14: None,   # no modulo: not a frequency
+    16: (15, "step % a + b == 0", "step % (2 * a) + b == 0"),
+    18: None,   # the else branch
+    20: None,   # two modulos: which is the frequency is not in the text
+    22: (21, "it % (n // 4) == 0", "it % (2 * (n // 4)) == 0"),
+    2: None,    # the loop itself
+}
+
+fails = []
+d = tempfile.mkdtemp(prefix="ts_guards_")
+path = os.path.join(d, "train.py")
+with open(path, "w", encoding="utf-8") as fh:
+    fh.write(SRC)
+for line, want in sorted(WANT.items()):
+    got = guards.frequency_guard(path, line)
+    if got != want:
+        fails.append("line %d: %r, expected %r" % (line, got, want))
+        print("FAIL line %d: %r, expected %r" % (line, got, want))
+    else:
+        print("ok line %d" % line)
+bad = os.path.join(d, "broken.py")
+with open(bad, "w") as fh:
+    fh.write("if step % 10 == 0:\n    evaluate(\n")
+if guards.frequency_guard(bad, 2) is not None or guards.frequency_guard(os.path.join(d, "missing.py"), 3) is not None:
+    fails.append("a file that does not parse, or is missing, has no guard")
+    print("FAIL a file that does not parse, or is missing, has no guard")
+if fails:
+    sys.exit(1)
+print("EVAL GUARDS OK")
