@@ -186,6 +186,36 @@ TEST(PeriodicEvaluation, NamesTheLoopsLinesThatCallTheEvaluation) {
   EXPECT_NE(f->fix_code.find("evaluate(model)"), std::string::npos) << f->fix_code;
 }
 
+// rasbt/LLMs-from-scratch ch05 gpt_train.py (this VM, 2026-12-02, 45 steps): a sample generated
+// after every epoch (unguarded, the costliest call) and evaluate_model(...) under
+// `if global_step % eval_freq == 0:`, the condition the agent read (guards.py). The fix is written
+// on that condition, K doubled, over the line it guards; each line's note says how it runs.
+TEST(PeriodicEvaluation, TheFixIsTheUsersOwnConditionWithItsIntervalDoubled) {
+  Evidence ev = accounted(2.0, 12, 0, 45);
+  auto sample = code_site("eval_call", "/w/gpt_train.py", 105);
+  sample.calls = 4, sample.host_ms = 1100, sample.loop_ms = 1100, sample.function = "train_model_simple";
+  sample.code = "generate_and_print_sample(";
+  auto loss = code_site("eval_call", "/w/gpt_train.py", 96);
+  loss.calls = 9, loss.host_ms = 900, loss.loop_ms = 900, loss.function = "train_model_simple";
+  loss.code = "train_loss, val_loss = evaluate_model(";
+  loss.guard_line = 95, loss.guard = "global_step % eval_freq == 0";
+  loss.guard_doubled = "global_step % (2 * eval_freq) == 0";
+  ev.agent->sites = {sample, loss};
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "periodic-evaluation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->fix_code,
+            "if global_step % (2 * eval_freq) == 0:   # was: if global_step % eval_freq == 0: (gpt_train.py:95)\n"
+            "    train_loss, val_loss = evaluate_model(");
+  ASSERT_GE(f->sites.size(), 2u);
+  EXPECT_EQ(f->sites[0].line, 105);
+  EXPECT_NE(f->sites[0].note.find("run it half as often"), std::string::npos) << f->sites[0].note;
+  EXPECT_NE(f->sites[1].note.find("it runs when `global_step % eval_freq == 0` (line 95): "
+                                  "`global_step % (2 * eval_freq) == 0` runs it half as often"),
+            std::string::npos)
+      << f->sites[1].note;
+}
+
 // karpathy/minGPT's projects/adder (this VM, 2026-11-30, 1,100 iterations): mingpt/trainer.py's
 // loop calls the script's on_batch_end callback after every step, and the callback evaluates every
 // 500 iterations with two eval_split(...) calls. The script's two lines are where it chose to

@@ -121,11 +121,11 @@ void point_at_loop_calls(Finding& f, const Evidence& ev, bool each_step) {
   const bool one_function = !shown.empty() && std::all_of(shown.begin(), shown.end(), [&](const CodeSite* s) {
     return !s->code.empty() && s->file == shown[0]->file && s->function == shown[0]->function;
   });
-  // The user's own condition that runs the costliest line every K steps, K doubled: the fix at
-  // their line (makemore's `if step > 0 and step % 500 == 0:` -> `... % 1000 == 0`).
-  const CodeSite* guarded = !each_step && !where.empty() && where[0]->guard_line > 0 && !where[0]->guard_doubled.empty()
-                                ? where[0]
-                                : nullptr;
+  // The user's own condition that runs one of these lines (the costliest such) every K steps, K
+  // doubled: the fix at their line (makemore's `if step > 0 and step % 500 == 0:` -> `% 1000`).
+  const CodeSite* guarded = nullptr;
+  for (size_t i = 0; !each_step && !guarded && i < where.size() && i < kMaxLines; ++i)
+    if (where[i]->guard_line > 0 && !where[i]->guard_doubled.empty()) guarded = where[i];
   if (guarded) {
     f.fix_code = fmt::format("if {}:   # was: if {}: ({}:{})", guarded->guard_doubled, guarded->guard,
                              guarded->path.empty() ? guarded->file : guarded->path, guarded->guard_line);
