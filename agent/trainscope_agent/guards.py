@@ -38,13 +38,15 @@ def _path(tree, line):
 
 
 def _holding(tree, line):
-    """The innermost If whose body (not its else) holds `line`, in the line's own function."""
+    """The Ifs whose body (not their else) holds `line`, innermost first, in the line's own
+    function."""
+    out = []
     for n in reversed(_path(tree, line)):
         if isinstance(n, _SCOPES):
-            return None
+            break
         if isinstance(n, ast.If) and n.body and n.body[0].lineno <= line <= n.body[-1].end_lineno:
-            return n
-    return None
+            out.append(n)
+    return out
 
 
 def _doubled(src, test):
@@ -80,12 +82,10 @@ def frequency_guard(file, line):
         if parsed is None:
             return None
         src, tree = parsed
-        node = _holding(tree, line)
-        if node is None:
-            return None
-        halved = _doubled(src, node.test)
-        if halved is None:
-            return None
-        return node.lineno, ast.get_source_segment(src, node.test), halved
+        for node in _holding(tree, line):   # `if args.verbose:` inside `if step % 100 == 0:`
+            doubled = _doubled(src, node.test)
+            if doubled is not None:
+                return node.lineno, ast.get_source_segment(src, node.test), doubled
+        return None
     except Exception:
         return None

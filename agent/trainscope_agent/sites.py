@@ -98,7 +98,7 @@ class Site:
         # or **kwargs into the object (makemore's InfiniteDataLoader) is configured there.
         self.caller = None
         # eval_call / eval_hook: the `if step % K == 0:` that makes the line run every K steps, as
-        # (its line, its test, the test with K doubled) (guards.py, at exit), or None.
+        # (its line, its test, the test with K doubled) (guards.py, read at exit; () when none).
         self.guard = None
 
     def fields(self):

@@ -32,6 +32,9 @@ SRC = '''def train():
             evaluate(model)
         if it % (n // 4) == 0:  # évaluer
             evaluate(model)
+        if step % 100 == 0:
+            if args.verbose:
+                evaluate(model)
 '''
 
 WANT = {
@@ -45,6 +48,7 @@ WANT = {
     18: None,   # the else branch
     20: None,   # two modulos: which is the frequency is not in the text
     22: (21, "it % (n // 4) == 0", "it % (2 * (n // 4)) == 0"),
+    25: (23, "step % 100 == 0", "step % 200 == 0"),   # an inner if without a modulo: the outer one
     2: None,    # the loop itself
 }
 
