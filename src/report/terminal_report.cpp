@@ -139,12 +139,8 @@ void findings(Out& o, const ReportInput& in) {
       else
         o.para("trainscope run" + set + " -- ... applies it without editing the script; " +
                    (at ? fmt::format("trainscope verify --patch fix.diff -- ... measures it and writes it into your "
-                                     "code ({}:{}{}) as a patch",
-                                     at->path, at->line,
-                                     at->caller_line > 0 ? fmt::format(", or {}:{} where that line's function takes "
-                                                                       "the setting from its caller", at->caller_path,
-                                                                       at->caller_line)
-                                                         : "")
+                                     "code ({}:{}) as a patch",
+                                     at->path, at->line)
                        : std::string("trainscope verify -- ... measures it")),
                5, "try: ");
     }
