@@ -237,3 +237,38 @@ TEST(TerminalReport, TraceWithoutAFileNameSaysWhereItCameFrom) {
   EXPECT_NE(report::render_terminal(in, {false, 100}).find("\nTRACE /data/run1/trace.json\n"), std::string::npos);
   EXPECT_NE(report::render_markdown(in).find("\n## Trace `/data/run1/trace.json`\n"), std::string::npos);
 }
+
+// A finding's line inside a helper and the user's line that called it (makemore's
+// InfiniteDataLoader, configured at the call): every report prints both lines and their text,
+// report.json carries the caller, and a line with no caller has `caller: null`.
+TEST(Reports, ASitesCallerIsPrintedUnderItInEveryReport) {
+  auto in = starved_input();
+  ASSERT_FALSE(in.diagnosis.findings.empty());
+  diagnose::SiteRef s;
+  s.role = "dataloader", s.path = "makemore.py", s.file = "/w/makemore.py", s.line = 582, s.function = "__init__";
+  s.code = "self.train_loader = DataLoader(dataset, sampler=train_sampler, **kwargs)";
+  s.note = "the loop's DataLoader";
+  s.caller_path = "makemore.py", s.caller_line = 665, s.caller_function = "<module>";
+  s.caller_code = "batch_loader = InfiniteDataLoader(train_dataset, batch_size=32, num_workers=args.num_workers)";
+  diagnose::SiteRef plain = s;
+  plain.line = 700, plain.caller_line = 0, plain.caller_path.clear(), plain.caller_code.clear();
+  in.diagnosis.findings[0].sites = {s, plain};
+  const std::string term = report::render_terminal(in, {false, 200});
+  EXPECT_NE(term.find("at: makemore.py:582 (__init__)"), std::string::npos) << term;
+  EXPECT_NE(term.find("called from: makemore.py:665\n"), std::string::npos) << term;
+  EXPECT_NE(term.find("│ " + s.caller_code), std::string::npos) << term;
+  EXPECT_EQ(term.find("called from: makemore.py:665 ("), std::string::npos) << "<module> is not named";
+  const std::string md = report::render_markdown(in);
+  EXPECT_NE(md.find("Called from `makemore.py:665`\n\n```python\n" + s.caller_code + "\n```"), std::string::npos) << md;
+  const std::string html = report::render_html(in);
+  EXPECT_NE(html.find("<span class=\"at\">called from</span> <code class=\"loc\">makemore.py:665</code>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<span class=\"lno\">665</span> batch_loader = InfiniteDataLoader("), std::string::npos);
+  simdjson::dom::parser p;
+  simdjson::dom::element doc = p.parse(report::render_json(in));
+  auto sites = doc["findings"].at(0)["sites"];
+  EXPECT_EQ(std::string_view(sites.at(0)["caller"]["path"]), "makemore.py");
+  EXPECT_EQ(int64_t(sites.at(0)["caller"]["line"]), 665);
+  EXPECT_EQ(std::string_view(sites.at(0)["caller"]["code"]), s.caller_code);
+  EXPECT_TRUE(sites.at(1)["caller"].is_null());
+}
