@@ -75,6 +75,29 @@ def _doubled(src, test):
     return text[:start] + new + text[end:]
 
 
+def loop_variable(file, line):
+    """The name the innermost `for` of the line's own function counts with (`for epoch in ...`,
+    `for step, batch in enumerate(...)`), or None: what an unguarded evaluation's fix counts."""
+    try:
+        parsed = _parse(file)
+        if parsed is None:
+            return None
+        for n in reversed(_path(parsed[1], line)):
+            if isinstance(n, _SCOPES):
+                return None
+            if isinstance(n, (ast.For, ast.AsyncFor)) and n.body and n.body[0].lineno <= line <= n.body[-1].end_lineno:
+                t = n.target
+                if isinstance(t, ast.Name):
+                    return t.id
+                counted = isinstance(n.iter, ast.Call) and isinstance(n.iter.func, ast.Name) and n.iter.func.id == "enumerate"
+                if isinstance(t, ast.Tuple) and t.elts and isinstance(t.elts[0], ast.Name) and counted:
+                    return t.elts[0].id
+                return None
+        return None
+    except Exception:
+        return None
+
+
 def frequency_guard(file, line):
     """(the if's line, its test, the test with K doubled), or None."""
     try:

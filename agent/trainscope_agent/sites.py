@@ -77,7 +77,7 @@ def _classify(filename):
 class Site:
     __slots__ = ("role", "file", "line", "func", "text", "count", "ns", "bytes", "pageable",
                  "blocking", "detail", "sent", "sent_ns", "loop_ns", "starts", "start_ns", "restarts",
-                 "restart_ns", "rebuilds", "rebuild_ns", "caller", "guard")
+                 "restart_ns", "rebuilds", "rebuild_ns", "caller", "guard", "loop_var")
 
     def __init__(self, role, file, line, func, detail=""):
         self.role = role
@@ -100,6 +100,7 @@ class Site:
         # eval_call / eval_hook: the `if step % K == 0:` that makes the line run every K steps, as
         # (its line, its test, the test with K doubled) (guards.py, read at exit; () when none).
         self.guard = None
+        self.loop_var = ""   # ... and the name its innermost `for` counts with (guards.py, at exit)
 
     def fields(self):
         return [("role", self.role), ("file", self.file), ("line", self.line), ("func", self.func),
@@ -115,6 +116,8 @@ class Site:
         out = []
         if self.guard:
             out = [("guard_line", self.guard[0]), ("guard", self.guard[1]), ("guard_doubled", self.guard[2])]
+        if self.loop_var:
+            out.append(("loop_var", self.loop_var))
         if not self.caller:
             return out
         file, line, func = self.caller
@@ -361,7 +364,8 @@ def send(channel, step, final=False):
         for s in list(_Table.order):
             if s.role in ("eval_call", "eval_hook") and s.file and s.guard is None:
                 s.guard = guards.frequency_guard(s.file, s.line) or ()
-                if s.guard:
+                s.loop_var = guards.loop_variable(s.file, s.line) or ""
+                if s.guard or s.loop_var:
                     s.sent = -1  # send it again, with its condition
     for s in list(_Table.order):
         if s.sent == s.count and s.sent_ns == s.ns + s.loop_ns and s.sent >= 0:

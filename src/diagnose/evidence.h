@@ -115,6 +115,7 @@ struct CodeSite {
   // as written and with K doubled (`global_step % (2 * eval_freq) == 0`); guard_line 0: none.
   int64_t guard_line = 0;
   std::string guard, guard_doubled;
+  std::string loop_var;  // ... and the name its innermost `for` counts with ("epoch"), "" unknown
   int64_t calls = 0;     // per-call sites: calls over the run (a DataLoader: its fetches)
   double host_ms = 0;    // host time in those calls (a DataLoader: the loop's wait for it)
   double loop_ms = -1;   // eval: of host_ms, the time in evaluations a training step followed (0: the

@@ -49,6 +49,7 @@ diagnose::CodeSite from_site(const TextRecord& t, const std::string& cwd) {
     s.guard = t.get("guard");
     s.guard_doubled = t.get("guard_doubled");
   }
+  s.loop_var = t.get("loop_var");
   s.caller_line = t.get_int("caller_line", 0);
   if (s.caller_line > 0) {
     s.caller_file = t.get("caller_file");

@@ -66,6 +66,7 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
       w.begin_object().field("line", s.guard_line).field("test", s.guard).field("doubled", s.guard_doubled).end_object();
     else
       w.null();
+    w.field("loop_var", s.loop_var);
     w.key("caller");
     if (s.caller_line > 0) {
       w.begin_object().field("path", s.caller_path).field("file", s.caller_file).field("line", s.caller_line);

@@ -214,6 +214,13 @@ TEST(PeriodicEvaluation, TheFixIsTheUsersOwnConditionWithItsIntervalDoubled) {
                                   "`global_step % (2 * eval_freq) == 0` runs it half as often"),
             std::string::npos)
       << f->sites[1].note;
+  // Without the guarded line: the sample runs at every pass of its `for epoch` loop, and the fix
+  // counts with the user's variable.
+  ev.agent->sites = {sample};
+  ev.agent->sites[0].loop_var = "epoch";
+  f = find(d = diagnose(ev), "periodic-evaluation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->fix_code, "if epoch % 2 == 0:   # evaluate at every other epoch\n    generate_and_print_sample(");
 }
 
 // karpathy/minGPT's projects/adder (this VM, 2026-11-30, 1,100 iterations): mingpt/trainer.py's

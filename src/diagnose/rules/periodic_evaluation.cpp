@@ -134,8 +134,17 @@ void point_at_loop_calls(Finding& f, const Evidence& ev, bool each_step) {
         f.fix_code += "\n    " + s->code;
   } else if (one_function) {
     std::sort(shown.begin(), shown.end(), [](const CodeSite* a, const CodeSite* b) { return a->line < b->line; });
-    f.fix_code = each_step ? "if step % 10 == 0:   # evaluate (and log) every 10 steps, not after every one"
-                           : "if step % (2 * eval_interval) == 0:   # or: fewer eval batches";
+    // Unguarded, the lines run at every pass of their loop: the fix counts with its variable.
+    const std::string& v = shown[0]->loop_var;
+    const bool counted = !v.empty() && std::all_of(shown.begin(), shown.end(), [&](const CodeSite* s) {
+      return s->loop_var == v && s->guard_line <= 0;
+    });
+    if (counted)
+      f.fix_code = each_step ? fmt::format("if {} % 10 == 0:   # evaluate (and log) at one {} in 10, not at every one", v, v)
+                             : fmt::format("if {} % 2 == 0:   # evaluate at every other {}", v, v);
+    else
+      f.fix_code = each_step ? "if step % 10 == 0:   # evaluate (and log) every 10 steps, not after every one"
+                             : "if step % (2 * eval_interval) == 0:   # or: fewer eval batches";
     for (const CodeSite* s : shown) f.fix_code += "\n    " + s->code;
   }
   const char* how = each_step ? "run it every 10 steps, not after every one" : "run it half as often";

@@ -64,6 +64,31 @@ for line, want in sorted(WANT.items()):
         print("FAIL line %d: %r, expected %r" % (line, got, want))
     else:
         print("ok line %d" % line)
+# The name the innermost `for` of the line's own function counts with: what an unguarded
+# evaluation's fix counts.
+LOOPS = '''
+def fit(model):
+    for epoch in range(10):
+        for step, (x, y) in enumerate(loader):
+            train_step(x, y)
+        evaluate(model)
+    for x, y in loader:
+        evaluate(model)
+    for i, batch in zip(range(3), loader):
+        evaluate(model)
+evaluate(model)
+'''
+LOOP_WANT = {6: "epoch", 5: "step", 8: None, 10: None, 11: None, 2: None}
+lpath = os.path.join(d, "loops.py")
+with open(lpath, "w", encoding="utf-8") as fh:
+    fh.write(LOOPS)
+for line, want in sorted(LOOP_WANT.items()):
+    got = guards.loop_variable(lpath, line)
+    if got != want:
+        fails.append("loop line %d: %r, expected %r" % (line, got, want))
+        print("FAIL loop line %d: %r, expected %r" % (line, got, want))
+    else:
+        print("ok loop line %d" % line)
 bad = os.path.join(d, "broken.py")
 with open(bad, "w") as fh:
     fh.write("if step % 10 == 0:\n    evaluate(\n")
