@@ -4,7 +4,7 @@ CUDA, and the CPU from 2.4, whose fused Adam/AdamW/SGD/Adagrad make one pass ove
 parameter's memory), CUDA alone where the list is missing (1.13)."""
 
 
-def devices(torch):
+def devices():
     try:
         from torch.utils._foreach_utils import _get_fused_kernels_supported_devices
         return set(_get_fused_kernels_supported_devices())
@@ -12,9 +12,9 @@ def devices(torch):
         return {"cuda"}
 
 
-def runs_on(torch, tensors):
+def runs_on(tensors):
     """True when every tensor is on a device with fused optimizer kernels."""
     if not tensors:
         return False
-    have = devices(torch)
+    have = devices()
     return all(getattr(getattr(t, "device", None), "type", None) in have for t in tensors)

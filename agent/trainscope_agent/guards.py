@@ -37,14 +37,14 @@ def _path(tree, line):
             return out
 
 
-def _holding(tree, line):
-    """The Ifs whose body (not their else) holds `line`, innermost first, in the line's own
-    function."""
+def _enclosing(tree, line, kinds):
+    """The statements of these kinds whose body (not their else) holds `line`, innermost first, in
+    the line's own function (a condition or loop outside a nested def is not the line's)."""
     out = []
     for n in reversed(_path(tree, line)):
         if isinstance(n, _SCOPES):
             break
-        if isinstance(n, ast.If) and n.body and n.body[0].lineno <= line <= n.body[-1].end_lineno:
+        if isinstance(n, kinds) and n.body and n.body[0].lineno <= line <= n.body[-1].end_lineno:
             out.append(n)
     return out
 
@@ -80,19 +80,15 @@ def loop_variable(file, line):
     `for step, batch in enumerate(...)`), or None: what an unguarded evaluation's fix counts."""
     try:
         parsed = _parse(file)
-        if parsed is None:
+        loops = _enclosing(parsed[1], line, (ast.For, ast.AsyncFor)) if parsed else []
+        if not loops:
             return None
-        for n in reversed(_path(parsed[1], line)):
-            if isinstance(n, _SCOPES):
-                return None
-            if isinstance(n, (ast.For, ast.AsyncFor)) and n.body and n.body[0].lineno <= line <= n.body[-1].end_lineno:
-                t = n.target
-                if isinstance(t, ast.Name):
-                    return t.id
-                counted = isinstance(n.iter, ast.Call) and isinstance(n.iter.func, ast.Name) and n.iter.func.id == "enumerate"
-                if isinstance(t, ast.Tuple) and t.elts and isinstance(t.elts[0], ast.Name) and counted:
-                    return t.elts[0].id
-                return None
+        t, it = loops[0].target, loops[0].iter
+        if isinstance(t, ast.Name):
+            return t.id
+        counted = isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate"
+        if isinstance(t, ast.Tuple) and t.elts and isinstance(t.elts[0], ast.Name) and counted:
+            return t.elts[0].id
         return None
     except Exception:
         return None
@@ -105,7 +101,7 @@ def frequency_guard(file, line):
         if parsed is None:
             return None
         src, tree = parsed
-        for node in _holding(tree, line):   # `if args.verbose:` inside `if step % 100 == 0:`
+        for node in _enclosing(tree, line, ast.If):   # `if args.verbose:` inside `if step % 100 == 0:`
             doubled = _doubled(src, node.test)
             if doubled is not None:
                 return node.lineno, ast.get_source_segment(src, node.test), doubled

@@ -821,7 +821,7 @@ def _report_optimizer(opt):
     try:
         p = opt.param_groups[0]["params"][0]
         on_cuda = bool(p.is_cuda)
-        fused_here = has_fused and fused_runs_on(S.torch, [p])
+        fused_here = has_fused and fused_runs_on([p])
     except Exception:
         pass
     if fused:

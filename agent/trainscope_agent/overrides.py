@@ -318,7 +318,7 @@ def _optimizer_kwargs(torch, cls, accepts, params, kwargs):
     tensors = []
     for p in params:
         tensors.extend(p["params"] if isinstance(p, dict) else [p])
-    fused_here = fused.runs_on(torch, tensors)
+    fused_here = fused.runs_on(tensors)
     version = torch.__version__
     for key, arg in (("optimizer.fused", "fused"), ("optimizer.foreach", "foreach")):
         if key not in _values:
@@ -328,7 +328,7 @@ def _optimizer_kwargs(torch, cls, accepts, params, kwargs):
             decide(key, False, "%s in PyTorch %s has no %s= argument" % (cls.__name__, version, arg))
         elif arg == "fused" and want and not fused_here:
             decide(key, False, "PyTorch %s has fused optimizer kernels for %s only, not the parameters' device"
-                   % (version, ", ".join(sorted(d for d in fused.devices(torch) if d))))
+                   % (version, ", ".join(sorted(d for d in fused.devices() if d))))
         elif arg == "foreach" and want and kwargs.get("fused"):
             # PyTorch refuses both at once; fused is the faster of the two
             kwargs.pop("foreach", None)

@@ -355,7 +355,9 @@ def _through_caller(e, root, sources):
         return None
     try:
         check_file(e.get("file", ""), root, e.get("sha1", ""))
-        site = sources.get(e["file"]) or Source(e["file"])
+        site = sources.get(e["file"])
+        if site is None:  # kept: the edit at the site, where this falls back to, reads it again
+            site = sources[e["file"]] = Source(e["file"])
         calls = _site_calls(site, int(e["line"]), kind)
         if not calls:
             return None

@@ -28,19 +28,19 @@ namespace {
 std::optional<Finding> on_cpu(const AgentEvidence& a, const Evidence& ev) {
   if (a.optimizer != "Adam" && a.optimizer != "AdamW") return std::nullopt;
   if (!a.optimizer_fused_on_device || a.step_ms <= 0 || a.optimizer_ms <= 0) return std::nullopt;
-  if (100 * a.optimizer_ms / a.step_ms < th::kOptimizerCpuPct || a.optimizer_ms < th::kOptimizerCpuMinMs)
-    return std::nullopt;
+  const double pct = 100 * a.optimizer_ms / a.step_ms;
+  if (pct < th::kOptimizerCpuPct || a.optimizer_ms < th::kOptimizerCpuMinMs) return std::nullopt;
   Finding f = make("unfused-optimizer", Bottleneck::Compute, "agent");
   const double keeps = th::kFusedOptimizerKeepsCpu * a.optimizer_ms;
   add(f, "optimizer_ms", a.optimizer_ms, "ms");
-  add(f, "optimizer_pct", 100 * a.optimizer_ms / a.step_ms, "%");
+  add(f, "optimizer_pct", pct, "%");
   add(f, "fused_update_ms", keeps, "ms");
   f.recoverable_fraction = std::clamp((a.optimizer_ms - keeps) / a.step_ms, 0.0, 0.9);
   f.severity = std::max(severity_for(f.recoverable_fraction), Severity::Low);
   f.confidence = 0.8;
-  const std::string cls = a.optimizer.empty() ? "AdamW" : a.optimizer;
+  const std::string& cls = a.optimizer;
   f.title = fmt::format("Unfused optimizer: {} updates one parameter tensor at a time, {:.0f}% of the step on the CPU",
-                        cls, 100 * a.optimizer_ms / a.step_ms);
+                        cls, pct);
   f.gain = fmt::format("one fused pass over each parameter: {}", gain_text(f.recoverable_fraction));
   f.explanation = fmt::format(
       "The single-tensor {} update runs its operations one after another for each parameter (weight decay, "
