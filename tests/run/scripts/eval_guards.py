@@ -54,16 +54,23 @@ WANT = {
 
 fails = []
 d = tempfile.mkdtemp(prefix="ts_guards_")
-path = os.path.join(d, "train.py")
-with open(path, "w", encoding="utf-8") as fh:
-    fh.write(SRC)
-for line, want in sorted(WANT.items()):
-    got = guards.frequency_guard(path, line)
-    if got != want:
-        fails.append("line %d: %r, expected %r" % (line, got, want))
-        print("FAIL line %d: %r, expected %r" % (line, got, want))
-    else:
-        print("ok line %d" % line)
+
+
+def check_lines(label, read, name, src, want):
+    """Writes src to d/name and compares read(path, line) with want[line] for every line."""
+    path = os.path.join(d, name)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(src)
+    for line, expected in sorted(want.items()):
+        got = read(path, line)
+        if got != expected:
+            fails.append("%s %d: %r, expected %r" % (label, line, got, expected))
+            print("FAIL %s %d: %r, expected %r" % (label, line, got, expected))
+        else:
+            print("ok %s %d" % (label, line))
+
+
+check_lines("line", guards.frequency_guard, "train.py", SRC, WANT)
 # The name the innermost `for` of the line's own function counts with: what an unguarded
 # evaluation's fix counts.
 LOOPS = '''
@@ -78,17 +85,8 @@ def fit(model):
         evaluate(model)
 evaluate(model)
 '''
-LOOP_WANT = {6: "epoch", 5: "step", 8: None, 10: None, 11: None, 2: None}
-lpath = os.path.join(d, "loops.py")
-with open(lpath, "w", encoding="utf-8") as fh:
-    fh.write(LOOPS)
-for line, want in sorted(LOOP_WANT.items()):
-    got = guards.loop_variable(lpath, line)
-    if got != want:
-        fails.append("loop line %d: %r, expected %r" % (line, got, want))
-        print("FAIL loop line %d: %r, expected %r" % (line, got, want))
-    else:
-        print("ok loop line %d" % line)
+check_lines("loop line", guards.loop_variable, "loops.py", LOOPS,
+            {6: "epoch", 5: "step", 8: None, 10: None, 11: None, 2: None})
 bad = os.path.join(d, "broken.py")
 with open(bad, "w") as fh:
     fh.write("if step % 10 == 0:\n    evaluate(\n")
