@@ -153,7 +153,8 @@ TEST(Examples, UnfusedOptimizerOnTheCpuWhereFusedKernelsRunThere) {
     const auto& f = r.diagnosis->findings.front();
     ASSERT_EQ(f.fix_settings.size(), 1u);
     EXPECT_EQ(f.fix_settings[0].first, "optimizer.fused");
-    EXPECT_GT(f.recoverable_fraction, 0.1) << "the optimizer is half of this example's CPU step";
+    // How much it claims is timing (3.69 of 6.89 ms here, predicted 1.7x, measured 2.5x):
+    // docs/BENCHMARKS.md, session 46, not a pass/fail bound.
   }
   if (ts::test::system_python_has_torch()) {
     auto old = run_script({"/usr/bin/python3", example("unfused_optimizer.py"), "30"}, fresh_dir("ex-unfused-1.13"), true);
