@@ -217,6 +217,7 @@ def _arm_window(torch):
             first = max(2, last - n + 1)
             if last < first:
                 return
-    from .profiler_window import Window, watch_user_profilers
+    from .profiler_window import Window, spawned_ranks_share, watch_user_profilers
     S.window = Window(torch, S.channel, first, last, out)
     watch_user_profilers(torch)
+    spawned_ranks_share(torch)

@@ -92,8 +92,8 @@ GUARD_EVERY_NS = 10_000_000  # mid-step RSS reads at most every 10 ms
 def _budget_bytes():
     """The window's memory budget: WINDOW_MIB, at most a sixteenth of the memory available at its
     start (recording, the stop's result tree and the export together peaked at 4-6x the recording),
-    shared by the ranks on this host (torchrun's LOCAL_WORLD_SIZE: every rank profiles the same
-    steps)."""
+    shared by the ranks on this host (torchrun's LOCAL_WORLD_SIZE, mp.spawn's nprocs: every rank
+    profiles the same steps)."""
     mib = WINDOW_MIB
     try:
         mib = max(16, int(os.environ.get("TRAINSCOPE_WINDOW_MIB", mib)))
@@ -111,11 +111,49 @@ def _budget_bytes():
     return budget
 
 
+LOCAL_PROCS_ENV = "TRAINSCOPE_LOCAL_PROCS"  # set for its children by a process that mp.spawns ranks
+
+
 def _local_ranks():
-    try:
-        return max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1))
-    except ValueError:
-        return 1
+    """The processes on this host that profile the same steps: torchrun's LOCAL_WORLD_SIZE, or the
+    nprocs of the torch.multiprocessing.spawn that started this rank (spawned_ranks_share)."""
+    n = 1
+    for name in ("LOCAL_WORLD_SIZE", LOCAL_PROCS_ENV):
+        try:
+            n = max(n, int(os.environ.get(name, "1") or 1))
+        except ValueError:
+            pass
+    return n
+
+
+def spawned_ranks_share(torch):
+    """torch.multiprocessing.spawn (and start_processes, which it calls) sets no LOCAL_WORLD_SIZE,
+    yet its nprocs ranks profile the same steps at once on this host: the launching process puts
+    nprocs into its environment, which the spawned interpreters inherit, so each rank's window
+    takes its share of the budget (_budget_bytes). `torch.multiprocessing.spawn` is the function;
+    its module is reached through sys.modules."""
+    import sys
+    owners = [sys.modules.get("torch.multiprocessing.spawn"), getattr(torch, "multiprocessing", None)]
+    for owner in owners:
+        if owner is not None and callable(getattr(owner, "start_processes", None)) \
+                and not hasattr(owner.start_processes, "__wrapped__"):
+            _wrap_start_processes(owner)
+
+
+def _wrap_start_processes(owner):
+    original = patch(owner, "start_processes", None)
+
+    def start_processes(*args, **kwargs):
+        try:
+            nprocs = int(kwargs["nprocs"] if "nprocs" in kwargs else (args[2] if len(args) > 2 else 1))
+            if nprocs > 1:
+                os.environ[LOCAL_PROCS_ENV] = str(nprocs)
+        except Exception:
+            pass
+        return original(*args, **kwargs)
+    start_processes.__wrapped__ = original
+    start_processes.__name__ = "start_processes"
+    setattr(owner, "start_processes", start_processes)
 
 
 def _peak_rss_bytes():

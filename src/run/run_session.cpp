@@ -234,11 +234,12 @@ bool same_terminal(int a, int b) {
   return isatty(a) && isatty(b) && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_rdev == sb.st_rdev;
 }
 
-// Stage 3 (before the fork): the job's stderr passes through untouched; its last lines are kept
-// for the report.
+// Stage 3 (before the fork): the job's stderr passes through (less Kineto's marker lines); its last
+// lines are kept for the report.
 void attach_stderr_tee(Session& s, Launcher& launcher) {
   try {
-    s.tee = std::make_unique<StderrTee>();
+    // Kineto's marker lines go, unless the user asked for Kineto's log (kineto_markers.h).
+    s.tee = std::make_unique<StderrTee>(std::getenv("KINETO_LOG_LEVEL") == nullptr);
     launcher.set_stderr(s.tee->child_fd());
     if (s.panel) {
       // The live view draws below the job's output: every byte for our terminal passes through it,

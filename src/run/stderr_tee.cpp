@@ -33,7 +33,8 @@ void write_all(int fd, const char* p, size_t n) {
 
 }  // namespace
 
-StderrTee::StderrTee() {
+StderrTee::StderrTee(bool drop_kineto_markers) {
+  if (drop_kineto_markers) markers_.emplace();
   if (isatty(STDERR_FILENO)) {
     winsize ws{};
     bool have_ws = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0;
@@ -84,10 +85,13 @@ void StderrTee::copy_loop() {
     if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       ssize_t n = read(read_fd_, buf, sizeof buf);
       if (n > 0) {
-        if (sink_) sink_(buf, static_cast<size_t>(n));
-        else write_all(STDERR_FILENO, buf, static_cast<size_t>(n));
-        tail_.append(buf, static_cast<size_t>(n));
-        if (tail_.size() > 2 * kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
+        if (markers_) {
+          std::string out;
+          markers_->feed(buf, static_cast<size_t>(n), out);
+          emit(out.data(), out.size());
+        } else {
+          emit(buf, static_cast<size_t>(n));
+        }
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -98,6 +102,14 @@ void StderrTee::copy_loop() {
   }
 }
 
+void StderrTee::emit(const char* p, size_t n) {
+  if (n == 0) return;
+  if (sink_) sink_(p, n);
+  else write_all(STDERR_FILENO, p, n);
+  tail_.append(p, n);
+  if (tail_.size() > 2 * kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
+}
+
 std::vector<std::string> StderrTee::finish(int quiet_ms, size_t max_lines) {
   if (!thread_.joinable()) return last_lines(tail_, max_lines);
   // The job has exited; give its last bytes (and a dying worker's) a moment to arrive.
@@ -105,6 +117,11 @@ std::vector<std::string> StderrTee::finish(int quiet_ms, size_t max_lines) {
   while (!eof_ && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   if (!eof_) (void)!write(wake_[1], "x", 1);
   thread_.join();
+  if (markers_) {  // a line held back as a possible marker passes now
+    std::string out;
+    markers_->flush(out);
+    emit(out.data(), out.size());
+  }
   if (!eof_) {
     // Something the job started still holds its stderr: a forked copier keeps forwarding it,
     // so that process never writes into a closed pipe because we are gone.
@@ -115,7 +132,13 @@ std::vector<std::string> StderrTee::finish(int quiet_ms, size_t max_lines) {
       for (;;) {
         ssize_t n = read(read_fd_, buf, sizeof buf);
         if (n > 0) {
-          write_all(STDERR_FILENO, buf, static_cast<size_t>(n));
+          if (markers_) {
+            std::string out;
+            markers_->feed(buf, static_cast<size_t>(n), out);
+            write_all(STDERR_FILENO, out.data(), out.size());
+          } else {
+            write_all(STDERR_FILENO, buf, static_cast<size_t>(n));
+          }
           continue;
         }
         if (n < 0 && errno == EINTR) continue;

@@ -6,17 +6,22 @@
 // otherwise into a pipe. A thread copies everything to our stderr as it arrives. At the end, if
 // processes the job left behind still hold the write end, a small forked copier takes over the
 // read end, so they never get SIGPIPE or EIO because trainscope exited.
+// With `drop_kineto_markers`, Kineto's USDT marker lines are taken out on the way (kineto_markers.h).
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "run/kineto_markers.h"
 
 namespace ts::run {
 
 class StderrTee {
  public:
-  StderrTee();  // throws UserError when neither a pty nor a pipe can be made
+  // Throws UserError when neither a pty nor a pipe can be made.
+  explicit StderrTee(bool drop_kineto_markers = false);
   ~StderrTee();
   StderrTee(const StderrTee&) = delete;
   StderrTee& operator=(const StderrTee&) = delete;
@@ -33,12 +38,14 @@ class StderrTee {
 
  private:
   void copy_loop();
+  void emit(const char* p, size_t n);  // to the sink or our stderr, and into the tail
   int read_fd_ = -1, write_fd_ = -1;
   int wake_[2] = {-1, -1};
   bool pty_ = false;
   std::thread thread_;
   std::string tail_;  // the last kTailBytes bytes
   std::function<void(const char*, size_t)> sink_;
+  std::optional<KinetoMarkerFilter> markers_;
   std::atomic<bool> eof_{false};
 };
 

@@ -743,6 +743,33 @@ TEST(AgentRun, StderrOnATerminalStaysATerminal) {
   EXPECT_NE(rep.find("\"cause\": \"exit status 4: stderr_tty: red failure line\""), std::string::npos) << rep;
 }
 
+// Kineto's USDT marker lines (a profiler's start and stop, PyTorch 2.13's wheel) never reach the
+// user's output: neither those of trainscope's window nor those of the program's own profiler,
+// which the script counts itself (kineto_markers.py). Every other byte passes as the job wrote it,
+// a line of the program's that starts like a marker and a line cut off inside its prefix included.
+TEST(AgentRun, KinetosMarkerLinesAreTakenOutOfTheJobsStderr) {
+  REQUIRE_TORCH();
+  std::string dir = fresh_dir("kineto_markers");
+  auto c = run_cli({"-q", "run", "--no-store", "--profile-steps", "2-3", "--out", dir, "--", torch_python(),
+                    script("kineto_markers.py")});
+  ASSERT_EQ(c.status, 0) << c.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(c.out, m, std::regex("kineto markers: (\\d+)"))) << c.out;
+  EXPECT_TRUE(fs::exists(dir + "/trace.json"));  // the window ran: its start and stop were logged too
+  std::regex kineto_line("(^|\n)USDT:\\d{4}-\\d\\d-\\d\\d ");
+  EXPECT_FALSE(std::regex_search(c.err, kineto_line)) << "markers the program's own profiler printed: " << m[1] << "\n"
+                                                      << c.err;
+  EXPECT_NE(c.err.find("\nUSDT: own metric 3\nprogress 1/2\rprogress 2/2\nkineto_markers: done\nUSD"),
+            std::string::npos)
+      << c.err;
+  // Asked for Kineto's log (KINETO_LOG_LEVEL), nothing is taken out.
+  auto kept = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", fresh_dir("kineto_markers_kept"), "--",
+                       torch_python(), script("kineto_markers.py")},
+                      "", {"KINETO_LOG_LEVEL=5"});
+  ASSERT_EQ(kept.status, 0) << kept.err;
+  EXPECT_EQ(std::regex_search(kept.err, kineto_line), m[1] != "0") << kept.err;
+}
+
 TEST(AgentRun, CommandNotFoundIsOneClearLine) {
   auto c = run_cli({"-q", "run", "--no-store", "--out", fresh_dir("nocmd"), "--", "/nonexistent/python9"});
   EXPECT_EQ(c.status, 127);
