@@ -47,7 +47,7 @@ class State:
         "step", "source", "tid", "opt_waiting", "channel", "statm_fd", "page", "torch",
         "cuda_ready", "cuda_mem", "gpu", "window", "window_on", "stop_after", "on_step_hooks", "fwd_t0",
         "first_fwd_in_step", "stopping", "stop_pending", "first_kind", "in_opt", "rss_t", "rss_v",
-        "heap_fn", "heap_v", "heap_free_v", "heap_next", "graph_capture", "graph_has_opt", "first_t",
+        "heap_fn", "heap_cost", "heap_next", "graph_capture", "graph_has_opt", "first_t",
         "prev_loss")
 
     def __init__(self):
@@ -67,8 +67,7 @@ class State:
         self.rss_t = 0
         self.rss_v = -1
         self.heap_fn = False     # heap.reader() at the first reading (False: not asked yet)
-        self.heap_v = -1
-        self.heap_free_v = -1    # the bytes the C heap holds free, read with heap_v
+        self.heap_cost = 0       # the last reading's cost (ns); 0: the first (which sets the reader up) waits least
         self.heap_next = 0
         self.fwd_t0 = 0
         self.stopping = False

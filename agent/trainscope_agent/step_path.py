@@ -23,6 +23,9 @@ Rate-limited, by the clock the step already read:
     at most every SLOW_EVERY_NS;
   - without CUDA, the C heap's in-use and free bytes (heap.py, one call: ~1 us, more with a long free list) at most
     every SLOW_EVERY_NS and never more than 1% of wall time (HEAP_COST_FACTOR x its cost);
+    a step sends them only when read at its end (-1 otherwise), and the RSS it sends again between
+    readings is marked by the CPU clock read with it (-1 when not read): the run layer keeps only
+    readings for the memory trend, as repeated values would flatten it;
   - the CUDA caching allocator's counters through the raw torch._C._cuda_memoryStats (one C++
     call returning a small nested dict), at most every MEM_EVERY_NS and never more than 1% of
     wall time (100 x its own measured cost). The device index is read once. Steps between
@@ -97,14 +100,20 @@ def end_step(S, level, clock):
         S.prev_loss = (loss, S.nonfinite)
     else:
         loss = 0.0
-    alloc = reserved = peak = cpu = -1
+    alloc = reserved = peak = cpu = heap = heap_free = -1
     if t - S.rss_t >= SLOW_EVERY_NS:
         S.rss_t = t
         S.rss_v = S.rss()
-        cpu = _cpu_ns()
+        cpu = _cpu_ns()  # >= 0 marks this step's RSS as read here, not carried over
         if not S.cuda_ready and t >= S.heap_next:
-            S.heap_v, S.heap_free_v = S.heap()
-            S.heap_next = t + max(SLOW_EVERY_NS, HEAP_COST_FACTOR * (clock() - t))
+            t1 = clock()
+            heap, heap_free = S.heap()
+            cost = clock() - t1
+            # The cheaper of the last two readings: one the scheduler preempted is not what reading
+            # costs (under load one took 100x, and the next came 25 steps later); a free list that
+            # really grew shows in both.
+            S.heap_next = t + max(SLOW_EVERY_NS, HEAP_COST_FACTOR * min(cost, S.heap_cost))
+            S.heap_cost = cost
         if not S.cuda_ready and S.torch is not None:
             _check_cuda(S)
     if S.cuda_ready:
@@ -121,7 +130,7 @@ def end_step(S, level, clock):
         S.h2d_bytes, S.h2d_pageable, S.h2d_blocking, S.fwd_ns, S.bwd_ns,
         S.opt_ns, S.io_ns, S.io_n, S.item_n, S.item_ns, alloc, reserved, peak,
         S.rss_v, S.samples, S.getitem_ns, S.collate_ns, loss, S.comm_ns, S.comm_n,
-        S.bwd_n, S.opt_n, S.heap_v, S.heap_free_v, cpu)
+        S.bwd_n, S.opt_n, heap, heap_free, cpu)
     if S.channel.dead:
         retire()  # trainscope is gone: nobody reads us, so stop costing anything
         if S.window is not None:

@@ -105,7 +105,11 @@ void RecordDecoder::add_step(const StepRecord& s) {
   t.rss = std::max(t.rss, s.rss);
   t.last_step = std::max(t.last_step, s.step);
   t.last_end_ns = std::max(t.last_end_ns, s.t_end_ns);
-  if (s.mem_allocated >= 0) add_mem(s, kind);
+  const bool profiled = (s.flags & kStepProfiled) != 0;
+  if (s.mem_allocated >= 0)
+    add_mem(out_.mem, {s.pid, kind, s.step, s.mem_allocated, s.mem_reserved, s.mem_peak, -1, -1, -1, profiled});
+  if (s.rss_read && s.rss >= 0)  // read at this step's end, not carried over
+    add_mem(out_.host_mem, {s.pid, kind, s.step, -1, -1, -1, s.rss, s.heap, s.heap_free, profiled});
   bool keep = t.count <= kStepsHead || (s.flags & kStepProfiled);
   if (!keep) {
     keep = t.tail_seen % t.stride == 0;  // the tail's n-th step is kept when stride divides n
@@ -134,9 +138,8 @@ void RecordDecoder::add_step(const StepRecord& s) {
   t.tail_kept = (ordinal + 1) / 2;
 }
 
-void RecordDecoder::add_mem(const StepRecord& s, int kind) {
-  auto& mem = out_.mem;
-  mem.push_back({s.pid, kind, s.step, s.mem_allocated, s.mem_reserved, s.mem_peak, (s.flags & kStepProfiled) != 0});
+void RecordDecoder::add_mem(std::vector<MemPoint>& mem, MemPoint p) {
+  mem.push_back(p);
   if (mem.size() <= kMemPoints) return;
   size_t w = 0;  // keep the 1st, 3rd, ...: still spread over the whole run
   for (size_t i = 0; i < mem.size(); i += 2) mem[w++] = mem[i];
@@ -218,7 +221,10 @@ void RecordDecoder::decode_one(std::string_view rec) {
       }
       if (pl.size() >= 31 * 8) s.heap = load<int64_t>(q + 8 * 30);
       if (pl.size() >= 32 * 8) s.heap_free = load<int64_t>(q + 8 * 31);
-      if (pl.size() >= 33 * 8) s.cpu_ns = load<int64_t>(q + 8 * 32);
+      if (pl.size() >= 33 * 8) {
+        s.cpu_ns = load<int64_t>(q + 8 * 32);
+        s.rss_read = s.cpu_ns >= 0;
+      }
       if (fresh_steps_) fresh_steps_->push_back(s);
       add_step(s);
       break;

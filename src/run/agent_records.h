@@ -45,6 +45,7 @@ struct StepRecord {
   int64_t heap = -1;    // the C heap's in-use bytes (glibc's mallinfo2, agent heap.py); -1 none
   int64_t heap_free = -1;  // the bytes the C heap holds free, still resident (mallinfo2 fordblks); -1 none
   int64_t cpu_ns = -1;  // the process's CPU clock at this step's end (read with the RSS); -1 not read
+  bool rss_read = true;  // false: the RSS is the last reading carried over (cpu_ns -1 in a record that has it)
   int64_t gpu_ns = -1;  // joined from the GPU record of the same step, when it arrived
 };
 
@@ -107,10 +108,16 @@ struct FetchTotals {
 // every 50 ms (agent/trainscope_agent/step_path.py), not at every step, so the readings are kept
 // apart from the step sample (which would miss most of them): all of them, thinned to every
 // other one whenever more than kMemPoints are held.
+// The host's readings likewise (Records::host_mem): the RSS, read at most every 10 ms (a step
+// between readings carries the last one again; a reading is marked by the CPU clock read with it),
+// and the C heap's in-use and free bytes where glibc tells (sent only by the step that read them).
+// Repeated values would flatten a memory trend: under load a heap read once in 25 steps made a
+// 24 MiB-a-step leak read 14.4 MiB a step.
 struct MemPoint {
   pid_t pid = 0;
   int level = 0;  // the step's StepSource
   int64_t step = 0, allocated = -1, reserved = -1, peak = -1;
+  int64_t rss = -1, heap = -1, heap_free = -1;  // host readings (-1: not read)
   bool profiled = false;
 };
 inline constexpr size_t kMemPoints = 4096;
@@ -118,6 +125,7 @@ inline constexpr size_t kMemPoints = 4096;
 struct Records {
   std::vector<StepRecord> steps;  // the bounded sample described above, in arrival order
   std::vector<MemPoint> mem;      // every CUDA allocator reading (bounded, see MemPoint)
+  std::vector<MemPoint> host_mem; // every RSS reading, with the C heap's where read (bounded likewise)
   std::map<std::pair<pid_t, int>, StepTotals> step_totals;  // (pid, StepSource level) -> totals
   std::vector<GpuRecord> gpu;     // GPU times not joined yet (bounded)
   FetchTotals fetches;
@@ -148,7 +156,7 @@ class RecordDecoder {
   void decode_one(std::string_view rec);
   void add_step(const StepRecord& s);
   void add_gpu(const GpuRecord& g);
-  void add_mem(const StepRecord& s, int kind);
+  static void add_mem(std::vector<MemPoint>& to, MemPoint p);  // thinned past kMemPoints
   std::vector<StepRecord>* fresh_steps_ = nullptr;
   std::vector<TextRecord>* fresh_texts_ = nullptr;
   std::vector<GpuRecord>* fresh_gpu_ = nullptr;

@@ -377,9 +377,9 @@ AgentSummary summarise(const Records& r) {
   }
 
   // Memory: the CUDA allocator's readings when the job used CUDA (the agent reads them at most
-  // every 50 ms, kept apart from the step sample: Records::mem), else the C heap's in-use bytes of
-  // the sampled steps where the agent could read them (agent heap.py: freed memory that stays
-  // resident hides a leak from the RSS), else the process RSS. With the heap, the RSS at the same
+  // every 50 ms, kept apart from the step sample: Records::mem), else the C heap's in-use bytes
+  // where the agent read them (agent heap.py: freed memory that stays resident hides a leak from
+  // the RSS), else the process RSS: its readings, kept apart likewise (Records::host_mem). With the heap, the RSS at the same
   // steps goes along (mem_rss_per_step): Python's own small objects are not in the heap; and the
   // RSS less the heap's free bytes (mem_rss_used_per_step): freed memory glibc keeps is not a leak.
   // Growth is a trend: the slope over the points after warm-up.
@@ -393,15 +393,18 @@ AgentSummary summarise(const Records& r) {
     ev.mem_reserved_bytes = std::max(ev.mem_reserved_bytes, static_cast<double>(m.reserved));
   }
   bool cuda_mem = !points.empty();
-  bool heap = !cuda_mem && std::any_of(out.steps.begin(), out.steps.end(), [](const StepRecord& s) { return s.heap >= 0; });
+  auto ours = [&](const MemPoint& m) { return m.pid == out.main_pid && m.level == kind; };
+  bool heap = !cuda_mem && std::any_of(r.host_mem.begin(), r.host_mem.end(),
+                                       [&](const MemPoint& m) { return ours(m) && m.heap >= 0; });
   ev.mem_source = out.steps.empty() ? "" : (cuda_mem ? "cuda" : heap ? "heap" : "rss");
+  for (const auto& m : r.host_mem) {
+    if (cuda_mem || !ours(m) || (heap && m.heap < 0)) continue;
+    points.push_back({static_cast<double>(m.step), static_cast<double>(heap ? m.heap : m.rss), static_cast<double>(m.rss),
+                      static_cast<double>(m.heap_free), m.profiled});
+    ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(m.rss));
+  }
   for (const auto& s : out.steps) {
-    if (!cuda_mem) {
-      bool profiled = (s.flags & kStepProfiled) != 0;
-      points.push_back({static_cast<double>(s.step), static_cast<double>(heap ? s.heap : s.rss), static_cast<double>(s.rss),
-                        static_cast<double>(s.heap_free), profiled});
-      ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(s.rss));
-    }
+    if (!cuda_mem) ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(s.rss));
     if (s.flags & kStepNonFinite) ++ev.nonfinite_losses;
   }
   if (totals) {  // every step, not only the sampled ones

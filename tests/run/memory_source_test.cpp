@@ -82,6 +82,48 @@ TEST(MemorySource, TheHeapCarriesTheRecordedLeakAtTheScriptsRate) {
   EXPECT_NEAR(left, (24.0 * 1024 * MiB - double(rs.back().rss)) / slope, 0.05 * left);
 }
 
+// The agent reads the RSS at most every 10 ms and the heap at most every 10 ms and 1% of wall time;
+// a step between readings carries the last RSS and no heap (and its CPU clock field, -1, says so).
+// Under load one heap reading was preempted, counted 100x its cost, and the next came 25 steps
+// later: the carried values flattened a 24 MiB-a-step leak to 14.4 (tests/run/oom_kill_test.sh).
+// Only readings make the trend: a 3 MiB-a-step rise read at steps 1-4, then every 6th step, has
+// its slope exactly.
+TEST(MemorySource, OnlyTheStepsThatReadMemoryMakeItsTrend) {
+  Records rec;
+  RecordDecoder d(rec);
+  uint32_t seq = 1;
+  d.feed(test::text_rec(11, seq++, "kind=hello\npython=3.11.7"));
+  int64_t rss = 0, read_at = 0;
+  for (int64_t s = 1; s <= 60; ++s) {
+    std::array<int64_t, 33> f = {};
+    f[0] = s, f[1] = 9, f[3] = 10'000'000;
+    f[18] = f[19] = f[20] = -1;  // no CUDA
+    f[28] = 1, f[29] = 1;
+    const bool reads = s <= 4 || s % 6 == 0;
+    if (reads) rss = int64_t(400 * MiB) + s * int64_t(3 * MiB), read_at = s;
+    f[21] = rss;  // carried over between readings
+    f[30] = reads ? int64_t(100 * MiB) + s * int64_t(3 * MiB) : -1;
+    f[31] = reads ? int64_t(2 * MiB) : -1;
+    f[32] = reads ? 1'000'000 * s : -1;
+    d.feed(test::step_record(11, seq++, f));
+  }
+  ASSERT_EQ(read_at, 60);
+  auto sum = summarise(rec);
+  sum.evidence.host_mem_total_bytes = 24.0 * 1024 * MiB;
+  const auto& a = sum.evidence;
+  EXPECT_EQ(a.mem_source, "heap");
+  ASSERT_EQ(a.mem_at_step.size(), 4u + 10u);  // steps 1-4, 6, 12, ..., 60
+  EXPECT_EQ(a.mem_at_step[4], 6);
+  EXPECT_DOUBLE_EQ(a.mem_slope_bytes_per_step / MiB, 3.0);
+  diagnose::Evidence ev;
+  ev.agent = a;
+  auto dg = diagnose::diagnose(ev);
+  ASSERT_FALSE(dg.findings.empty());
+  EXPECT_EQ(dg.findings.front().id, "memory-growth");
+  for (const auto& e : dg.findings.front().evidence)
+    if (e.name == "growth_bytes_per_step") EXPECT_DOUBLE_EQ(e.value / MiB, 3.0);
+}
+
 TEST(MemorySource, RssGrowthTheHeapDoesNotSeeIsStillFound) {
   // Python objects kept every step (pymalloc's arenas are mmapped outside the C heap): the heap
   // stays flat within its noise, the RSS rises 1 MiB a step.
