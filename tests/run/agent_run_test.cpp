@@ -759,7 +759,7 @@ TEST(AgentRun, KinetosMarkerLinesAreTakenOutOfTheJobsStderr) {
   std::regex kineto_line("(^|\n)USDT:\\d{4}-\\d\\d-\\d\\d ");
   EXPECT_FALSE(std::regex_search(c.err, kineto_line)) << "markers the program's own profiler printed: " << m[1] << "\n"
                                                       << c.err;
-  EXPECT_NE(c.err.find("\nUSDT: own metric 3\nprogress 1/2\rprogress 2/2\nkineto_markers: done\nUSD"),
+  EXPECT_NE(c.err.find("USDT: own metric 3\nprogress 1/2\rprogress 2/2\nkineto_markers: done\nUSD"),
             std::string::npos)
       << c.err;
   // Asked for Kineto's log (KINETO_LOG_LEVEL), nothing is taken out.
