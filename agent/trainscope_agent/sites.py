@@ -286,10 +286,10 @@ def loop_call(role, depth=2, hook_role=None):
     """The line where the training loop's code calls an evaluation: walking out from the
     evaluation's forward, the first user frame whose function also ran under the training forward
     (the deepest function the two share), at the line it is at now (GAT's `test(...)` in its
-    `train_iter`, a `validate()` in the epoch loop). None where that is the forward's own frame
-    (an evaluation written inline in the loop: the forward's line is the loop's), where a
-    framework's frames lie between (Lightning, Hugging Face: their knobs are named instead), or
-    before a training forward. A walk of a few frames per evaluation call: off the step's path.
+    `train_iter`, a `validate()` in the epoch loop); the forward's own line where that frame is
+    the forward's own (an evaluation written inline in the loop, as llm.c's train_gpt2.py scores
+    its validation batches). None where a framework's frames lie between (Lightning, Hugging Face:
+    their knobs are named instead), or before a training forward. A walk of a few frames per evaluation call: off the step's path.
     Returns (loop's site, hook's site). The hook (role hook_role): where the loop lies in a module
     of the user's other than the script they ran (minGPT's Trainer.run) and calls back into that
     script (a callback that evaluates every K steps), the script's outermost line on the way to the
@@ -303,8 +303,10 @@ def loop_call(role, depth=2, hook_role=None):
         code = f.f_code
         if is_user_file(code.co_filename):
             if any(code is c for c in train_codes):  # identity: == compares code objects' content
-                if first is None or crossed:
+                if crossed:
                     return None, None
+                if first is None:  # inline in the loop: the evaluation's forward line is the loop's own
+                    return _site_at(role, f), None
                 if hook is not None and _abspath(code.co_filename) == entry:
                     hook = None  # the loop is in the script itself: its line is the script's
                 return _site_at(role, f), (_site_at(hook_role, hook) if hook is not None else None)
@@ -363,8 +365,11 @@ def send(channel, step, final=False):
         from . import guards
         for s in list(_Table.order):
             if s.role in ("eval_call", "eval_hook") and s.file and s.guard is None:
-                s.guard = guards.frequency_guard(s.file, s.line) or ()
-                s.loop_var = guards.loop_variable(s.file, s.line) or ""
+                # The training forward's lines in the same function: a condition or loop around
+                # them is the training's too, not what runs the evaluation every K steps.
+                train = [t.line for t in _Table.order if t.role == "forward" and t.file == s.file and t.func == s.func]
+                s.guard = guards.frequency_guard(s.file, s.line, train) or ()
+                s.loop_var = guards.loop_variable(s.file, s.line, train) or ""
                 if s.guard or s.loop_var:
                     s.sent = -1  # send it again, with its condition
     for s in list(_Table.order):

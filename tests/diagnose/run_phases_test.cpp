@@ -223,6 +223,46 @@ TEST(PeriodicEvaluation, TheFixIsTheUsersOwnConditionWithItsIntervalDoubled) {
   EXPECT_EQ(f->fix_code, "if epoch % 2 == 0:   # evaluate at every other epoch\n    generate_and_print_sample(");
 }
 
+// karpathy/llm.c's train_gpt2.py (this VM, 2026-12-02, d12 on the CPU, --val_loss_every 10
+// --sample_every 20, 30 steps): the validation loss is written inline in the loop (its forward's
+// line, 758, is the loop's own: the agent's eval_call there too) under a condition written over
+// three lines (the agent reads it as one), and a sample is generated at 779 under another. The
+// inline line, the costliest, is named as the loop evaluating there; the condition is too long to
+// share a line with its old self, so the old one is a comment above it.
+TEST(PeriodicEvaluation, AnEvaluationInlineInTheLoopIsWhereTheLoopEvaluates) {
+  Evidence ev = accounted(2.0, 4, 0, 30);
+  auto fwd = code_site("eval", "/w/train_gpt2.py", 758);
+  fwd.calls = 80, fwd.host_ms = 23300, fwd.loop_ms = 17900;
+  fwd.code = "_, loss = model(x, y, return_logits=False)";
+  auto val = code_site("eval_call", "/w/train_gpt2.py", 758);
+  val.calls = 3, val.host_ms = 18700, val.loop_ms = 17900;
+  val.code = fwd.code;
+  val.guard_line = 748;
+  val.guard = "(args.val_loss_every > 0 and (step % args.val_loss_every == 0 or last_step)) and val_loader is not None";
+  val.guard_doubled =
+      "(args.val_loss_every > 0 and (step % (2 * args.val_loss_every) == 0 or last_step)) and val_loader is not None";
+  auto sample = code_site("eval_call", "/w/train_gpt2.py", 779);
+  sample.calls = 2, sample.host_ms = 3000, sample.loop_ms = 1500;
+  sample.code = "yg = raw_model.generate(xg, max_new_tokens, temperature=temperature, top_k=top_k)";
+  ev.agent->sites = {sample, fwd, val};
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "periodic-evaluation");
+  ASSERT_NE(f, nullptr);
+  ASSERT_GE(f->sites.size(), 2u);
+  EXPECT_EQ(f->sites[0].line, 758);
+  EXPECT_NE(f->sites[0].note.find("the loop evaluates here (3 passes, 18.7 s)"), std::string::npos) << f->sites[0].note;
+  EXPECT_EQ(f->sites[1].line, 779);
+  EXPECT_NE(f->sites[1].note.find("the loop calls the evaluation here (2 passes, 3.0 s)"), std::string::npos)
+      << f->sites[1].note;
+  for (size_t i = 2; i < f->sites.size(); ++i) EXPECT_NE(f->sites[i].line, 758) << "named once";
+  EXPECT_EQ(f->fix_code,
+            "# was: if (args.val_loss_every > 0 and (step % args.val_loss_every == 0 or last_step)) and val_loader is "
+            "not None: (train_gpt2.py:748)\n"
+            "if (args.val_loss_every > 0 and (step % (2 * args.val_loss_every) == 0 or last_step)) and val_loader is "
+            "not None:\n"
+            "    _, loss = model(x, y, return_logits=False)");
+}
+
 // karpathy/minGPT's projects/adder (this VM, 2026-11-30, 1,100 iterations): mingpt/trainer.py's
 // loop calls the script's on_batch_end callback after every step, and the callback evaluates every
 // 500 iterations with two eval_split(...) calls. The script's two lines are where it chose to

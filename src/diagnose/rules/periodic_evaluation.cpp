@@ -105,8 +105,9 @@ std::vector<const CodeSite*> calling_lines(const Evidence& ev, const char* role)
 }
 
 // The training loop's lines that call the evaluation (the agent's "eval_call" sites: where the
-// step's own function, or the loop's, calls a function of the user's that evaluates): the line
-// to put under `if step % K == 0:`. Where the loop lies in a module of the user's and calls back
+// step's own function, or the loop's, calls a function of the user's that evaluates, or, for an
+// evaluation written inline in the loop, its forward's own line): the line to put under
+// `if step % K == 0:`. Where the loop lies in a module of the user's and calls back
 // into the script they ran (minGPT's Trainer.run and its on_batch_end callback), the script's
 // lines on the way ("eval_hook") come first: the loop's line runs every callback, the script's is
 // where it chose to evaluate, and the fix goes there.
@@ -127,8 +128,13 @@ void point_at_loop_calls(Finding& f, const Evidence& ev, bool each_step) {
   for (size_t i = 0; !each_step && !guarded && i < where.size() && i < kMaxLines; ++i)
     if (where[i]->guard_line > 0 && !where[i]->guard_doubled.empty()) guarded = where[i];
   if (guarded) {
-    f.fix_code = fmt::format("if {}:   # was: if {}: ({}:{})", guarded->guard_doubled, guarded->guard,
-                             guarded->path.empty() ? guarded->file : guarded->path, guarded->guard_line);
+    const std::string now = fmt::format("if {}:", guarded->guard_doubled);
+    const std::string& shown_file = guarded->path.empty() ? guarded->file : guarded->path;
+    const std::string was = fmt::format("# was: if {}: ({}:{})", guarded->guard, shown_file, guarded->guard_line);
+    // A long condition (llm.c's three-line test, as one line): the old one on a line of its own
+    // above, so that no report's wrapping puts the comment among the code.
+    constexpr size_t kOneLine = 100;
+    f.fix_code = now.size() + 3 + was.size() <= kOneLine ? now + "   " + was : was + "\n" + now;
     for (const CodeSite* s : where)
       if (s->file == guarded->file && s->guard_line == guarded->guard_line && !s->code.empty())
         f.fix_code += "\n    " + s->code;
@@ -163,8 +169,14 @@ void point_at_loop_calls(Finding& f, const Evidence& ev, bool each_step) {
                                                   loop->path.empty() ? loop->file : loop->path, loop->line)
                                     : std::string(),
                                how_at(*hooks[i]))));
+  // A call line that is the evaluation's own forward: the evaluation is written inline in the loop.
+  auto inline_eval = [&](const CodeSite& c) {
+    return std::any_of(ev.agent->sites.begin(), ev.agent->sites.end(),
+                       [&](const CodeSite& s) { return s.role == "eval" && s.file == c.file && s.line == c.line; });
+  };
   for (size_t i = 0; i < calls.size() && i < kMaxLines; ++i)
-    f.sites.push_back(site_ref(*calls[i], fmt::format("the loop calls the evaluation here ({} pass{}, {:.1f} s): {}",
+    f.sites.push_back(site_ref(*calls[i], fmt::format("the loop {} here ({} pass{}, {:.1f} s): {}",
+                                                      inline_eval(*calls[i]) ? "evaluates" : "calls the evaluation",
                                                       calls[i]->calls, calls[i]->calls == 1 ? "" : "es",
                                                       calls[i]->host_ms / 1e3,
                                                       hooks.empty() ? how_at(*calls[i])

@@ -87,6 +87,33 @@ evaluate(model)
 '''
 check_lines("loop line", guards.loop_variable, "loops.py", LOOPS,
             {6: "epoch", 5: "step", 8: None, 10: None, 11: None, 2: None})
+# An evaluation written inline in the loop (its forward's line is the loop's own), under a test
+# written over three lines, and the training forward's line (10) given: a condition or loop that
+# holds the training forward runs the training too. A test over several lines comes back as one
+# line (ast.unparse: the `and` that is the outer `and`'s first operand keeps its parentheses).
+INLINE = '''for step in range(steps + 1):
+    last = step == steps
+    if (args.eval_every > 0 \\
+            and (step % args.eval_every == 0 or last)) \\
+            and val is not None:
+        with torch.no_grad():
+            for _ in range(args.eval_batches):
+                out = model(xv)
+    if step % accum == 0:
+        loss = model(x)
+        score = model(xv)
+    loss.backward()
+'''
+check_lines("inline line", lambda path, line: guards.frequency_guard(path, line, [10]), "inline.py", INLINE, {
+    8: (3, "(args.eval_every > 0 and (step % args.eval_every == 0 or last)) and val is not None",
+        "(args.eval_every > 0 and (step % (2 * args.eval_every) == 0 or last)) and val is not None"),
+    11: None,   # `if step % accum == 0:` holds the training forward too
+})
+check_lines("inline line, no training line", guards.frequency_guard, "inline.py", INLINE,
+            {11: (9, "step % accum == 0", "step % (2 * accum) == 0")})
+check_lines("inline loop", lambda path, line: guards.loop_variable(path, line, [10]), "inline.py", INLINE,
+            {8: "step", 11: "step"})
+check_lines("inline loop, no training line", guards.loop_variable, "inline.py", INLINE, {8: "_"})
 bad = os.path.join(d, "broken.py")
 with open(bad, "w") as fh:
     fh.write("if step % 10 == 0:\n    evaluate(\n")
