@@ -162,6 +162,9 @@ struct TimeAccount {
   double data_start_s = 0;
   int64_t data_starts = 0;
   double eval_start_s = 0;         // of eval_s: the evaluation's loaders waiting for their workers to start
+  // Of eval_s: before the first training step (a pass at step 0, a baseline before the loop). It
+  // runs whatever the interval: step 0 is a multiple of any K (periodic-evaluation's gain).
+  double eval_pre_s = 0;
   double other_s = 0;              // after the last step (teardown, logging), the rest
   double exit_s = 0;               // of other_s: the interpreter's exit, from the agent's last record (atexit) on
   double goodput_pct = 0;          // train_steps_s / job_s() x 100

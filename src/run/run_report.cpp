@@ -27,6 +27,7 @@ void write_time_account(JsonWriter& w, const std::optional<diagnose::TimeAccount
   w.field("data_wait_s", t->data_wait_s).field("data_queued_s", t->data_queued_s);
   w.field("data_start_s", t->data_start_s).field("data_starts", t->data_starts);
   w.field("eval_start_s", t->eval_start_s);
+  w.field("eval_pre_s", t->eval_pre_s);
   w.field("profiler_s", t->profiler_s).field("other_s", t->other_s).field("exit_s", t->exit_s);
   w.field("goodput_pct", t->goodput_pct);
   w.field("steps", t->steps).field("eval_spans", t->eval_spans).field("eval_spans_trained", t->eval_spans_trained);
