@@ -551,30 +551,35 @@ TEST(AgentRun, EvaluationBeforeTheFirstStepCountsWholeWithEachLinesTime) {
   EXPECT_EQ(test->calls, 1);
   EXPECT_GT(test->host_ms, 0);
   EXPECT_EQ(test->loop_ms, 0);
-  // The loop's lines that call evaluate() (role eval_call), known from the first optimizer step
-  // on: the one in the loop once (step 20; step 0's ran before any step), charged the span's time,
-  // and the one after the loop once, outside it. The test line inside <module> is the loop's own
-  // code (the evaluation written inline): its line is already the eval line, no call line.
+  // The loop's lines that start an evaluation (role eval_call), known from the first optimizer
+  // step on: the evaluate() call in the loop once (step 20; step 0's ran before any step), charged
+  // the span's time, and the one after the loop once, outside it. The test line inside <module> is
+  // the loop's own code (an evaluation written inline, as llm.c's train_gpt2.py scores its
+  // validation batches): its forward's line is its call line too, once, after the loop.
   // The training forward, not the first forward the hooks saw (step 0's evaluation), is the
   // forward site.
-  const diagnose::CodeSite *in_loop = nullptr, *after = nullptr, *forward = nullptr;
+  const diagnose::CodeSite *in_loop = nullptr, *after = nullptr, *inline_test = nullptr, *forward = nullptr;
   int calls_lines = 0;
   for (const auto& s : r.evidence.agent->sites) {
     if (s.role == "eval_call") {
       ++calls_lines;
       if (s.line == 34) in_loop = &s;
       if (s.line == 39) after = &s;
+      if (s.line == 42) inline_test = &s;
     }
     if (s.role == "forward") forward = &s;
   }
-  EXPECT_EQ(calls_lines, 2);
+  EXPECT_EQ(calls_lines, 3);
   ASSERT_NE(in_loop, nullptr);
   ASSERT_NE(after, nullptr);
+  ASSERT_NE(inline_test, nullptr);
   EXPECT_EQ(in_loop->calls, 1);
   EXPECT_NEAR(in_loop->host_ms, in_loop->loop_ms, 0.01);
   EXPECT_GE(in_loop->host_ms, 11 * 10.0);  // the span's renderings after its first call
   EXPECT_EQ(after->calls, 1);
   EXPECT_EQ(after->loop_ms, 0);
+  EXPECT_EQ(inline_test->calls, 1);
+  EXPECT_EQ(inline_test->loop_ms, 0);
   ASSERT_NE(forward, nullptr);
   EXPECT_NE(forward->code.find("cross_entropy(model(x), y)"), std::string::npos) << forward->code;
 }
