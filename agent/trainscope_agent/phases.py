@@ -27,6 +27,10 @@ class Ph:
     first_start = 0      # monotonic ns: the first step's start
     last_end = 0         # ... the last step's end
     eval_ns = 0          # closed spans, less the compilation inside them
+    # ... those closed before the first training event (a pass at step 0, a baseline before the
+    # loop: the first step begins at the first forward, an evaluation's too), -1 until that event.
+    # They run whatever the interval (periodic-evaluation's gain).
+    eval_before_train_ns = -1
     eval_spans = 0
     eval_spans_trained = 0  # ... of them, spans that called the model the loop trains (not a copy, a teacher)
     eval_calls = 0
@@ -330,6 +334,8 @@ def train_event(x=None):
     Ph.fetch_after_train = None
     if Ph.open:
         close(True)
+    if Ph.eval_before_train_ns < 0:
+        Ph.eval_before_train_ns = Ph.eval_ns
 
 
 def _undo_span():
@@ -414,7 +420,7 @@ def send(channel, final=False):
     f = [("first_step_t", p.first_start), ("last_step_end_t", p.last_end), ("t", now()),
          ("final", 1 if final else 0), ("eval_spans", p.eval_spans),
          ("eval_spans_trained", p.eval_spans_trained), ("eval_calls", p.eval_calls),
-         ("io_n", p.io_n), ("compile_frames", compile_frames())]
+         ("io_n", p.io_n), ("compile_frames", compile_frames()), ("eval_before_train_ns", p.eval_before_train_ns)]
     for name, i in (("eval_ns", 0), ("compile_ns", 1), ("io_ns", 2), ("eval_fetch_ns", 3), ("profiler_ns", 4),
                     ("queued_ns", 5), ("fetch_ns", 6), ("start_fetch_ns", 7), ("start_fetches", 8),
                     ("eval_start_fetch_ns", 9), ("eval_start_fetches", 10)):

@@ -136,7 +136,9 @@ std::optional<diagnose::TimeAccount> time_account(const Records& r, pid_t main_p
   };
   a.data_starts = std::max<int64_t>(0, count_in("start_fetches") - (trains ? count_in("eval_start_fetches") : 0));
   a.eval_start_s = std::min(a.eval_s, estart.pre + estart.in + estart.post);
-  a.eval_pre_s = std::min(a.eval_s, eval.pre);
+  // Before the first training event: the first step begins at the first forward the agent sees, an
+  // evaluation's at step 0 too, so the agent marks the evaluation closed before training began.
+  a.eval_pre_s = trains ? std::min(a.eval_s, std::max(eval.pre, sec("eval_before_train_ns"))) : 0;
   a.before_first_step_s = std::max(0.0, pre_wall - comp.pre - eval.pre - io.pre - prof.pre - pre_o.train);
   a.train_steps_s = std::max(0.0, loop_wall - comp.in - eval.in - io.in - prof.in - a.data_wait_s) + pre_o.train + post_o.train;
   a.other_s = std::max(0.0, post_wall - comp.post - eval.post - io.post - prof.post - post_o.train);

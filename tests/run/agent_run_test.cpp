@@ -528,6 +528,10 @@ TEST(AgentRun, EvaluationBeforeTheFirstStepCountsWholeWithEachLinesTime) {
   // benchmark's line below; each span's first sleep comes before its first call. The bound once
   // counted 12 a span, and a fresh clone on a quiet Intel VM measured 0.3589 s < 0.36.
   EXPECT_GE(t.eval_s, 3 * 11 * 0.010);
+  // The first of the three spans ran before the first training step (its forwards began "step 1"):
+  // its time is the evaluation before training, which no interval changes.
+  EXPECT_GE(t.eval_pre_s, 11 * 0.010);
+  EXPECT_LT(t.eval_pre_s, t.eval_s - 2 * 11 * 0.010);
   const diagnose::CodeSite *val = nullptr, *bench = nullptr, *test = nullptr;
   for (const auto& s : r.evidence.agent->sites)
     if (s.role == "eval")
