@@ -771,12 +771,14 @@ TEST(AgentRun, KinetosMarkerLinesAreTakenOutOfTheJobsStderr) {
   EXPECT_NE(c.err.find("USDT: own metric 3\nprogress 1/2\rprogress 2/2\nkineto_markers: done\nUSD"),
             std::string::npos)
       << c.err;
-  // Asked for Kineto's log (KINETO_LOG_LEVEL), nothing is taken out.
+  // Asked for Kineto's log (KINETO_LOG_LEVEL), nothing is taken out: where this PyTorch prints
+  // the lines at all (Debian's 1.13 prints none, and a second run there would show nothing).
+  if (m[1] == "0") return;
   auto kept = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", fresh_dir("kineto_markers_kept"), "--",
                        torch_python(), script("kineto_markers.py")},
                       "", {"KINETO_LOG_LEVEL=5"});
   ASSERT_EQ(kept.status, 0) << kept.err;
-  EXPECT_EQ(std::regex_search(kept.err, kineto_line), m[1] != "0") << kept.err;
+  EXPECT_TRUE(std::regex_search(kept.err, kineto_line)) << kept.err;
 }
 
 TEST(AgentRun, CommandNotFoundIsOneClearLine) {
