@@ -379,9 +379,10 @@ AgentSummary summarise(const Records& r) {
   // Memory: the CUDA allocator's readings when the job used CUDA (the agent reads them at most
   // every 50 ms, kept apart from the step sample: Records::mem), else the C heap's in-use bytes
   // where the agent read them (agent heap.py: freed memory that stays resident hides a leak from
-  // the RSS), else the process RSS: its readings, kept apart likewise (Records::host_mem). With the heap, the RSS at the same
-  // steps goes along (mem_rss_per_step): Python's own small objects are not in the heap; and the
-  // RSS less the heap's free bytes (mem_rss_used_per_step): freed memory glibc keeps is not a leak.
+  // the RSS), else the process RSS: its readings, kept apart likewise (Records::host_mem). With the
+  // heap, the RSS at the same steps goes along (mem_rss_per_step): Python's own small objects are
+  // not in the heap; and the RSS less the heap's free bytes (mem_rss_used_per_step): freed memory
+  // glibc keeps is not a leak.
   // Growth is a trend: the slope over the points after warm-up.
   struct Point { double step, value, rss, heap_free; bool profiled; };
   std::vector<Point> points;
@@ -399,8 +400,8 @@ AgentSummary summarise(const Records& r) {
   ev.mem_source = out.steps.empty() ? "" : (cuda_mem ? "cuda" : heap ? "heap" : "rss");
   for (const auto& m : r.host_mem) {
     if (cuda_mem || !ours(m) || (heap && m.heap < 0)) continue;
-    points.push_back({static_cast<double>(m.step), static_cast<double>(heap ? m.heap : m.rss), static_cast<double>(m.rss),
-                      static_cast<double>(m.heap_free), m.profiled});
+    points.push_back({static_cast<double>(m.step), static_cast<double>(heap ? m.heap : m.rss),
+                      static_cast<double>(m.rss), static_cast<double>(m.heap_free), m.profiled});
     ev.mem_peak_bytes = std::max(ev.mem_peak_bytes, static_cast<double>(m.rss));
   }
   for (const auto& s : out.steps) {

@@ -52,12 +52,11 @@ bool is_kineto_marker_line(const std::string& line) {
 void KinetoMarkerFilter::feed(const char* p, size_t n, std::string& out) {
   for (size_t i = 0; i < n; ++i) {
     char c = p[i];
-    if (holding_) {
+    if (!held_.empty()) {
       held_ += c;
       if (c == '\n') {
         if (!is_kineto_marker_line(held_)) out += held_;
         held_.clear();
-        holding_ = false;
         at_line_start_ = true;
         continue;
       }
@@ -66,13 +65,11 @@ void KinetoMarkerFilter::feed(const char* p, size_t n, std::string& out) {
       if (!still) {  // not a marker line after all: what was held passes, and the rest of the line
         out += held_;
         held_.clear();
-        holding_ = false;
         at_line_start_ = false;
       }
       continue;
     }
     if (at_line_start_ && c == kSeverity[0]) {
-      holding_ = true;
       held_.assign(1, c);
       continue;
     }
@@ -84,7 +81,6 @@ void KinetoMarkerFilter::feed(const char* p, size_t n, std::string& out) {
 void KinetoMarkerFilter::flush(std::string& out) {
   out += held_;
   held_.clear();
-  holding_ = false;
 }
 
 }  // namespace ts::run

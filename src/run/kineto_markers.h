@@ -23,8 +23,7 @@ class KinetoMarkerFilter {
   void flush(std::string& out);
 
  private:
-  std::string held_;       // the current line, while it may still be a marker line
-  bool holding_ = false;
+  std::string held_;       // the current line, while it may still be a marker line (else empty)
   bool at_line_start_ = true;
 };
 

@@ -85,13 +85,9 @@ void StderrTee::copy_loop() {
     if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       ssize_t n = read(read_fd_, buf, sizeof buf);
       if (n > 0) {
-        if (markers_) {
-          std::string out;
-          markers_->feed(buf, static_cast<size_t>(n), out);
-          emit(out.data(), out.size());
-        } else {
-          emit(buf, static_cast<size_t>(n));
-        }
+        std::string scratch;
+        std::string_view out = passed(buf, static_cast<size_t>(n), scratch);
+        emit(out.data(), out.size());
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -100,6 +96,12 @@ void StderrTee::copy_loop() {
     }
     if (p[1].revents) return;  // finish(): stop copying here
   }
+}
+
+std::string_view StderrTee::passed(const char* p, size_t n, std::string& scratch) {
+  if (!markers_) return {p, n};
+  markers_->feed(p, n, scratch);
+  return scratch;
 }
 
 void StderrTee::emit(const char* p, size_t n) {
@@ -132,13 +134,9 @@ std::vector<std::string> StderrTee::finish(int quiet_ms, size_t max_lines) {
       for (;;) {
         ssize_t n = read(read_fd_, buf, sizeof buf);
         if (n > 0) {
-          if (markers_) {
-            std::string out;
-            markers_->feed(buf, static_cast<size_t>(n), out);
-            write_all(STDERR_FILENO, out.data(), out.size());
-          } else {
-            write_all(STDERR_FILENO, buf, static_cast<size_t>(n));
-          }
+          std::string scratch;
+          std::string_view out = passed(buf, static_cast<size_t>(n), scratch);
+          write_all(STDERR_FILENO, out.data(), out.size());
           continue;
         }
         if (n < 0 && errno == EINTR) continue;

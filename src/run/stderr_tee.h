@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -39,6 +40,8 @@ class StderrTee {
  private:
   void copy_loop();
   void emit(const char* p, size_t n);  // to the sink or our stderr, and into the tail
+  // What of p[0..n) passes (Kineto's marker lines out, when asked): p itself, or `scratch`.
+  std::string_view passed(const char* p, size_t n, std::string& scratch);
   int read_fd_ = -1, write_fd_ = -1;
   int wake_[2] = {-1, -1};
   bool pty_ = false;
