@@ -23,6 +23,8 @@ Markers (README.md beside this file):
   # corpus: serial                 the case runs alone under ctest (RUN_SERIAL): its finding is the
                                    job's own threads contending for the cores, or one that other tests
                                    saturating the cores would supply
+  # corpus: waits                  the case's time is mostly sleeps: it takes half a core's slots
+                                   under ctest (tests/CMakeLists.txt); nothing here reads it
   # corpus: own-times              the script times its own phases into own_times.json (keys of
                                    run.time_account, seconds); each must match within 30% or 0.3 s
 
@@ -44,7 +46,7 @@ from checks import Checks  # noqa: E402
 
 EXPECT = re.compile(r"#\s*expect:\s*(top|finding|absent|code-change|fix)\s+(.+?)\s*$")
 SITE = re.compile(r"#\s*expect-site:\s*([a-z0-9-]+)(?:\s+names\s+(\S+)|\s+(first)|\s+(caller))?\s*$")
-CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only|own-times|openmp-spins|serial)\s*(.*?)\s*$")
+CORPUS = re.compile(r"#\s*corpus:\s*(run|set|torch2-only|own-times|openmp-spins|serial|waits)\s*(.*?)\s*$")
 
 
 def markers(case):

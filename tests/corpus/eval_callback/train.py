@@ -3,6 +3,7 @@ in its step-end callback to evaluate every 20 steps on 12 batches (about a quart
 line to change is the script's, not the engine's, which calls the callback after every step. The
 step and the evaluation batches are sleep-bound (a loaded machine stretches neither much)."""
 # expect: finding periodic-evaluation
+# corpus: waits
 import time
 
 import torch

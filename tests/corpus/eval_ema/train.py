@@ -7,6 +7,7 @@ mode before the first step. Steps and evaluation batches are sleep-bound. Times 
 own_times.json."""
 # expect: finding periodic-evaluation
 # corpus: own-times
+# corpus: waits
 import copy
 import json
 import os

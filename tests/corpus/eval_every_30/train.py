@@ -4,6 +4,7 @@ batches are sleep-bound (a loaded machine stretches neither much)."""
 # expect: finding periodic-evaluation
 # expect: fix periodic-evaluation if step % (2 * EVAL_EVERY) == 0:
 # corpus: own-times
+# corpus: waits
 import json
 import os
 import time

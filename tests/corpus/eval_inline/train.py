@@ -4,6 +4,7 @@ karpathy/llm.c's train_gpt2.py writes it; about a third of the run evaluates. Th
 validation batches are sleep-bound (a loaded machine stretches neither much)."""
 # expect: finding periodic-evaluation
 # expect: fix periodic-evaluation (step % (2 * args.val_every) == 0 or last)
+# corpus: waits
 import argparse
 import time
 

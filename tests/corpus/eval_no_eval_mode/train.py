@@ -6,6 +6,7 @@ feeds the loop (a rollout, a teacher), so what tells this one apart is where its
 a DataLoader the training steps never take a batch from."""
 # expect: finding periodic-evaluation
 # corpus: own-times
+# corpus: waits
 import json
 import os
 import time

@@ -2,6 +2,7 @@
 no periodic-evaluation. Times its own phases into own_times.json."""
 # expect: absent periodic-evaluation
 # corpus: own-times
+# corpus: waits
 import json
 import os
 import time

@@ -5,6 +5,7 @@ object, the trained one freed. That test pass is about a fifth of the run: evalu
 time. Once, at the end: not periodic. Times its own phases into own_times.json."""
 # expect: absent periodic-evaluation
 # corpus: own-times
+# corpus: waits
 import json
 import os
 import time

@@ -5,6 +5,7 @@ run; the loop times its own phases into own_times.json. Steps and evaluation bat
 sleep-bound (a loaded machine stretches neither much)."""
 # expect: finding periodic-evaluation
 # corpus: own-times
+# corpus: waits
 import json
 import os
 import time

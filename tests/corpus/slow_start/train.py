@@ -2,6 +2,7 @@
 of its wall time: the start-up profile names the line that waits."""
 # expect: top slow-start
 # expect: absent periodic-evaluation, compile-cost
+# corpus: waits
 import time
 
 import torch
