@@ -851,4 +851,15 @@ def _report_optimizer(opt):
         ("has_foreach", has_foreach),
         ("param_groups", len(opt.param_groups)),
         ("params_on_cuda", on_cuda),
+        # How many passes the single-tensor update makes (SGD: the momentum buffer's, weight decay's).
+        ("momentum", _number(d.get("momentum"))),
+        ("weight_decay", _number(d.get("weight_decay"))),
     ])
+
+
+def _number(v):
+    """A default as a float (a tensor's or a float's), None where it is not a number."""
+    try:
+        return float(v) if v is not None and not isinstance(v, bool) else None
+    except (TypeError, ValueError, RuntimeError):
+        return None

@@ -202,6 +202,8 @@ struct AgentEvidence {
   // fused=True runs on the parameters' device: PyTorch's list of devices with fused optimizer
   // kernels (CUDA; the CPU from 2.4). Older agents: has_fused on CUDA parameters.
   bool optimizer_fused_on_device = false;
+  // The optimizer's defaults that decide how many passes its update makes (SGD: momentum).
+  double optimizer_momentum = 0, optimizer_weight_decay = 0;
   struct Loader {
     std::string dataset;
     int64_t batch_size = -1;

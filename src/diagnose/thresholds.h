@@ -149,6 +149,16 @@ inline constexpr double kFusedOptimizerKeeps = 0.1;
 // 46): AdamW over a GPT-2-small's 162M parameters in 161 tensors, 2 cores of an AMD EPYC VM,
 // PyTorch 2.13: single-tensor 493-611 ms, fused 69-77 ms per step (0.12-0.16 of it); take 0.2.
 inline constexpr double kFusedOptimizerKeepsCpu = 0.2;
+// ... the same for SGD with momentum (the buffer's scaling and sum, then the step: three passes;
+// weight decay adds one that allocates a new tensor) and Adagrad (the squared gradients' sum, its
+// square root into a new tensor, the division and step). Measured over the same shapes
+// (bench/run/fused_optimizer_cpu.py, 163M parameters in 149 tensors, 2 cores of an Intel Xeon VM,
+// PyTorch 2.13, docs/BENCHMARKS.md, session 48), fused against single-tensor: SGD with momentum
+// 0.60, with weight decay too 0.31 (Nesterov's 0.19), Adagrad 0.32; Adam 0.19 and AdamW 0.16 in the
+// same run, plain SGD 1.02. Each taken a little above what was measured, as for Adam.
+inline constexpr double kFusedSgdMomentumKeepsCpu = 0.65;
+inline constexpr double kFusedSgdMomentumDecayKeepsCpu = 0.4;
+inline constexpr double kFusedAdagradKeepsCpu = 0.4;
 // ... and the optimizer's share of a CPU step from which it is a finding (the fix then gives back
 // at least 4% of the step), and its time: a fused call has a cost of its own, which a few small
 // tensors do not repay (examples/host_sync.py: single-tensor 0.02 ms, fused 0.03 ms;

@@ -216,6 +216,8 @@ AgentSummary summarise(const Records& r) {
       ev.optimizer_fused_on_device = t.kv.count("fused_on_device")
                                          ? t.get_bool("fused_on_device")
                                          : ev.optimizer_has_fused && t.get_bool("params_on_cuda");
+      ev.optimizer_momentum = t.get_double("momentum", 0);
+      ev.optimizer_weight_decay = t.get_double("weight_decay", 0);
     } else if (t.kind == "loader") {
       std::string key;
       for (const auto& [k, v] : t.kv) key += k + "=" + v + ";";

@@ -113,6 +113,8 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   w.field("optimizer_has_fused", e.optimizer_has_fused);
   w.field("optimizer_has_foreach", e.optimizer_has_foreach);
   w.field("optimizer_fused_on_device", e.optimizer_fused_on_device);
+  w.field("optimizer_momentum", e.optimizer_momentum);
+  w.field("optimizer_weight_decay", e.optimizer_weight_decay);
   w.field("rank", e.rank);
   w.field("world_size", e.world_size);
   w.key("tf32_matmul");

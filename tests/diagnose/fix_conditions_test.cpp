@@ -248,6 +248,46 @@ TEST(FixConditions, UnfusedOptimizerOnTheCpuOnlyWhereFusedRunsThere) {
   EXPECT_NEAR(f->own_fraction, 18.0 / 50, 1e-9);  // 20 ms less the tenth a fused update keeps
 }
 
+// The fused CPU kernels of SGD and Adagrad (PyTorch >= 2.4): SGD's gain needs momentum (plain SGD is
+// one pass already: measured 1.02x of its fused time), and each update keeps the share of its time
+// measured for its fused kernel (bench/run/fused_optimizer_cpu.py: SGD with momentum 0.60, with
+// weight decay 0.31, Adagrad 0.32; taken as 0.65, 0.4 and 0.4).
+TEST(FixConditions, UnfusedSgdOnTheCpuOnlyWithMomentumAndAdagradByItsPasses) {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 10;
+  a.step_ms = 50;
+  a.optimizer_ms = 20;
+  a.optimizer = "SGD";
+  a.optimizer_impl = "single_tensor";
+  a.optimizer_has_fused = true;
+  a.optimizer_fused_on_device = true;
+  a.param_device = "cpu";
+  ev.agent = a;
+  EXPECT_EQ(find(diagnose(ev), "unfused-optimizer"), nullptr);  // plain SGD
+  ev.agent->optimizer_momentum = 0.9;
+  const Diagnosis momentum = diagnose(ev);
+  const Finding* f = find(momentum, "unfused-optimizer");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->own_fraction, (20 - 0.65 * 20) / 50, 1e-9);
+  ASSERT_EQ(f->fix_settings.size(), 1u);
+  EXPECT_EQ(f->fix_settings[0].first, "optimizer.fused");
+  EXPECT_NE(f->fix_code.find("torch.optim.SGD("), std::string::npos) << f->fix_code;
+  ev.agent->optimizer_weight_decay = 1e-4;
+  const Diagnosis decay = diagnose(ev);
+  f = find(decay, "unfused-optimizer");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->own_fraction, (20 - 0.4 * 20) / 50, 1e-9);
+  EXPECT_NE(f->explanation.find("weight decay"), std::string::npos) << f->explanation;
+  ev.agent->optimizer = "Adagrad";
+  const Diagnosis adagrad = diagnose(ev);
+  f = find(adagrad, "unfused-optimizer");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->own_fraction, (20 - 0.4 * 20) / 50, 1e-9);
+  ev.agent->optimizer = "RMSprop";  // no fused kernel in PyTorch
+  EXPECT_EQ(find(diagnose(ev), "unfused-optimizer"), nullptr);
+}
+
 // More workers help while cores are free; with the job's cores saturated only cheaper loading
 // helps: dataloader-starvation and cpu-bound-transforms never speak together.
 TEST(FixConditions, WorkersWhileCoresAreFreeCheaperLoadingWhenSaturated) {

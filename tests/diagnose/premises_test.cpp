@@ -160,7 +160,7 @@ Evidence cpu_single_tensor_adamw() {
 TEST(Premises, UnfusedOptimizerOnTheCpu) {
   expect_premises("unfused-optimizer", cpu_single_tensor_adamw,
                   {{"fused kernels for the parameters' device", [](Evidence& e) { e.agent->optimizer_fused_on_device = false; }},
-                   {"an Adam-family update (plain SGD is one operation per parameter already)",
+                   {"an update of several passes (plain SGD's is one operation per parameter already)",
                     [](Evidence& e) { e.agent->optimizer = "SGD"; }},
                    {"the single-tensor loop", [](Evidence& e) { e.agent->optimizer_impl = "foreach"; }},
                    {"the optimizer's time measured", [](Evidence& e) { e.agent->optimizer_ms = -1; }},

@@ -22,16 +22,37 @@ namespace {
 // On the CPU (PyTorch >= 2.4): the single-tensor update runs each of its operations as a pass over
 // each parameter's memory, the fused kernel makes one. Premise: the agent measured the optimizer's
 // time, fused=True runs on the parameters' device (PyTorch's own list of such devices), and the
-// class is Adam or AdamW, whose dozen operations per parameter were measured against the fused
-// one; plain SGD's update is one operation already (examples/checkpoint_every_step.py's SGD:
-// 0.30 ms single-tensor, 0.29 ms fused).
+// update is one of several passes, each measured against the fused kernel
+// (bench/run/fused_optimizer_cpu.py): Adam and AdamW (a dozen operations per parameter), Adagrad,
+// and SGD with momentum (the buffer's scaling and sum, then the step). Plain SGD's update is one
+// operation already (examples/checkpoint_every_step.py's SGD: 0.30 ms single-tensor, 0.29 ms fused).
+struct CpuUpdate {
+  double keeps;       // the fused update's share of the single-tensor one's time
+  const char* passes;  // what the single-tensor update does, one pass each
+};
+
+std::optional<CpuUpdate> cpu_update(const AgentEvidence& a) {
+  if (a.optimizer == "Adam" || a.optimizer == "AdamW")
+    return CpuUpdate{th::kFusedOptimizerKeepsCpu,
+                     "weight decay, the two moment updates, the square root, the division, the step"};
+  if (a.optimizer == "Adagrad")
+    return CpuUpdate{th::kFusedAdagradKeepsCpu, "the squared gradients' sum, its square root, the division, the step"};
+  if (a.optimizer == "SGD" && a.optimizer_momentum > 0)
+    return a.optimizer_weight_decay > 0
+               ? CpuUpdate{th::kFusedSgdMomentumDecayKeepsCpu,
+                           "weight decay into a new gradient, the momentum buffer's scaling and sum, the step"}
+               : CpuUpdate{th::kFusedSgdMomentumKeepsCpu, "the momentum buffer's scaling and sum, the step"};
+  return std::nullopt;
+}
+
 std::optional<Finding> on_cpu(const AgentEvidence& a, const Evidence& ev) {
-  if (a.optimizer != "Adam" && a.optimizer != "AdamW") return std::nullopt;
+  const auto update = cpu_update(a);
+  if (!update) return std::nullopt;
   if (!a.optimizer_fused_on_device || a.step_ms <= 0 || a.optimizer_ms <= 0) return std::nullopt;
   const double pct = 100 * a.optimizer_ms / a.step_ms;
   if (pct < th::kOptimizerCpuPct || a.optimizer_ms < th::kOptimizerCpuMinMs) return std::nullopt;
   Finding f = make("unfused-optimizer", Bottleneck::Compute, "agent");
-  const double keeps = th::kFusedOptimizerKeepsCpu * a.optimizer_ms;
+  const double keeps = update->keeps * a.optimizer_ms;
   add(f, "optimizer_ms", a.optimizer_ms, "ms");
   add(f, "optimizer_pct", pct, "%");
   add(f, "fused_update_ms", keeps, "ms");
@@ -43,12 +64,11 @@ std::optional<Finding> on_cpu(const AgentEvidence& a, const Evidence& ev) {
                         cls, pct);
   f.gain = fmt::format("one fused pass over each parameter: {}", gain_text(f.recoverable_fraction));
   f.explanation = fmt::format(
-      "The single-tensor {} update runs its operations one after another for each parameter (weight decay, "
-      "the two moment updates, the square root, the division, the step), each a pass over the parameter's "
-      "memory. PyTorch 2.4 added fused CPU kernels for Adam, AdamW, SGD and Adagrad (torch.optim docs, "
-      "\"Algorithms\": fused implementations), which do the whole update in one pass: here the step spends "
-      "{:.3g} ms of {:.3g} in the optimizer, and the fused update keeps about a fifth of it.",
-      cls, a.optimizer_ms, a.step_ms);
+      "The single-tensor {} update runs its operations one after another for each parameter ({}), each a "
+      "pass over the parameter's memory. PyTorch 2.4 added fused CPU kernels for Adam, AdamW, SGD and Adagrad "
+      "(torch.optim docs, \"Algorithms\": fused implementations), which do the whole update in one pass: here "
+      "the step spends {:.3g} ms of {:.3g} in the optimizer, and the fused update keeps about {:.0f}% of it.",
+      cls, update->passes, a.optimizer_ms, a.step_ms, 100 * update->keeps);
   f.fix = fmt::format("torch.optim.{}(..., fused=True): the fused CPU kernel (PyTorch >= 2.4).", cls);
   f.fix_code = fmt::format("opt = torch.optim.{}(model.parameters(), lr=lr, fused=True)", cls);
   f.fix_settings = {{"optimizer.fused", "true"}};
