@@ -147,9 +147,20 @@ Store::Store(const std::string& path) : path_(path) {
   try {
     // WAL: readers (trainscope runs, report) do not block the recorder, and a commit is
     // one append; synchronous=NORMAL keeps commits durable across a process crash.
-    exec("PRAGMA journal_mode=WAL");
+    // Runs started at the same instant on a fresh store (a sweep's jobs) meet here: one in ~60 was
+    // not stored ("database is locked"). Switching to WAL needs the file to itself for a moment, and
+    // a connection that finds it busy gets SQLITE_BUSY at once, without the busy handler: retried
+    // for the busy timeout. The schema goes in one IMMEDIATE transaction, whose write lock does wait:
+    // as autocommit statements, a CREATE that read the file before another run's commit would fail
+    // at once too (WAL's SQLITE_BUSY_SNAPSHOT: a reader turning writer on an old snapshot).
+    for (const double t0 = mono_s();;) {
+      if (sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr) == SQLITE_OK) break;
+      if ((sqlite3_errcode(db_) & 0xff) != SQLITE_BUSY) fail(sqlite3_errmsg(db_));
+      if (mono_s() - t0 > 5) fail(kLocked);
+      usleep(10000);
+    }
     exec("PRAGMA synchronous=NORMAL");
-    exec(kSchema);
+    if (!write([this] { exec(kSchema); })) fail(kLocked);
     Stmt s{prepare("SELECT value FROM meta WHERE key='schema'")};
     if (sqlite3_step(s) != SQLITE_ROW || col_text(s, 0) != "trainscope-store-1")
       fail("not a trainscope recording store (schema mismatch)");

@@ -217,17 +217,24 @@ TEST(FixConditions, DataLoaderWithoutAPredictedGainIsANote) {
 // A fused optimizer on the CPU needs PyTorch's fused CPU kernels (2.4): where fused=True does not
 // run on the parameters' device, no finding; where it does, the step less the fifth of the
 // optimizer's time the fused pass keeps. On CUDA, a tenth.
-TEST(FixConditions, UnfusedOptimizerOnTheCpuOnlyWhereFusedRunsThere) {
+// A single-tensor CLS on CPU parameters: 20 ms of a 50 ms step.
+Evidence single_tensor_on_cpu(const std::string& cls, bool fused_on_device) {
   Evidence ev;
   AgentEvidence a;
   a.steps = 10;
   a.step_ms = 50;
   a.optimizer_ms = 20;
-  a.optimizer = "AdamW";
+  a.optimizer = cls;
   a.optimizer_impl = "single_tensor";
   a.optimizer_has_fused = true;
+  a.optimizer_fused_on_device = fused_on_device;
   a.param_device = "cpu";
   ev.agent = a;
+  return ev;
+}
+
+TEST(FixConditions, UnfusedOptimizerOnTheCpuOnlyWhereFusedRunsThere) {
+  Evidence ev = single_tensor_on_cpu("AdamW", false);
   EXPECT_EQ(find(diagnose(ev), "unfused-optimizer"), nullptr);
   ev.agent->optimizer_fused_on_device = true;
   const Diagnosis on_cpu = diagnose(ev);
@@ -253,17 +260,7 @@ TEST(FixConditions, UnfusedOptimizerOnTheCpuOnlyWhereFusedRunsThere) {
 // measured for its fused kernel (bench/run/fused_optimizer_cpu.py: SGD with momentum 0.60, with
 // weight decay 0.31, Adagrad 0.32; taken as 0.65, 0.4 and 0.4).
 TEST(FixConditions, UnfusedSgdOnTheCpuOnlyWithMomentumAndAdagradByItsPasses) {
-  Evidence ev;
-  AgentEvidence a;
-  a.steps = 10;
-  a.step_ms = 50;
-  a.optimizer_ms = 20;
-  a.optimizer = "SGD";
-  a.optimizer_impl = "single_tensor";
-  a.optimizer_has_fused = true;
-  a.optimizer_fused_on_device = true;
-  a.param_device = "cpu";
-  ev.agent = a;
+  Evidence ev = single_tensor_on_cpu("SGD", true);
   EXPECT_EQ(find(diagnose(ev), "unfused-optimizer"), nullptr);  // plain SGD
   ev.agent->optimizer_momentum = 0.9;
   const Diagnosis momentum = diagnose(ev);
