@@ -269,13 +269,15 @@ TEST(FixConditions, UnfusedSgdOnTheCpuOnlyWithMomentumAndAdagradByItsPasses) {
   EXPECT_NEAR(f->own_fraction, (20 - 0.65 * 20) / 50, 1e-9);
   ASSERT_EQ(f->fix_settings.size(), 1u);
   EXPECT_EQ(f->fix_settings[0].first, "optimizer.fused");
-  EXPECT_NE(f->fix_code.find("torch.optim.SGD("), std::string::npos) << f->fix_code;
+  EXPECT_NE(f->fix_code.find("torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, fused=True)"), std::string::npos)
+      << f->fix_code;
   ev.agent->optimizer_weight_decay = 1e-4;
   const Diagnosis decay = diagnose(ev);
   f = find(decay, "unfused-optimizer");
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->own_fraction, (20 - 0.4 * 20) / 50, 1e-9);
   EXPECT_NE(f->explanation.find("weight decay"), std::string::npos) << f->explanation;
+  EXPECT_NE(f->fix_code.find("momentum=0.9, weight_decay=0.0001, fused=True"), std::string::npos) << f->fix_code;
   ev.agent->optimizer = "Adagrad";
   const Diagnosis adagrad = diagnose(ev);
   f = find(adagrad, "unfused-optimizer");
