@@ -65,6 +65,8 @@ CREATE TABLE IF NOT EXISTS process_samples(
 CREATE INDEX IF NOT EXISTS process_samples_run ON process_samples(run_id, t_unix);
 )sql";
 
+// How long a write waits for another run's to finish (SQLite's busy timeout; kLocked says it).
+constexpr int kBusyTimeoutMs = 5000;
 const char* kLocked = "database is locked: another process kept writing to it for the busy timeout (5 s)";
 // Ticks kept while other runs' batches hold the store: a minute of 0.1 s ticks.
 constexpr size_t kMaxPendingTicks = 600;
@@ -143,7 +145,7 @@ Store::Store(const std::string& path) : path_(path) {
     db_ = nullptr;
     throw UserError(fmt::format("{}: cannot open the recording store: {}", path, msg));
   }
-  sqlite3_busy_timeout(db_, 5000);  // another recorder may be committing to the same file
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);  // another recorder may be committing to the same file
   try {
     // WAL: readers (trainscope runs, report) do not block the recorder, and a commit is
     // one append; synchronous=NORMAL keeps commits durable across a process crash.
@@ -156,7 +158,7 @@ Store::Store(const std::string& path) : path_(path) {
     for (const double t0 = mono_s();;) {
       if (sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr) == SQLITE_OK) break;
       if ((sqlite3_errcode(db_) & 0xff) != SQLITE_BUSY) fail(sqlite3_errmsg(db_));
-      if (mono_s() - t0 > 5) fail(kLocked);
+      if (mono_s() - t0 > kBusyTimeoutMs / 1e3) fail(kLocked);
       usleep(10000);
     }
     exec("PRAGMA synchronous=NORMAL");

@@ -73,9 +73,10 @@ std::optional<Finding> on_cpu(const AgentEvidence& a, const Evidence& ev) {
   // SGD's template keeps the momentum and weight decay the run used: copied without them, it would
   // be plain SGD, another optimizer.
   std::string keep;
-  if (a.optimizer_momentum > 0) keep += fmt::format("momentum={:g}, ", a.optimizer_momentum);
-  if (cls == "SGD" && a.optimizer_weight_decay > 0)
-    keep += fmt::format("weight_decay={:g}, ", a.optimizer_weight_decay);
+  if (cls == "SGD") {
+    if (a.optimizer_momentum > 0) keep += fmt::format("momentum={:g}, ", a.optimizer_momentum);
+    if (a.optimizer_weight_decay > 0) keep += fmt::format("weight_decay={:g}, ", a.optimizer_weight_decay);
+  }
   f.fix_code = fmt::format("opt = torch.optim.{}(model.parameters(), lr=lr, {}fused=True)", cls, keep);
   f.fix_settings = {{"optimizer.fused", "true"}};
   point_at_fix(f, ev, "optimizer", "the optimizer is built here", "set optim=\"adamw_torch_fused\" here");
