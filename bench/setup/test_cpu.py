@@ -64,12 +64,16 @@ def main():
         shown = json.loads(listed.stdout)
     except ValueError:
         die("%s: ctest listed no tests (%s)" % (build, (listed.stderr.strip().splitlines() or ["no output"])[-1]))
-    exe, serial = {}, set()
+    exe, serial, slots = {}, set(), {}
     for t in shown["tests"]:
         if t.get("command"):
             exe[t["name"]] = os.path.basename(t["command"][0])[:15]  # the kernel keeps 15 characters
-        if any(p["name"] == "RUN_SERIAL" and p["value"] for p in t.get("properties", [])):
+        props = {p["name"]: p["value"] for p in t.get("properties", [])}
+        if props.get("RUN_SERIAL"):
             serial.add(t["name"])
+        # RESOURCE_GROUPS as json-v1 shows it: [{"requirements": [{".type": "half_cores", "slots": N}]}]
+        slots[t["name"]] = sum(r.get("slots", 0) for g in props.get("RESOURCE_GROUPS") or []
+                               for r in g.get("requirements", []))
     try:
         cases = ET.parse(junit).getroot().iter("testcase")
     except (OSError, ET.ParseError) as e:
@@ -106,6 +110,12 @@ def main():
             lo, "%.1f" % hi if hi < 99 else "", len(b), sum(r[1] for r in b), sum(r[2] for r in b)))
     print("the tests that wait most (wall minus CPU, s):")
     for name, w, c, _ in sorted(par, key=lambda r: -(r[1] - r[2]))[:15]:
+        print("  %6.1f  wall %6.1f  CPU %6.1f  %s" % (w - c, w, c, name))
+    # A test that holds a core's two half-core slots (tests/CMakeLists.txt) and uses under half of it.
+    whole = [r for r in par if slots.get(r[0], 0) >= 2 and r[2] / r[1] < 0.5]
+    print("holding a whole core, using under half of it: %d tests, %.0f s wall, %.0f s CPU" % (
+        len(whole), sum(r[1] for r in whole), sum(r[2] for r in whole)))
+    for name, w, c, _ in sorted(whole, key=lambda r: -(r[1] - r[2])):
         print("  %6.1f  wall %6.1f  CPU %6.1f  %s" % (w - c, w, c, name))
 
 

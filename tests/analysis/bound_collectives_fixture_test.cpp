@@ -12,19 +12,13 @@
 #include <unistd.h>
 
 #include "analysis/trace_analysis.h"
+#include "analysis/trace_fixtures.h"
 #include "trace/reader.h"
 #include "util/json_writer.h"
 
 namespace ts::analysis {
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(TS_TEST_DATA) + "/" + name; }
-
-const char* kNccl = "hta_nccl_parser_config_nccl_data.json.gz";
-const char* kNsResolution = "hta_ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz";
-const char* kSampled = "hta_trace_filter_sampled_rank-0.json.gz";
-const char* kResnet0 = "tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz";
-const char* kAlexnet = "hta_critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz";
 const char* kAll[] = {"hta_amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz",
                       "hta_cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
                       kAlexnet,
@@ -35,8 +29,6 @@ const char* kAll[] = {"hta_amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz"
                       kResnet0,
                       "tb_resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz",
                       "torch113_bare_array_cpu.json"};
-
-TraceAnalysis analyse_fixture(const char* name) { return analyse(trace::read_trace(fixture(name))); }
 
 double pct(const TraceAnalysis& a, int c) { return 100.0 * a.bound.total_ns[c] / a.steps.total_ns; }
 

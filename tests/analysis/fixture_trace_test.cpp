@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "analysis/trace_analysis.h"
+#include "analysis/trace_fixtures.h"
 #include "reference_json.h"
 #include "trace/reader.h"
 #include "trace/written_whole.h"
@@ -26,17 +27,6 @@ namespace ts::analysis {
 namespace {
 
 
-std::string fixture(const std::string& name) { return std::string(TS_TEST_DATA) + "/" + name; }
-
-const char* kResnet0 = "tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz";
-const char* kResnet4 = "tb_resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz";
-const char* kAlexnet = "hta_critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz";
-const char* kTriton = "hta_triton_example_triton_example.json.gz";
-const char* kAmd = "hta_amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz";
-const char* kCpuOnly = "hta_cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz";
-const char* kNccl = "hta_nccl_parser_config_nccl_data.json.gz";
-const char* kNsResolution = "hta_ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz";
-const char* kSampled = "hta_trace_filter_sampled_rank-0.json.gz";
 
 // The reference script's values for one fixture ("key" -> JSON text), computed once per fixture.
 const std::map<std::string, std::string>& reference(const char* name) {
@@ -71,12 +61,6 @@ std::string ref_text(const char* name, const std::string& key) {
 }
 int64_t ref(const char* name, const std::string& key) { return std::stoll(ref_text(name, key)); }
 double ref_pct(const char* name, const std::string& key) { return std::stod(ref_text(name, key)); }
-
-TraceAnalysis analyse_fixture(const char* name) {
-  TraceAnalysis a = analyse(trace::read_trace(fixture(name)));
-  a.path = name;
-  return a;
-}
 
 TEST(FixtureTraces, MatchesReferenceScript) {
   if (!std::filesystem::exists("/usr/bin/python3")) GTEST_FAIL() << "no /usr/bin/python3";

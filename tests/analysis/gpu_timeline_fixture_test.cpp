@@ -6,18 +6,12 @@
 #include <cstdlib>
 
 #include "analysis/trace_analysis.h"
+#include "analysis/trace_fixtures.h"
 #include "trace/reader.h"
 
 namespace ts::analysis {
 namespace {
 
-constexpr int64_t us = 1000;
-
-TraceAnalysis analyse_fixture(const char* name) {
-  return analyse(trace::read_trace(std::string(TS_TEST_DATA) + "/" + name));
-}
-
-const char* kAlexnet = "hta_critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz";
 const char* kFixtures[] = {
     "tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz",
     "tb_resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz",

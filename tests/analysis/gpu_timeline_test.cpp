@@ -17,8 +17,6 @@ namespace {
 using testing::StoreBuilder;
 using trace::Category;
 
-constexpr int64_t us = 1000;
-
 struct Built {
   StoreBuilder b;
   std::unique_ptr<TraceIndex> idx;

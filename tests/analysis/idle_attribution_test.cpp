@@ -11,8 +11,6 @@ namespace {
 
 using testing::StoreBuilder;
 using trace::Category;
-constexpr int64_t us = 1000;
-
 int64_t cause(const TraceAnalysis& a, IdleCause c) { return a.gpu.attribution.cause_ns(c); }
 
 const IdleEntry* entry(const TraceAnalysis& a, IdleCause c, const std::string& host, const std::string& op = "*") {

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "analysis/trace_analysis.h"
+#include "analysis/trace_fixtures.h"
 #include "analysis/trace_index.h"
 #include "trace/reader.h"
 #include "util/json_writer.h"
@@ -18,12 +19,6 @@
 namespace ts::analysis {
 namespace {
 
-constexpr int64_t us = 1000;
-
-std::string fixture(const std::string& name) { return std::string(TS_TEST_DATA) + "/" + name; }
-
-const char* kAlexnet = "hta_critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz";
-const char* kSampled = "hta_trace_filter_sampled_rank-0.json.gz";
 const char* kGpuFixtures[] = {
     "tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz",
     "tb_resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz",
@@ -34,8 +29,6 @@ const char* kGpuFixtures[] = {
     "hta_ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
     kSampled,
 };
-
-TraceAnalysis analyse_fixture(const char* name) { return analyse(trace::read_trace(fixture(name))); }
 
 std::string attribution_json(const TraceAnalysis& a) {
   const auto& ia = a.gpu.attribution;

@@ -9,14 +9,13 @@
 #include <sstream>
 
 #include "analysis/trace_analysis.h"
+#include "analysis/trace_fixtures.h"
 #include "diagnose/diagnose.h"
 #include "report/report.h"
 #include "trace/reader.h"
 
 namespace ts::analysis {
 namespace {
-
-std::string fixture(const std::string& name) { return std::string(TS_TEST_DATA) + "/" + name; }
 
 // analyse_threads: 1 serial, 2 the passes on two threads, 0 as analyze picks.
 std::string report_of(const std::string& path, const trace::ReadOptions& ro, int analyse_threads = 1) {

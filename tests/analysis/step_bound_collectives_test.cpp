@@ -12,8 +12,6 @@ namespace {
 using testing::StoreBuilder;
 using trace::Category;
 
-constexpr int64_t us = 1000;
-
 // A cpu_op carrying a collective's parameters, as record_param_comms does.
 size_t param_comms(StoreBuilder& b, double ts, double dur, std::string_view name, std::string_view dtype,
                    int64_t in, int64_t out, int group) {

@@ -9,8 +9,6 @@ namespace ts::analysis {
 namespace {
 
 using testing::StoreBuilder;
-constexpr int64_t us = 1000;
-
 // Step n (host [100n, 100n+100)) launches `kernels` kernels of 10 µs each.
 void add_step(StoreBuilder& b, int n, int kernels, int64_t& corr) {
   b.host("ProfilerStep#" + std::to_string(n), 100.0 * n, 100, trace::Category::UserAnnotation);

@@ -75,3 +75,8 @@ struct StoreBuilder {
 };
 
 }  // namespace ts::analysis::testing
+
+namespace ts::analysis {
+// Nanoseconds in a microsecond: the tests' times in the traces' unit.
+inline constexpr int64_t us = 1000;
+}  // namespace ts::analysis

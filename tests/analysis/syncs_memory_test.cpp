@@ -9,8 +9,6 @@ namespace {
 
 using testing::StoreBuilder;
 using trace::Category;
-constexpr int64_t us = 1000;
-
 TEST(Syncs, BlockingCopiesZeroLengthCallsAndOrphanSyncEvents) {
   StoreBuilder b;
   b.host("ProfilerStep#1", 0, 1000, Category::UserAnnotation);

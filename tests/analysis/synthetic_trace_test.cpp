@@ -22,8 +22,6 @@ namespace ts::analysis {
 namespace {
 
 using testing::StoreBuilder;
-constexpr int64_t us = 1000;
-
 trace::EventStore make_trace() {
   StoreBuilder b;
   b.device(0, 32'000'000'000, 80, 8, 0, "A100");

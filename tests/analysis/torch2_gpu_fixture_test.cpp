@@ -18,7 +18,7 @@
 namespace ts::analysis {
 namespace {
 
-struct Case {
+struct Torch2Case {
   const char* name;        // scripts/gpu_check/torch2_case.py's case
   size_t kernels;          // events with cat "kernel"
   size_t triton;           // ... named triton_* (Inductor)
@@ -26,9 +26,9 @@ struct Case {
   size_t fused_adamw_ops;  // aten::_fused_adamw_ cpu_ops (AdamW(fused=True))
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const Torch2Case& c, std::ostream* os) { *os << c.name; }
 
-const Case kCases[] = {
+const Torch2Case kCases[] = {
     {"compile_default", 235, 65, 0, 0},          // inductor
     {"compile_reduce_overhead", 245, 65, 10, 0},  // inductor + CUDA graphs (one replay per graph and step)
     {"compile_aot_eager", 250, 0, 0, 0},          // AOTAutograd, eager kernels
@@ -37,14 +37,14 @@ const Case kCases[] = {
     {"fused_adamw", 180, 0, 0, 5},
 };
 
-class Torch2GpuTrace : public ::testing::TestWithParam<Case> {};
+class Torch2GpuTrace : public ::testing::TestWithParam<Torch2Case> {};
 
-std::string path_of(const Case& c) {
+std::string path_of(const Torch2Case& c) {
   return std::string(TS_TEST_DATA) + "/gpu_torch2/" + c.name + ".pt.trace.json.gz";
 }
 
 TEST_P(Torch2GpuTrace, ReadsWithItsKernelsAndGraphLaunches) {
-  const Case& c = GetParam();
+  const Torch2Case& c = GetParam();
   trace::EventStore s = trace::read_trace(path_of(c));
   size_t kernels = 0, triton = 0, graph_launches = 0, fused = 0;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -66,7 +66,7 @@ TEST_P(Torch2GpuTrace, ReadsWithItsKernelsAndGraphLaunches) {
 }
 
 TEST_P(Torch2GpuTrace, AnalysesWithoutError) {
-  const Case& c = GetParam();
+  const Torch2Case& c = GetParam();
   TraceAnalysis a;
   ASSERT_NO_THROW(a = analyse(trace::read_trace(path_of(c))));
   EXPECT_EQ(a.device_name, "NVIDIA H100 80GB HBM3");
@@ -92,7 +92,7 @@ TEST_P(Torch2GpuTrace, AnalysesWithoutError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(H100, Torch2GpuTrace, ::testing::ValuesIn(kCases),
-                         [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+                         [](const ::testing::TestParamInfo<Torch2Case>& i) { return std::string(i.param.name); });
 
 }  // namespace
 }  // namespace ts::analysis

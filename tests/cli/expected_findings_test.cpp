@@ -29,8 +29,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kData = TS_TEST_DATA;
-const std::string kManifest = kData + "/expected_findings.tsv";
+const std::string kDataDir = TS_TEST_DATA;
+const std::string kManifest = kDataDir + "/expected_findings.tsv";
 const std::set<std::string>& kEnvironment = ts::test::kEnvironmentFindings;
 
 struct Row {
@@ -84,7 +84,7 @@ class ExpectedFinding : public ::testing::TestWithParam<Row> {};
 TEST_P(ExpectedFinding, AnalyzePutsItFirst) {
   const Row& row = GetParam();
   ASSERT_FALSE(row.source.empty()) << row.file << ": every expectation names where it comes from";
-  std::string path = kData + "/" + row.file;
+  std::string path = kDataDir + "/" + row.file;
   ASSERT_TRUE(fs::exists(path)) << path;
   std::string err = (fs::temp_directory_path() / fmt::format("ts_expected_{}.err", getpid())).string();
   auto r = ts::test::run_capture(fmt::format("{} analyze --json '{}'", TS_CLI, path), err);
@@ -126,7 +126,7 @@ TEST_P(ExpectedFinding, AnalyzePutsItFirst) {
 // milliseconds per step, add up to no more than the step, and each is on the step's scale.
 TEST_P(ExpectedFinding, ClaimsFitInTheStep) {
   const Row& row = GetParam();
-  std::string path = kData + "/" + row.file;
+  std::string path = kDataDir + "/" + row.file;
   std::string err = (fs::temp_directory_path() / fmt::format("ts_claims_{}.err", getpid())).string();
   auto r = ts::test::run_capture(fmt::format("{} analyze --json '{}'", TS_CLI, path), err);
   fs::remove(err);
@@ -160,11 +160,11 @@ TEST(ExpectedFindings, ManifestCoversEveryImportedTrace) {
   ASSERT_FALSE(rows.empty()) << kManifest;
   std::set<std::string> listed;
   for (const auto& r : rows) {
-    EXPECT_TRUE(fs::exists(kData + "/" + r.file)) << r.file;
+    EXPECT_TRUE(fs::exists(kDataDir + "/" + r.file)) << r.file;
     EXPECT_TRUE(listed.insert(r.file).second) << "listed twice: " << r.file;
   }
-  if (fs::exists(kData + "/gpu")) {
-    for (const auto& e : fs::directory_iterator(kData + "/gpu")) {
+  if (fs::exists(kDataDir + "/gpu")) {
+    for (const auto& e : fs::directory_iterator(kDataDir + "/gpu")) {
       EXPECT_TRUE(listed.count("gpu/" + e.path().filename().string())) << e.path() << " has no row";
     }
   }

@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kStarved = std::string(TS_TEST_DATA) + "/tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz";
+const std::string kStarvedTrace = std::string(TS_TEST_DATA) + "/tb_resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz";
 
 std::string sh(const std::string& cmd, int* code = nullptr) {
   std::string out;
@@ -82,7 +82,7 @@ bool has_tmux() { return std::system("command -v tmux >/dev/null 2>&1") == 0; }
 
 TEST(TtyOutput, AnalyzeOnATerminalIsColouredAndFits80Columns) {
   if (!has_script()) GTEST_FAIL() << "needs util-linux script";
-  std::string out = on_pty("-q analyze " + kStarved);
+  std::string out = on_pty("-q analyze " + kStarvedTrace);
   EXPECT_NE(out.find("\x1b[1;7m VERDICT \x1b[0m"), std::string::npos) << out.substr(0, 400);
   EXPECT_NE(out.find("\x1b[1;31m[HIGH]\x1b[0m"), std::string::npos);  // severity in colour
   EXPECT_EQ(first_line(out).rfind(" VERDICT  GPU waiting for data", 0), 0u) << first_line(out);
@@ -90,26 +90,26 @@ TEST(TtyOutput, AnalyzeOnATerminalIsColouredAndFits80Columns) {
   EXPECT_LE(w, 80u) << line;
   EXPECT_GT(w, 70u);  // it did use the width (paragraphs wrap near the edge)
   // The same on a 60-column terminal: narrower, still whole.
-  std::string narrow = on_pty("-q analyze " + kStarved, "COLUMNS=60");
+  std::string narrow = on_pty("-q analyze " + kStarvedTrace, "COLUMNS=60");
   EXPECT_LE(widest(narrow).first, 60u) << widest(narrow).second;
   EXPECT_EQ(plain(narrow).find("FINDINGS (4)") != std::string::npos, plain(out).find("FINDINGS (4)") != std::string::npos);
 }
 
 TEST(TtyOutput, AnalyzePipedOrNoColorIsPlain) {
   if (!has_script()) GTEST_FAIL() << "needs util-linux script";
-  std::string piped = sh(fmt::format("{} -q analyze {} | cat", TS_CLI, kStarved));
+  std::string piped = sh(fmt::format("{} -q analyze {} | cat", TS_CLI, kStarvedTrace));
   EXPECT_EQ(piped.find('\x1b'), std::string::npos);
   EXPECT_EQ(first_line(piped).rfind(" VERDICT  GPU waiting for data", 0), 0u) << first_line(piped);
   EXPECT_LE(widest(piped).first, 100u) << widest(piped).second;  // 100 columns when nothing says otherwise
-  std::string piped80 = sh(fmt::format("COLUMNS=80 {} -q analyze {} | cat", TS_CLI, kStarved));
+  std::string piped80 = sh(fmt::format("COLUMNS=80 {} -q analyze {} | cat", TS_CLI, kStarvedTrace));
   EXPECT_LE(widest(piped80).first, 80u) << widest(piped80).second;
   // On a terminal, --no-color and NO_COLOR turn colour off; the text is the same.
-  std::string nocolor = on_pty("-q --no-color analyze " + kStarved);
+  std::string nocolor = on_pty("-q --no-color analyze " + kStarvedTrace);
   EXPECT_EQ(nocolor.find('\x1b'), std::string::npos);
-  std::string env = on_pty("-q analyze " + kStarved, "COLUMNS=80 NO_COLOR=1");
+  std::string env = on_pty("-q analyze " + kStarvedTrace, "COLUMNS=80 NO_COLOR=1");
   EXPECT_EQ(env.find('\x1b'), std::string::npos);
   // (up to the trace's read time, which differs run to run)
-  std::string a = plain(env), b = plain(on_pty("-q analyze " + kStarved));
+  std::string a = plain(env), b = plain(on_pty("-q analyze " + kStarvedTrace));
   EXPECT_EQ(a.substr(0, a.find("\nTRACE ")), b.substr(0, b.find("\nTRACE ")));
   EXPECT_NE(a.find("\nTRACE "), std::string::npos);
 }
@@ -121,7 +121,7 @@ TEST(TtyOutput, AnalyzeInAnEightyColumnTmuxPane) {
   if (!has_tmux()) GTEST_FAIL() << "needs tmux";
   std::string sock = fmt::format("ts_tty_test_{}", getpid());
   std::string cmd = fmt::format("env -u COLUMNS -u NO_COLOR {} -q analyze {}; tmux -L {} wait-for -S done; sleep 60", TS_CLI,
-                                kStarved, sock);
+                                kStarvedTrace, sock);
   int code = -1;
   sh(fmt::format("tmux -L {} -f /dev/null new-session -d -s t -x 80 -y 50 {} && timeout 120 tmux -L {} wait-for done", sock,
                  quote(cmd), sock),

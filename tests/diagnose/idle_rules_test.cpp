@@ -7,6 +7,7 @@
 #include "analysis/trace_analysis.h"
 #include "diagnose/diagnose.h"
 #include "diagnose/evidence_fixtures.h"
+#include "diagnose/trace_evidence.h"
 #include "trace/reader.h"
 
 namespace ts::diagnose {
@@ -16,11 +17,7 @@ using analysis::IdleCause;
 using test::ev_value;
 using test::find;
 
-Evidence trace_evidence(const std::string& name) {
-  Evidence ev;
-  ev.trace = analysis::analyse(trace::read_trace(std::string(TS_TEST_DATA) + "/" + name));
-  return ev;
-}
+using test::trace_evidence;
 
 // alexnet (A100): idle attribution charges 11,665 ms of the 12,920 ms GPU span (90%) to
 // one-time set-up (tests/analysis/idle_fixture_test.cpp works the numbers): >= 50% -> high;

@@ -15,6 +15,7 @@
 #include "analysis/trace_analysis.h"
 #include "diagnose/diagnose.h"
 #include "diagnose/evidence_fixtures.h"
+#include "diagnose/trace_evidence.h"
 #include "trace/reader.h"
 
 namespace ts::diagnose {
@@ -25,11 +26,7 @@ using test::find;
 
 std::string fixture(const std::string& name) { return std::string(TS_TEST_DATA) + "/" + name; }
 
-Evidence trace_evidence(const std::string& name) {
-  Evidence ev;
-  ev.trace = analysis::analyse(trace::read_trace(fixture(name)));
-  return ev;
-}
+using test::trace_evidence;
 
 // shape_rules_reference.py's counts for a fixture: name -> value.
 std::map<std::string, double> reference(const std::string& name) {

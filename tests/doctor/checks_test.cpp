@@ -4,12 +4,13 @@
 
 #include "doctor/checks/check_util.h"
 #include "doctor/checks/checks.h"
+#include "support/contains.h"
 
 using namespace ts::doctor;
 
 namespace {
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using ts::test::has;
 
 DoctorFacts cpu_box() {
   DoctorFacts f;

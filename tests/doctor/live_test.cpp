@@ -22,6 +22,7 @@
 #include "doctor/python_probe.h"
 #include "sample/inject_script.h"
 #include "sample/oversubscription.h"
+#include "support/contains.h"
 
 using namespace ts::doctor;
 using ts::sample::measure_oversubscription;
@@ -74,7 +75,7 @@ void stop(pid_t pid) {
   waitpid(pid, nullptr, 0);
 }
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using ts::test::has;
 
 }  // namespace
 

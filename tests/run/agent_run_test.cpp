@@ -28,12 +28,6 @@ namespace ts::run::test {
 namespace {
 namespace fs = std::filesystem;
 
-#define REQUIRE_TORCH()                                                              \
-  if (torch_python().empty()) GTEST_FAIL() << "no Python with torch found: " \
-                                              "install python3-torch (scripts/bootstrap)"
-
-std::string script(const std::string& name) { return scripts_dir() + "/" + name; }
-
 // glibc 2.33 and later: the agent reads the heap's in-use bytes (heap.py).
 bool glibc_has_mallinfo2() {
   int major = 0, minor = 0;

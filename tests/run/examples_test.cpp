@@ -14,7 +14,6 @@ namespace ts::run::test {
 namespace {
 
 std::string example(const std::string& name) { return std::string(TS_SOURCE_DIR) + "/examples/" + name; }
-std::string script(const std::string& name) { return scripts_dir() + "/" + name; }
 
 std::vector<std::string> ids(const RunResult& r) {
   std::vector<std::string> out;
@@ -56,9 +55,6 @@ void expect_only(const RunResult& r, const std::string& top, const std::set<std:
   for (const auto& id : f)
     EXPECT_TRUE(id == top || also_ok.count(id) || kEnvironment.count(id)) << "false alarm " << id << " in " << joined(f);
 }
-
-#define REQUIRE_TORCH() \
-  if (torch_python().empty()) GTEST_FAIL() << "no Python with torch found (scripts/bootstrap makes .venv)"
 
 TEST(Examples, DataStarved) {
   REQUIRE_TORCH();

@@ -18,9 +18,6 @@
 namespace ts::run::test {
 namespace {
 
-#define REQUIRE_TORCH() \
-  if (torch_python().empty()) GTEST_FAIL() << "no Python with torch found (scripts/bootstrap makes .venv)"
-
 std::string capture(const std::string& cmd) {
   std::string out;
   if (FILE* p = popen(cmd.c_str(), "r")) {

@@ -14,9 +14,6 @@
 namespace ts::run::test {
 namespace {
 
-#define REQUIRE_TORCH() \
-  if (torch_python().empty()) GTEST_FAIL() << "no Python with torch found (scripts/bootstrap makes .venv)"
-
 struct Loop {
   CliResult cli;
   std::string report;          // report.json text

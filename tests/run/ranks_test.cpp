@@ -23,7 +23,7 @@ using test::header;
 using test::text_rec;
 
 // STEP "<25qdqq": dur, data wait, forward, backward, optimizer, comm (ms).
-std::string step_rec(uint32_t pid, uint32_t seq, int64_t step, double dur, double data, double fwd, double bwd,
+std::string rank_step_rec(uint32_t pid, uint32_t seq, int64_t step, double dur, double data, double fwd, double bwd,
                      double opt, double comm) {
   auto ns = [](double ms) { return static_cast<int64_t>(ms * 1e6); };
   int64_t f[25] = {};
@@ -53,12 +53,12 @@ Records ddp_records() {
   s += text_rec(102, 1, "kind=hello\nrank=1\nlocal_rank=1\nworld_size=2");
   uint32_t seq0 = 1, seq1 = 1;
   for (int i = 1; i <= 12; ++i) {
-    std::string r0 = step_rec(101, ++seq0, i, 100, 1, 20, 70, 5, 0);
-    std::string r1 = step_rec(102, ++seq1, i, 100, 31, 20, 40, 5, 2);
+    std::string r0 = rank_step_rec(101, ++seq0, i, 100, 1, 20, 70, 5, 0);
+    std::string r1 = rank_step_rec(102, ++seq1, i, 100, 31, 20, 40, 5, 2);
     if (i == 5) {  // profiled: far off, must not move the medians
-      r0 = step_rec(101, seq0, i, 900, 1, 20, 70, 5, 0);
+      r0 = rank_step_rec(101, seq0, i, 900, 1, 20, 70, 5, 0);
       r0[16 + 8] = kStepOptimizer | kStepProfiled;
-      r1 = step_rec(102, seq1, i, 900, 31, 20, 40, 5, 2);
+      r1 = rank_step_rec(102, seq1, i, 900, 31, 20, 40, 5, 2);
       r1[16 + 8] = kStepOptimizer | kStepProfiled;
     }
     s += r0 + r1;
@@ -118,14 +118,14 @@ TEST(Ranks, PerRankMediansAndTheStraggler) {
 
 TEST(Ranks, SingleProcessHasNoRankTable) {
   std::string s = text_rec(7, 1, "kind=hello\npython=3.11.2");
-  for (int i = 1; i <= 5; ++i) s += step_rec(7, 1 + i, i, 10, 1, 2, 3, 1, 0);
+  for (int i = 1; i <= 5; ++i) s += rank_step_rec(7, 1 + i, i, 10, 1, 2, 3, 1, 0);
   Records r;
   RecordDecoder d(r);
   d.feed(s);
   EXPECT_FALSE(summarise_ranks(r).has_value());
 }
 
-std::string slurp(const std::string& p) {
+std::string file_text(const std::string& p) {
   std::ifstream f(p);
   std::stringstream ss;
   ss << f.rdbuf();
@@ -147,8 +147,8 @@ TEST(Ranks, LiveStatusOneFilePerRank) {
     for (const auto& s : r.steps) w.on_step(s);
     w.write(1700000002);
     std::string base = dir + "/" + std::to_string(getpid());
-    r0 = slurp(base + "-r0.json");
-    r1 = slurp(base + "-r1.json");
+    r0 = file_text(base + "-r0.json");
+    r1 = file_text(base + "-r1.json");
     // ...replaced by the rank files once the ranks said hello.
     EXPECT_FALSE(std::filesystem::exists(w.path()));
   }

@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 const std::string& torch_python() { return ts::test::torch_python(); }
 
 std::string scripts_dir() { return std::string(TS_SOURCE_DIR) + "/tests/run/scripts"; }
+std::string script(const std::string& name) { return scripts_dir() + "/" + name; }
 
 std::string fresh_dir(const std::string& name) {
   // A suite registered twice (its "torch1.13:" copy sets TRAINSCOPE_TEST_PYTHON) may run beside

@@ -10,11 +10,16 @@
 #include "run/run_session.h"
 #include "support/one_intra_op_thread.h"
 
+// A test that runs PyTorch fails, naming the fix, where no Python imports torch.
+#define REQUIRE_TORCH() \
+  if (::ts::run::test::torch_python().empty()) GTEST_FAIL() << "no Python with torch found (scripts/bootstrap makes .venv)"
+
 namespace ts::run::test {
 
 // The Python the real runs use (tests/support/torch_python.h), "" when none imports torch.
 const std::string& torch_python();
 std::string scripts_dir();  // tests/run/scripts
+std::string script(const std::string& name);  // tests/run/scripts/<name>
 std::string fresh_dir(const std::string& name);  // empty directory under the build tree
 
 // run_session with the test defaults: quiet, no store, no profiler unless asked.

@@ -15,12 +15,13 @@
 #include "serve/live_status.h"
 #include "serve/metrics.h"
 #include "serve/test_util.h"
+#include "support/contains.h"
 
 using namespace ts::serve;
 
 namespace {
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using ts::test::has;
 
 std::string read_file(const std::string& path) {
   std::ifstream f(path);

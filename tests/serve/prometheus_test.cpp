@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "serve/test_util.h"
+#include "support/contains.h"
 
 using ts::test::free_port;
 using ts::test::http_get;
@@ -29,7 +30,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using ts::test::has;
 
 // A child process with its stderr on a pipe; killed when the object goes.
 class Child {

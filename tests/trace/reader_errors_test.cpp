@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "support/contains.h"
 #include "trace/reader.h"
 #include "trace/trace_test_util.h"
 #include "trace/written_whole.h"
@@ -15,16 +16,7 @@ namespace {
 
 using test::data_path;
 
-// Reads `path` expecting a UserError; returns its message.
-std::string error_of(const std::string& path) {
-  try {
-    read_trace(path);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error for " << path;
-  return "";
-}
+using test::error_of;
 
 std::string write_temp(const std::string& name, const std::string& bytes) {
   std::string p = test::temp_dir() + "/" + name;
@@ -32,7 +24,7 @@ std::string write_temp(const std::string& name, const std::string& bytes) {
   return p;
 }
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using ts::test::has;
 
 const char* kAlexnet = "hta_critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz";
 

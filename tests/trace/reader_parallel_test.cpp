@@ -40,7 +40,7 @@ std::vector<ReadOptions> splits() {
   return {split(3, 997, 700), split(2, 4096, 64), split(4, 300, 150), split(2, 0, 0)};
 }
 
-std::string error_of(const std::string& path, const ReadOptions& opt) {
+std::string error_or_none(const std::string& path, const ReadOptions& opt) {
   try {
     read_trace(path, opt);
   } catch (const UserError& e) {
@@ -191,13 +191,13 @@ TEST(TraceParallel, ErrorsNearCutsReadAsTheSerialOnes) {
       bad[at] = bad[at] == '{' ? '[' : bad[at] == ',' ? ';' : '}';
       const std::string p = dir + "/broken.json";
       test::write_file(p, bad);
-      const std::string want = error_of(p, serial());
+      const std::string want = error_or_none(p, serial());
       broken += want != "(no error)";
-      EXPECT_EQ(error_of(p, split(3, chunk, 256)), want) << "at " << at;
+      EXPECT_EQ(error_or_none(p, split(3, chunk, 256)), want) << "at " << at;
       if (delta == 0 || delta == -1) {
         const std::string g = gzip_to(dir + "/broken.json.gz", bad);
-        std::string want_gz = error_of(g, serial());
-        EXPECT_EQ(error_of(g, split(2, chunk, 256)), want_gz) << "gz at " << at;
+        std::string want_gz = error_or_none(g, serial());
+        EXPECT_EQ(error_or_none(g, split(2, chunk, 256)), want_gz) << "gz at " << at;
       }
       ++checked;
     }
@@ -211,9 +211,9 @@ TEST(TraceParallel, TruncationAnywhereReadsAsTheSerialError) {
   for (size_t len = json.size() - 2; len > 40; len -= 37) {  // -1 only drops the final newline
     const std::string p = dir + "/trunc.json";
     test::write_file(p, json.substr(0, len));
-    const std::string want = error_of(p, serial());
+    const std::string want = error_or_none(p, serial());
     ASSERT_NE(want, "(no error)") << len;
-    EXPECT_EQ(error_of(p, split(2, 211, 100)), want) << len;
+    EXPECT_EQ(error_or_none(p, split(2, 211, 100)), want) << len;
   }
 }
 
@@ -237,11 +237,11 @@ TEST(TraceParallel, CorruptGzipStillReported) {
   gz[gz.size() / 2] ^= 0x55;
   const std::string p = test::temp_dir() + "/corrupt.json.gz";
   test::write_file(p, gz);
-  const std::string e = error_of(p, split(2, 4096, 512));
+  const std::string e = error_or_none(p, split(2, 4096, 512));
   EXPECT_NE(e.find(p + ": byte "), std::string::npos) << e;
   // A clean truncation of the compressed file: the inflater's own error text.
   test::write_file(p, gz.substr(0, gz.size() / 3));
-  EXPECT_NE(error_of(p, split(2, 4096, 512)).find("the compressed file is truncated"), std::string::npos);
+  EXPECT_NE(error_or_none(p, split(2, 4096, 512)).find("the compressed file is truncated"), std::string::npos);
 }
 
 TEST(TraceParallel, ProgressReportsGrowingOffsets) {

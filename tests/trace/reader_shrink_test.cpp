@@ -184,15 +184,7 @@ TEST(TraceShrinkDeathTest, ForeignFaultsStillKill) {
   EXPECT_EXIT(touch_truncated_mapping(true), ::testing::KilledBySignal(SIGBUS), "");
 }
 
-std::string error_of(const std::string& path, const ReadOptions& opt = {}) {
-  try {
-    read_trace(path, opt);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error for " << path;
-  return "";
-}
+using test::error_of;
 
 TEST(TraceShrink, DevicesAreRefused) {
   // /dev/zero would otherwise be read forever.

@@ -11,9 +11,21 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "util/error.h"
+
 namespace ts::trace::test {
 
 std::string data_path(const std::string& name) { return std::string(TS_TEST_DATA) + "/" + name; }
+
+std::string error_of(const std::string& path, const ReadOptions& opt) {
+  try {
+    read_trace(path, opt);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for " << path;
+  return "";
+}
 
 std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

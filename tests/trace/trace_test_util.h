@@ -5,6 +5,7 @@
 #include <string>
 
 #include "trace/event_store.h"
+#include "trace/reader.h"
 
 namespace ts::trace::test {
 
@@ -38,6 +39,9 @@ std::map<std::string, std::string> summary_of(const EventStore& s);
 
 // Every row, string, args entry, name and metadata field equal (gtest expectations).
 void expect_identical(const EventStore& a, const EventStore& b);
+
+// The UserError message reading `path` gives; a test failure and "" when it reads without one.
+std::string error_of(const std::string& path, const ReadOptions& opt = {});
 
 // Index of the first event with this name and category, or SIZE_MAX.
 size_t find_event(const EventStore& s, std::string_view name, Category c);
