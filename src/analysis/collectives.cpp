@@ -30,11 +30,6 @@ namespace ts::analysis {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // record_param_comms ranges per launching thread, sorted by start, for the innermost lookup.
 struct ParamRanges {

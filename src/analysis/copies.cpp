@@ -22,11 +22,6 @@ namespace ts::analysis {
 
 namespace {
 
-std::string lower(std::string_view v) {
-  std::string o(v);
-  for (char& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return o;
-}
 
 std::string_view trim(std::string_view v) {
   while (!v.empty() && v.front() == ' ') v.remove_prefix(1);

@@ -3,6 +3,7 @@
 // analyse() in analyse.cpp runs them in this order: steps first (it sets the window
 // every other analysis counts in), then the rest, which only read the index and steps.
 #include "analysis/trace_analysis.h"
+#include <cctype>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,6 +13,13 @@
 #include "analysis/trace_index.h"
 
 namespace ts::analysis {
+
+// ASCII lower case: kernel, op and collective names are matched case-blind.
+inline std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 
 StepSummary analyse_steps(TraceIndex& idx, const AnalyseOptions& opt);  // sets idx window
 void analyse_breakdown(const TraceIndex& idx, StepSummary& steps);

@@ -24,7 +24,7 @@ namespace ts::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop = true; }
+void stop_on_signal(int) { g_stop = true; }
 
 }  // namespace
 
@@ -82,7 +82,7 @@ void register_watch(CLI::App& app) {
 
     g_stop = false;
     struct sigaction sa {};
-    sa.sa_handler = on_signal;
+    sa.sa_handler = stop_on_signal;
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     sigaction(SIGHUP, &sa, nullptr);

@@ -28,7 +28,7 @@ std::string real_env(const char* name) {
 
 namespace {
 
-std::string basename_of(const std::string& s) {
+std::string program_name(const std::string& s) {
   auto p = s.rfind('/');
   return p == std::string::npos ? s : s.substr(p + 1);
 }
@@ -62,7 +62,7 @@ LauncherArgs parse_launcher_args(const std::vector<std::string>& cmd) {
   LauncherArgs a;
   size_t i = 0;
   for (; i < cmd.size(); ++i) {
-    const std::string b = basename_of(cmd[i]);
+    const std::string b = program_name(cmd[i]);
     if (b == "torchrun") break;
     if (cmd[i] == "-m" && i + 1 < cmd.size() &&
         (cmd[i + 1] == "torch.distributed.run" || cmd[i + 1] == "torch.distributed.launch")) {

@@ -32,7 +32,7 @@ std::string fit(const std::string& s, size_t width) {
   return out + "…";
 }
 
-std::string ms(int64_t ns) { return ns < 0 ? "n/a" : fmt::format("{:.1f}", ns / 1e6); }
+std::string panel_ms(int64_t ns) { return ns < 0 ? "n/a" : fmt::format("{:.1f}", ns / 1e6); }
 
 std::string clock(double s) {
   int t = static_cast<int>(s);
@@ -108,11 +108,11 @@ std::vector<std::string> LivePanelModel::lines(size_t width, double elapsed_s) c
       rate = fmt::format(" · {:.1f} steps/s",
                          (recent_.size() - 1) / ((recent_.back().t_end_ns - recent_.front().t_end_ns) / 1e9));
     out.push_back(fmt::format("trainscope live · {} · step {}{} · median step {} ms (last {} steps)", clock(elapsed_s),
-                              steps_, rate, ms(med(&Phases::dur_ns, false)), recent_.size()));
+                              steps_, rate, panel_ms(med(&Phases::dur_ns, false)), recent_.size()));
     out.push_back(fmt::format("  median ms: data wait {} · H2D {} · forward {} · backward {} · optimizer {} · GPU {}",
-                              ms(med(&Phases::wait_ns, false)), ms(med(&Phases::h2d_ns, false)),
-                              ms(med(&Phases::fwd_ns, false)), ms(med(&Phases::bwd_ns, false)),
-                              ms(med(&Phases::opt_ns, false)), ms(med(&Phases::gpu_ns, true))));
+                              panel_ms(med(&Phases::wait_ns, false)), panel_ms(med(&Phases::h2d_ns, false)),
+                              panel_ms(med(&Phases::fwd_ns, false)), panel_ms(med(&Phases::bwd_ns, false)),
+                              panel_ms(med(&Phases::opt_ns, false)), panel_ms(med(&Phases::gpu_ns, true))));
     if (finding_) {
       std::string gain = finding_->gain_ratio > 0 && finding_->gain_ratio < 1
                              ? fmt::format(" (up to {:.1f}x)", 1 / (1 - finding_->gain_ratio))

@@ -143,7 +143,7 @@ std::string samples_summary(const store::RunInfo& r) {
   return fmt::format("{} GPU, {} host, {} process samples", r.gpu_samples, r.host_samples, r.process_samples);
 }
 
-std::string fit(const std::string& s, size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; }
+std::string truncated(const std::string& s, size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; }
 
 }  // namespace
 
@@ -174,7 +174,7 @@ std::string list_runs_text(const std::string& store_path, int limit, bool json, 
   std::string out;
   if (json) w.begin_array();
   else out = fmt::format("{:>5}  {:<9}  {:<{}}  {:>4}  {:<{}}  {}\n", "id", "kind", "started (UTC)", time_w, "exit", "command", cmd_w,
-                         fit("verdict / result", verdict_w));
+                         truncated("verdict / result", verdict_w));
   int n = 0;
   for (const auto& r : runs) {
     if (!kind.empty() && r.kind != kind) continue;
@@ -193,8 +193,8 @@ std::string list_runs_text(const std::string& store_path, int limit, bool json, 
       w.end_object();
     } else {
       out += fmt::format("{:>5}  {:<9}  {:<{}}  {:>4}  {:<{}}  {}\n", r.id, r.kind, when(r.started_unix, brief_time), time_w,
-                         r.exit_code >= 0 ? std::to_string(r.exit_code) : "-", fit(redact_command_line(r.command), cmd_w), cmd_w,
-                         fit(b.verdict, verdict_w));
+                         r.exit_code >= 0 ? std::to_string(r.exit_code) : "-", truncated(redact_command_line(r.command), cmd_w), cmd_w,
+                         truncated(b.verdict, verdict_w));
     }
   }
   if (json) {

@@ -13,12 +13,6 @@
 namespace ts::diagnose::rules {
 namespace {
 
-double lab_rate(const LabEvidence& lab, const std::string& name) {
-  for (const auto& c : lab.configs)
-    if (c.name == name && !c.skipped) return c.samples_per_s;
-  return -1;
-}
-
 // AMD devices report gfx versions (MI250: 9.0) as compute capability: not comparable to CUDA's.
 bool is_amd(const std::string& name) {
   return name.find("AMD") != std::string::npos || name.find("Radeon") != std::string::npos ||

@@ -17,15 +17,6 @@
 #include "diagnose/rules/rule.h"
 
 namespace ts::diagnose::rules {
-namespace {
-
-double lab_rate(const LabEvidence& lab, const std::string& name) {
-  for (const auto& c : lab.configs)
-    if (c.name == name && !c.skipped) return c.samples_per_s;
-  return -1;
-}
-
-}  // namespace
 
 std::optional<Finding> launch_bound(const Evidence& ev) {
   Finding f;

@@ -57,6 +57,9 @@ std::optional<Finding> worker_restarts(const Evidence&);
 
 // ---- helpers (rule_helpers.cpp) ----
 
+// The lab's measured samples/s for one configuration; -1 when it was not run or was skipped.
+double lab_rate(const LabEvidence& lab, const std::string& name);
+
 // The trace's idle attribution when it has one with idle time; nullptr otherwise.
 const analysis::IdleAttribution* idle_attribution(const Evidence& ev);
 // The largest bucket of a cause (nullptr: none), and "cudaFree in aten::conv2d ([annotation])".

@@ -13,6 +13,12 @@ Finding make(const char* id, Bottleneck b, const std::string& source) {
   return f;
 }
 
+double lab_rate(const LabEvidence& lab, const std::string& name) {
+  for (const auto& c : lab.configs)
+    if (c.name == name && !c.skipped) return c.samples_per_s;
+  return -1;
+}
+
 void add(Finding& f, const std::string& name, double value, const std::string& unit) {
   f.evidence.push_back({name, value, unit});
 }
