@@ -17,12 +17,22 @@ The window's memory is bounded. Until the export, every recorded event lives in 
 came to 4-6x the recording, docs/BENCHMARKS.md session 45), and a step can
 hold millions of operators: pytorch/examples' time_sequence_prediction (LBFGS, 20 closures a step,
 each an LSTMCell loop over 999 time steps) records ~350 MiB per closure and was killed by the
-kernel's OOM killer at 24 GiB inside a 2-step window. So the window stops early once the process's
-RSS has grown `budget` beyond its peak before the window (the peak, not the current value: a step's
-own activations came and went below it during warm-up). It is checked at every step end and, mid
+kernel's OOM killer at 24 GiB inside a 2-step window. So the window stops early once what the
+process holds has grown `budget` beyond what it held at the window's start: at a step's end, and
+mid step (the model's forward and backward calls) beyond that plus how far the step before the
+window rose at those calls and its end (a step's activations come and go; the program's first step,
+when it is the one before the window, allocates the optimizer's state at its end, and its first
+forward call comes before the model is hooked: its rise is its highest read less its lowest).
+What it holds is its RSS less the bytes glibc's heap keeps free (heap.py):
+on the CPU the recording's small blocks, allocated between a step's large activations, keep the
+freed space from being reused whole, and the heap grows by about a step's activations per
+recorded step while the recording itself takes under 1 MiB (pytorch/examples' dcgan: +274 MiB
+inside its second recorded step of 3,347 events; docs/BENCHMARKS.md session 50). That freed
+space is reusable and is not multiplied by the export, so it is bounded apart, by a quarter of the
+memory available at the window's start (`rss_cap`). Both are checked at every step end and, mid
 step, at the model's forward and backward calls (`guard`, rate-limited), so a step is cut between
-two of its forward/backward calls; a note says where, and the trace record names the step it cut
-(`cut_step`) so that step, partial, is left out of the trace's step times.
+two of its forward/backward calls; a note says where and why, and the trace record names the step
+it cut (`cut_step`) so that step, partial, is left out of the trace's step times.
 
 The user's profiler comes first: when one is already running at the window's start, or the
 program starts one (torch.profiler.profile / torch.autograd.profiler.profile, patched to tell
@@ -89,26 +99,30 @@ WINDOW_MIB = 256            # the trace's default memory budget (TRAINSCOPE_WIND
 GUARD_EVERY_NS = 10_000_000  # mid-step RSS reads at most every 10 ms
 
 
-def _budget_bytes():
-    """The window's memory budget: WINDOW_MIB, at most a sixteenth of the memory available at its
-    start (recording, the stop's result tree and the export together peaked at 4-6x the recording),
-    shared by the ranks on this host (torchrun's LOCAL_WORLD_SIZE, mp.spawn's nprocs: every rank
-    profiles the same steps)."""
+def _budgets():
+    """(The window's memory budget, its cap on the RSS), shared by the ranks on this host
+    (torchrun's LOCAL_WORLD_SIZE, mp.spawn's nprocs: every rank profiles the same steps).
+    The budget is WINDOW_MIB, at most a sixteenth of the memory available at the window's start
+    (recording, the stop's result tree and the export together peaked at 4-6x the recording); the
+    cap, on the heap's freed space that the RSS carries too, is a quarter of it, at least the
+    budget."""
     mib = WINDOW_MIB
     try:
         mib = max(16, int(os.environ.get("TRAINSCOPE_WINDOW_MIB", mib)))
     except ValueError:
         pass
-    budget = mib << 20
+    budget = cap = mib << 20
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    budget = min(budget, max(16 << 20, int(line.split()[1]) * 1024 // 16 // _local_ranks()))
+                    share = int(line.split()[1]) * 1024 // _local_ranks()
+                    budget = min(budget, max(16 << 20, share // 16))
+                    cap = max(budget, share // 4)
                     break
     except (OSError, ValueError, IndexError):
         pass
-    return budget
+    return budget, cap
 
 
 LOCAL_PROCS_ENV = "TRAINSCOPE_LOCAL_PROCS"  # set for its children by a process that mp.spawns ranks
@@ -130,7 +144,7 @@ def spawned_ranks_share(torch):
     """torch.multiprocessing.spawn (and start_processes, which it calls) sets no LOCAL_WORLD_SIZE,
     yet its nprocs ranks profile the same steps at once on this host: the launching process puts
     nprocs into its environment, which the spawned interpreters inherit, so each rank's window
-    takes its share of the budget (_budget_bytes). `torch.multiprocessing.spawn` is the function;
+    takes its share of the budget (_budgets). `torch.multiprocessing.spawn` is the function;
     its module is reached through sys.modules."""
     import sys
     owners = [sys.modules.get("torch.multiprocessing.spawn"), getattr(torch, "multiprocessing", None)]
@@ -164,6 +178,16 @@ def _peak_rss_bytes():
     except Exception:
         peak = 0
     return max(peak, S.rss())
+
+
+def _held_bytes():
+    """What the process holds: its RSS less the bytes glibc's heap keeps free (resident, and
+    reused by the next allocations that fit), or the RSS where the heap cannot say (heap.py)."""
+    rss = S.rss()
+    if rss <= 0:
+        return rss
+    free = S.heap()[1]
+    return rss - free if free > 0 else rss
 
 
 class _Ours:
@@ -218,58 +242,95 @@ class Window:
         self.first = max(2, first)
         self.last = max(self.first, last)
         self.out_dir = out_dir
-        self.state = "idle"   # idle -> on -> done
+        self.state = "idle"   # idle -> learn (the step before the window) -> on -> done
         self.prof = None
         self.rf = None
         self.cuda = False
         self.sync_events = False  # CUDA sync events asked of Kineto (sync_events_config)
         self.entered = 0          # the step being recorded
-        self.floor = 0            # the RSS peak before the window (bytes)
-        self.budget = 0           # the RSS growth beyond it that stops the window (bytes)
+        self.floor = 0            # what the process held at the window's start (bytes)
+        self.rise = 0             # how far it rose inside the step before: its highest read less its lowest
+        self.lo = self.hi = -1    # what it held, lowest and highest, in the step before (bytes; -1: unread)
+        self.budget = 0           # the growth beyond them that stops the window (bytes)
+        self.rss_floor = 0        # the RSS's peak before the window (bytes)
+        self.rss_cap = 0          # the RSS's growth beyond it that stops the window (bytes)
         self.next_check = 0
+        if self.first == 2:
+            self._learn(first_step=True)  # the step before the window is the program's first
 
     def covers(self, step):
         # The window's steps, and the one after (the export lands in it).
         return self.first <= step <= self.last + 1
 
     def step_end(self, step):
-        if self.state == "done" or (self.state == "idle" and step != self.first - 1):
-            return  # every step outside the window: two compares
+        if self.state == "done" or (self.state == "idle" and not self.first - 2 <= step <= self.first - 1):
+            return  # every step outside the window: three compares
         t0 = now()
         try:
-            if self.state == "idle":
+            if self.state != "on" and step == self.first - 1:
                 if _Ours.user or self._other_profiler_running():
                     self._skip("the program runs its own profiler")
                     return
+                self.floor = _held_bytes()
+                if self.state == "learn":
+                    self._learnt(self.floor)
+                    self.rise = self.hi - self.lo
                 self._start()
                 self._enter(self.first)
+            elif self.state == "idle":
+                self._learn()  # step first-2 ended
+            elif self.state == "learn":
+                self.state = "idle"  # past the window's first step without starting it
+                S.window_on = False
             elif self.state == "on":
                 self._exit()
                 if step >= self.last:
                     self._stop(step)
-                elif self._over_budget():
-                    self._cut(step)
                 else:
-                    self._enter(step + 1)
+                    why = self._over_budget(0)
+                    if why:
+                        self._cut(why, step)
+                    else:
+                        self._enter(step + 1)
         except Exception as e:
             self._give_up(e)
         finally:
             phases.profiled(now() - t0)  # between two steps: our time, not the loop's (phases.py)
 
+    def _learn(self, first_step=False):
+        """The step before the window: how far what the process holds rises at its forward and
+        backward calls and its end above its lowest (from the previous step's end; the program's
+        first step from its own reads, since start-up is not a step), the activations that the
+        window's mid-step reads allow for (guard)."""
+        self.state = "learn"
+        self.lo = self.hi = -1
+        if not first_step:
+            self._learnt(_held_bytes())
+        S.window_on = True
+
+    def _learnt(self, held):
+        if held > 0:
+            self.lo = held if self.lo < 0 else min(self.lo, held)
+            self.hi = max(self.hi, held)
+
     def guard(self):
-        """Mid-step (the model's forward and backward calls, while S.window_on): stops the window
-        inside the step when its events outgrow the budget. The stop and export are the window's
-        time, not the step's: the step's start moves past them."""
+        """Mid-step (the model's forward and backward calls, while S.window_on): in the step before
+        the window, learns its rise; in the window, stops it inside the step over its budget. The
+        stop and export are the window's time, not the step's: the step's start moves past them."""
+        if self.state == "learn":
+            self._learnt(_held_bytes())  # every call: one step's
+            return
         t0 = now()
         if t0 < self.next_check or self.state != "on":
             return
         self.next_check = t0 + GUARD_EVERY_NS
-        if not self._over_budget():
+        why = self._over_budget(self.rise)
+        if not why:
             return
         step = self.entered
         try:
             self._exit()
-            self._cut(step - 1, cut_step=step)
+            self._cut(why, step - 1, cut_step=step)
         except Exception as e:
             self._give_up(e)
         dt = now() - t0
@@ -277,14 +338,22 @@ class Window:
         if S.t_start:
             S.t_start += dt
 
-    def _over_budget(self):
+    def _over_budget(self, rise):
+        """Why the window must stop now, or None: its events ("events"), or the heap's freed
+        space that the recording keeps from being reused ("rss"). `rise`: what the step's own
+        tensors may hold at this point (mid step, the step before's rise; 0 at a step's end)."""
+        held = _held_bytes()
+        if held > 0 and held - self.floor - rise > self.budget:
+            return "events"
         rss = S.rss()
-        return rss > 0 and rss - self.floor > self.budget
+        if rss > 0 and rss - self.rss_floor > self.rss_cap:
+            return "rss"
+        return None
 
-    def _cut(self, last_whole, cut_step=None):
-        """Stops the window over its budget after step `last_whole`, at a step's end, or inside
-        `cut_step` (its record already exited): a note says where. covers() then ends at the step
-        the export lands in."""
+    def _cut(self, why, last_whole, cut_step=None):
+        """Stops the window after step `last_whole`, at a step's end, or inside `cut_step` (its
+        record already exited), `why` being _over_budget's: a note says where and why. covers()
+        then ends at the step the export lands in."""
         if cut_step is None:
             where = "after step %d" % last_whole
         elif last_whole < self.first:
@@ -292,10 +361,16 @@ class Window:
         else:
             whole = last_whole - self.first + 1
             where = "inside step %d, after %d whole step%s" % (cut_step, whole, "" if whole == 1 else "s")
-        self.channel.send_text("note", [("text", (
-            "profiler window stopped %s: its events had grown the process by %.0f MiB (the budget: %d MiB, "
-            "TRAINSCOPE_WINDOW_MIB): a step of this program records many operators" %
-            (where, (S.rss() - self.floor) / 2**20, self.budget >> 20)))])
+        if why == "events":
+            text = ("profiler window stopped %s: its events had grown the process by %.0f MiB (the budget: %d MiB, "
+                    "TRAINSCOPE_WINDOW_MIB): a step of this program records many operators" %
+                    (where, (_held_bytes() - self.floor - (self.rise if cut_step else 0)) / 2**20, self.budget >> 20))
+        else:
+            text = ("profiler window stopped %s: the process had grown by %.0f MiB (the cap: %d MiB, a quarter of "
+                    "the memory available), most of it freed memory that the C heap keeps while the recording's "
+                    "small blocks sit between the step's large ones" %
+                    (where, (S.rss() - self.rss_floor) / 2**20, self.rss_cap >> 20))
+        self.channel.send_text("note", [("text", text)])
         self.last = last_whole
         self._stop(last_whole if last_whole >= self.first else -1, cut_step=cut_step)
 
@@ -319,6 +394,7 @@ class Window:
 
     def _skip(self, why):
         self.state = "done"
+        S.window_on = False
         self.channel.send_text("note", [("text", "profiler window skipped: %s" % why)])
 
     def yield_to_user(self):
@@ -360,8 +436,8 @@ class Window:
         finally:
             _Ours.starting = False
         self.state = "on"
-        self.floor = _peak_rss_bytes()
-        self.budget = _budget_bytes()
+        self.rss_floor = _peak_rss_bytes()
+        self.budget, self.rss_cap = _budgets()
         S.window_on = True
 
     def _enter(self, step):

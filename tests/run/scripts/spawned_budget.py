@@ -14,7 +14,7 @@ from trainscope_agent import profiler_window as pw  # noqa: E402
 
 
 def report(i, q):
-    q.put((i, pw._local_ranks(), pw._budget_bytes()))
+    q.put((i, pw._local_ranks(), pw._budgets()[0]))
 
 
 def available():
