@@ -1,6 +1,7 @@
 // The findings about the run's time outside the step (issue 40): periodic-evaluation and
 // compile-cost on the run's time account, their thresholds, and one ranking with the step's
 // findings on the run's scale (docs/FINDINGS.md, "The whole run accounted").
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "diagnose/diagnose.h"
@@ -72,6 +73,24 @@ TEST(PeriodicEvaluation, TheTrainedModelEvaluatedAfterEveryStepIsEvaluation) {
   // Half of the every-step spans a teacher's, half the trained model's: still the teacher's step.
   ev.agent->time_account->eval_spans_trained = 100;
   EXPECT_EQ(find(diagnose(ev), "periodic-evaluation"), nullptr);
+}
+
+// pytorch/examples' super_resolution (3 epochs, this VM, 2026-12-03): test() after each epoch, its
+// loader's 4 workers started again at each pass (0.63 s of the evaluation's 6.48 s). The finding
+// leaves those starts to worker-restarts; its title's passes times their size is the share it
+// prints (it said "29% of the run: 3 passes of 2.2 s", which is 33%), and it says what it left out.
+TEST(PeriodicEvaluation, PassesLessTheirWorkerStartsMakeTheShareItPrints) {
+  Evidence ev = accounted(6.48, 3, 0, 150);
+  ev.agent->time_account->eval_start_s = 0.63;
+  Diagnosis d = diagnose(ev);
+  const Finding* f = find(d, "periodic-evaluation");
+  ASSERT_NE(f, nullptr);
+  const double job_s = ev.agent->time_account->job_s();
+  const double own_s = 6.48 - 0.63;
+  EXPECT_NE(f->title.find(fmt::format("{:.0f}% of the run: 3 passes of {:.1f} s", 100 * own_s / job_s, own_s / 3)),
+            std::string::npos) << f->title;
+  EXPECT_NE(f->explanation.find("Not counted here: the 0.6 s its DataLoaders spent starting their worker processes"),
+            std::string::npos) << f->explanation;
 }
 
 // pytorch/examples' word_language_model, 2 epochs (this VM, 2026-12-01, PyTorch 2.13): evaluate()

@@ -205,7 +205,9 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   if (each_step && t.eval_spans_trained * 2 <= t.steps) return std::nullopt;  // a teacher, an EMA's targets
   Finding f = make("periodic-evaluation", Bottleneck::Config, "agent");
   f.outside_step = true;
-  const double per_span = t.eval_s / t.eval_spans;  // the spans as they ran
+  // The spans as they ran, less their loaders' worker starts, so that passes x size is the share
+  // the title prints (super_resolution: "29%: 3 passes of 2.2 s" was 33% of the run).
+  const double per_span = own_s / t.eval_spans;
   const double every = t.steps > 0 ? double(t.steps) / t.eval_spans : -1;
   add(f, "eval_s", eval_s, "s");
   if (once_s > 0) add(f, "eval_once_s", once_s, "s");
@@ -252,8 +254,13 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
   f.explanation = fmt::format(
       "{:.1f} s of the run's {:.1f} s went to forward passes outside training (the model in eval mode, "
       "model.eval()): no training happens meanwhile. An evaluation's cost is the batches it "
-      "runs, so it scales with how often it runs and on how many batches.{}{}",
+      "runs, so it scales with how often it runs and on how many batches.{}{}{}",
       eval_s, t.job_s(),
+      t.eval_start_s >= 0.05
+          ? fmt::format(" Not counted here: the {:.1f} s its DataLoaders spent starting their worker processes at each "
+                        "pass (persistent_workers=True keeps them between passes; that time is worker-restarts').",
+                        t.eval_start_s)
+          : "",
       each_step ? " Here the model the loop trains is evaluated after each of its steps: metrics that are printed or "
                   "logged every N steps need computing only then."
                 : "",
