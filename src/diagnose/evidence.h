@@ -214,8 +214,8 @@ struct AgentEvidence {
     bool iterable = false;  // an IterableDataset: workers split its stream only as its __iter__ does
     // How its workers start: "fork", "spawn" (the default inside torch.multiprocessing.spawn's
     // processes), "forkserver"; "" unknown (an older agent).
-    std::string start_method;
-    std::string site_file;  // the user's line that built it ("" unknown): its CodeSite of role dataloader
+    std::string start_method{};
+    std::string site_file{};  // the user's line that built it ("" unknown): its CodeSite of role dataloader
     int64_t site_line = 0;
   };
   std::vector<Loader> loaders;

@@ -518,7 +518,9 @@ TEST(AgentRun, WorkersStartedAgainAreCountedAtTheLoadersLineAndFound) {
     EXPECT_EQ(f->sites[0].line, site->line);
     // The loader's line as the script says it (its marker), where it has one.
     const std::string marker = std::string("# expect: ") + (std::string(m.name) == "rebuilt" ? "rebuilt" : "per-step");
-    if (std::string(m.name) != "per-epoch") EXPECT_NE(f->sites[0].code.find(marker), std::string::npos) << f->sites[0].code;
+    if (std::string(m.name) != "per-epoch") {
+      EXPECT_NE(f->sites[0].code.find(marker), std::string::npos) << f->sites[0].code;
+    }
   }
 }
 

@@ -120,8 +120,11 @@ TEST(MemorySource, OnlyTheStepsThatReadMemoryMakeItsTrend) {
   auto dg = diagnose::diagnose(ev);
   ASSERT_FALSE(dg.findings.empty());
   EXPECT_EQ(dg.findings.front().id, "memory-growth");
-  for (const auto& e : dg.findings.front().evidence)
-    if (e.name == "growth_bytes_per_step") EXPECT_DOUBLE_EQ(e.value / MiB, 3.0);
+  for (const auto& e : dg.findings.front().evidence) {
+    if (e.name == "growth_bytes_per_step") {
+      EXPECT_DOUBLE_EQ(e.value / MiB, 3.0);
+    }
+  }
 }
 
 TEST(MemorySource, RssGrowthTheHeapDoesNotSeeIsStillFound) {
