@@ -394,12 +394,13 @@ def _fwd_pre(module, inputs):
         if S.source <= FORWARD and S.in_opt == 0:
             S.mark_start(FORWARD)  # may end the program (--steps): after our own bookkeeping
         S.fwd_t0 = now()
-        evaluating = False
+        evaluating = trains = False
         if not module.training:  # phases.call_kind, inlined
             if not phases.drives_env():  # else an RL rollout in eval mode: the loop's data
                 phases.eval_start(S.fwd_t0, True)
                 evaluating = True
         elif M.grad_enabled():
+            trains = True
             # phases.train_event, called only when it has work: a batch fetched since the last
             # training event (once a step) or an evaluation span to close.
             if Ph.fetch_after_train is not None or Ph.open:
@@ -409,9 +410,12 @@ def _fwd_pre(module, inputs):
         elif phases.nograd_is_eval(inputs):  # a validation batch (or tensor) without model.eval()
             phases.eval_start(S.fwd_t0, True)
             evaluating = True
-        # Once (a frame walk): the loop's forward call, never an evaluation's (the hooks may come
-        # after the first step, so the first forward they see can be a validation pass).
-        if M.fwd_site is None and not evaluating:
+        # Once (a frame walk): the loop's training forward call (autograd on, training mode), never
+        # an evaluation's (the hooks may come after the first step, so the first forward they see
+        # can be a validation pass) nor a no-grad one that feeds the loop: an RL rollout's policy
+        # calls come before each update's (Lightning's PPO example: its rollout's line was named as
+        # the line to put under no_sync).
+        if M.fwd_site is None and trains:
             M.fwd_site = sites.add(sites.where("forward", 2)) or False
         if S.first_fwd_in_step:
             S.first_fwd_in_step = False

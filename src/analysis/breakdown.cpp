@@ -5,7 +5,13 @@
 //   memcpy        GPU memcpy
 //   memset        GPU memset
 //   communication communication kernels (nccl*, ncclKernel*, hccl*, rccl*) and host-side
-//                 collective annotations (nccl:*, gloo:*)
+//                 collective annotations (nccl:*, gloo:*) on the thread that runs the steps;
+//                 such annotations on other threads (gloo's workers run a DDP all-reduce while
+//                 the step's thread goes on computing) only where that thread is not inside an
+//                 operator (cpu_op) as its innermost event: what the step waits for, not what it
+//                 overlaps. A scope (user_annotation: FSDP2's `FSDP::all_gather`) or an operator
+//                 that only holds one (autograd's `evaluate_function:` running FSDP's backward
+//                 hook) is waiting there
 //   runtime       CUDA/HIP runtime and driver calls (cudaLaunchKernel, cuLaunchKernel, ...)
 //   dataloader    enumerate(DataLoader)#*.__next__ / enumerate(DataPipe)#* host events
 //   cpu_exec      any other cpu_op / user_annotation host event (ProfilerStep# itself excluded;
@@ -14,6 +20,9 @@
 // So the classes sum to the step time, per step and overall.
 // dataloader_host_ns: |union of DataLoader calls| inside the steps, whatever ran meanwhile
 // (the main thread was blocked on data that long; on the GPU the previous step may still run).
+#include <algorithm>
+#include <limits>
+
 #include "analysis/passes.h"
 
 namespace ts::analysis {
@@ -53,6 +62,48 @@ auto row_union(const trace::EventStore& s, const std::vector<uint32_t>& rows, Ke
   };
 }
 
+// Where a thread of `threads` runs an operator (cpu_op) as its innermost host event, merged: the
+// host events nest per thread (Kineto records scopes), so a walk with one stack per thread finds
+// the stretches whose top is an operator.
+Intervals innermost_operators(const TraceIndex& idx, const std::vector<uint32_t>& threads) {
+  const auto& s = idx.s;
+  struct Open { int64_t start, end; bool op; };
+  struct Walk { std::vector<Open> stack; int64_t t = 0; };
+  std::vector<Walk> walks(threads.size());
+  Intervals out;
+  auto advance = [&](Walk& w, int64_t to) {  // close what ends by `to`, emitting operator stretches
+    while (!w.stack.empty() && w.stack.back().end <= to) {
+      if (w.stack.back().op && w.stack.back().end > w.t) out.push_back({w.t, w.stack.back().end});
+      w.t = std::max(w.t, w.stack.back().end);
+      w.stack.pop_back();
+    }
+    if (!w.stack.empty() && w.stack.back().op && to > w.t) out.push_back({w.t, to});
+    w.t = std::max(w.t, to);
+  };
+  for (uint32_t r : idx.host_ops) {
+    const auto it = std::find(threads.begin(), threads.end(), s.thread[r]);
+    if (it == threads.end() || s.dur_ns[r] <= 0) continue;
+    Walk& w = walks[static_cast<size_t>(it - threads.begin())];
+    advance(w, s.ts_ns[r]);
+    // ProfilerStep# is a scope, whatever its category (a bare-array trace has none: CpuOp).
+    Open row{s.ts_ns[r], s.end_ns(r), s.cat[r] == trace::Category::CpuOp && !idx.flag(r, kProfilerStep)};
+    if (!w.stack.empty() && row.end > w.stack.back().end) {
+      if (w.stack.back().start == row.start) {  // a parent listed after its child: beneath it
+        Open child = w.stack.back();
+        w.stack.back() = row;
+        if (w.stack.size() > 1) w.stack.back().end = std::min(row.end, w.stack[w.stack.size() - 2].end);
+        w.stack.push_back(child);
+        continue;
+      }
+      row.end = w.stack.back().end;  // overlapping, not nested: held to its parent's end
+    }
+    w.stack.push_back(row);
+  }
+  for (Walk& w : walks) advance(w, std::numeric_limits<int64_t>::max());
+  merge(out);
+  return out;
+}
+
 }  // namespace
 
 void analyse_breakdown(const TraceIndex& idx, StepSummary& steps) {
@@ -64,17 +115,31 @@ void analyse_breakdown(const TraceIndex& idx, StepSummary& steps) {
     const uint16_t f = idx.name_flags[s.name[r]];
     return (f & kProfilerStep) ? -1 : (f & kDataLoader) ? DL : (f & kCommOp) ? COMM : CPU;
   };
-  // Communication has two sources (kernels, host annotations) and data loading is needed twice:
-  // those two are stored, merged.
-  Intervals comm, data;
+  // The threads that run the steps (their ProfilerStep# rows). A collective annotated on another
+  // thread runs beside them: pytorch/examples-style PPO under torchrun on gloo (2 CPU ranks) had
+  // its gloo:all_reduce spans, on gloo's worker threads, cover 57% of the step, the backward and
+  // optimizer that ran meanwhile included; without any all-reduce (no_sync) the step was 34%
+  // shorter (docs/BENCHMARKS.md, session 50).
+  std::vector<uint32_t> step_threads;
+  for (uint32_t r : idx.host_ops)
+    if (host_role(r) < 0 && std::find(step_threads.begin(), step_threads.end(), s.thread[r]) == step_threads.end())
+      step_threads.push_back(s.thread[r]);
+  auto on_step_thread = [&](uint32_t r) {
+    return step_threads.empty() || std::find(step_threads.begin(), step_threads.end(), s.thread[r]) != step_threads.end();
+  };
+  // Communication has three sources (kernels, host annotations on and beside the steps' threads)
+  // and data loading is needed twice: those are stored, merged.
+  Intervals comm, comm_beside, data;
   for (uint32_t r : idx.kernels)
     if (idx.flag(r, kCommKernel)) add_merged(comm, s.ts_ns[r], s.end_ns(r));
   for (uint32_t r : idx.host_ops) {
     const int role = host_role(r);
-    if (role == COMM) comm.push_back({s.ts_ns[r], s.end_ns(r)});
+    if (role == COMM) (on_step_thread(r) ? comm : comm_beside).push_back({s.ts_ns[r], s.end_ns(r)});
     else if (role == DL) add_merged(data, s.ts_ns[r], s.end_ns(r));
   }
   merge(comm);
+  merge(comm_beside);
+  if (!comm_beside.empty()) comm_beside = subtract(comm_beside, innermost_operators(idx, step_threads));
 
   const Intervals bins = step_intervals(steps);
   Intervals slots = merged(bins);
@@ -94,6 +159,7 @@ void analyse_breakdown(const TraceIndex& idx, StepSummary& steps) {
   take(COMM, each_of(comm));
   take(RT, row_union(s, idx.runtime, [](uint32_t) { return true; }));
   take(DL, each_of(data));
+  take(COMM, each_of(comm_beside));
   take(CPU, row_union(s, idx.host_ops, [&](uint32_t r) { return host_role(r) == CPU; }));
   per_role[N_ROLES] = lengths_per_bin(slots, bins);
   steps.total = Breakdown{};

@@ -46,11 +46,12 @@ def is_dataloader(name):
 
 
 class Ev:
-    __slots__ = ("name", "kind", "pid", "tid", "ts", "end", "dur", "corr", "args")
+    __slots__ = ("name", "kind", "annotation", "pid", "tid", "ts", "end", "dur", "corr", "args")
 
     def __init__(self, e, kind):
         self.name = e.get("name", "")
         self.kind = kind
+        self.annotation = str(e.get("cat", "")).lower() == "user_annotation"
         self.pid = e.get("pid")
         self.tid = e.get("tid")
         self.ts = to_ns(e.get("ts"))
@@ -204,11 +205,48 @@ def find_steps(ev):
     return steps, dropped, synthetic
 
 
+def innermost_operators(host, threads):
+    """Per thread, the stretches whose innermost host event is an operator: the events sorted
+    outermost first (start, then the longer), each closing the stretch of what it interrupts."""
+    out = []
+    by_thread = defaultdict(list)
+    for h in host:
+        if (h.pid, h.tid) in threads and h.dur > 0:
+            by_thread[(h.pid, h.tid)].append(h)
+    for evs in by_thread.values():
+        evs.sort(key=lambda h: (h.ts, -h.dur))
+        stack = []  # [end, is_operator, resume]: resume is where its own stretch restarts
+
+        def close_until(t):
+            while stack and stack[-1][0] <= t:
+                end, op, resume = stack.pop()
+                if op and end > resume:
+                    out.append((resume, end))
+                if stack:
+                    stack[-1][2] = end
+
+        for h in evs:
+            close_until(h.ts)
+            if stack:
+                end, op, resume = stack[-1]
+                if op and h.ts > resume:
+                    out.append((resume, h.ts))
+            operator = not h.annotation and not h.name.startswith("ProfilerStep#")
+            stack.append([min(h.end, stack[-1][0]) if stack else h.end, operator, h.ts])
+        close_until(float("inf"))
+    return out
+
+
 def breakdown(ev, steps):
     """Sweep over all role-interval boundaries; each elementary segment goes to the
-    highest-priority role covering it."""
-    roles = ["kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec"]
-    ivs = []
+    highest-priority role covering it. A collective annotated on a thread that runs no
+    ProfilerStep# (gloo's workers) ranks below the stretches where a step thread's innermost event
+    is an operator (cpu_op), and above the rest of cpu_exec (scopes such as FSDP::all_gather,
+    and operators that only hold one, wait there)."""
+    roles = ["kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "communication",
+             "cpu_exec"]
+    step_threads = {(h.pid, h.tid) for h in ev["host"] if h.name.startswith("ProfilerStep#")}
+    ivs = [(b, e, 6) for b, e in innermost_operators(ev["host"], step_threads)]
     for k in ev["kernel"]:
         ivs.append((k.ts, k.end, 3 if is_comm(k.name) else 0))
     ivs += [(x.ts, x.end, 1) for x in ev["memcpy"]]
@@ -220,10 +258,11 @@ def breakdown(ev, steps):
         if is_dataloader(h.name):
             ivs.append((h.ts, h.end, 5))
         elif h.name.startswith(("nccl:", "gloo:")):
-            ivs.append((h.ts, h.end, 3))
+            beside = step_threads and (h.pid, h.tid) not in step_threads
+            ivs.append((h.ts, h.end, 7 if beside else 3))
         else:
-            ivs.append((h.ts, h.end, 6))
-    points = defaultdict(lambda: [0] * 7)
+            ivs.append((h.ts, h.end, 8))
+    points = defaultdict(lambda: [0] * 9)
     for b, e, r in ivs:
         if e > b:
             points[b][r] += 1
@@ -232,18 +271,18 @@ def breakdown(ev, steps):
         points[s]
         points[e]
     xs = sorted(points)
-    cover = [0] * 7
+    cover = [0] * 9
     per_step = [dict.fromkeys(roles + ["other"], 0) for _ in steps]
     si = 0
     for a, b in zip(xs, xs[1:]):
-        for r in range(7):
+        for r in range(9):
             cover[r] += points[a][r]
         while si < len(steps) and steps[si][1] <= a:
             si += 1
         if si >= len(steps) or steps[si][0] > a:
             continue
         # steps are disjoint and their bounds are sweep points: [a, b) lies inside step si
-        role = next((roles[r] for r in range(7) if cover[r] > 0), "other")
+        role = next((roles[r] for r in range(9) if cover[r] > 0), "other")
         per_step[si][role] += b - a
     return per_step
 

@@ -22,6 +22,7 @@ namespace ts::analysis {
 namespace {
 
 using testing::StoreBuilder;
+using trace::Category;
 trace::EventStore make_trace() {
   StoreBuilder b;
   b.device(0, 32'000'000'000, 80, 8, 0, "A100");
@@ -228,6 +229,40 @@ TEST_F(Synthetic, StepRangeNarrowsTheWindow) {
   EXPECT_EQ(b.kernels.count, 2);
   EXPECT_EQ(b.steps.total.dataloader, 0);
   EXPECT_EQ(b.copies.rows.size(), 1u);
+}
+
+// A CPU-only DDP/FSDP rank on gloo: the collective runs on gloo's worker thread
+// (gloo:all_reduce, user_annotation) while the step's thread goes on. It is communication only
+// where the step's thread is not inside an operator as its innermost event: in a gap, in a scope
+// (FSDP2's FSDP::all_gather holds its wait), in an operator that only holds such a scope
+// (autograd's evaluate_function running FSDP's backward hook). Where the step's thread computes
+// (aten::addmm), the collective is overlapped: CPU exec.
+TEST(SyntheticCpu, ACollectiveBesideTheStepThreadIsCommunicationWhereTheStepWaits) {
+  StoreBuilder b;
+  constexpr int64_t kGloo = 200;
+  b.host("ProfilerStep#1", 0, 100, Category::UserAnnotation);
+  b.host("aten::addmm", 0, 20);                                       // computes beside [10,20)
+  b.host("FSDP::all_gather (1)", 30, 20, Category::UserAnnotation);   // waits [30,50)
+  b.host("aten::copy_", 45, 5);                                       //   copy-out [45,50)
+  b.host("autograd::engine::evaluate_function: AddBackward0", 60, 30);  // holds [60,90)
+  b.host("FSDP::post_backward_reduce (1)", 65, 20, Category::UserAnnotation);  // waits [65,85)
+  b.host("gloo:all_reduce", 10, 85, Category::UserAnnotation, kGloo);  // [10,95)
+  const TraceAnalysis a = analyse(b.s);
+  ASSERT_EQ(a.steps.steps.size(), 1u);
+  const Breakdown& t = a.steps.total;
+  // [20,30) gap, [30,45) scope, [50,60) gap, [65,85) scope, [90,95) gap: 10+15+10+20+5 = 60;
+  // [60,65) and [85,90) are the evaluate_function's own operator time.
+  EXPECT_EQ(t.communication, 60 * us);
+  EXPECT_EQ(t.cpu_exec, 20 * us + 5 * us + 10 * us);  // addmm, copy_, the evaluate_function's own
+  EXPECT_EQ(t.other, 5 * us);                          // [95,100)
+  EXPECT_EQ(t.total(), a.steps.total_ns);
+  // The same collective on the step's own thread (a synchronous call) is communication throughout.
+  StoreBuilder c;
+  c.host("ProfilerStep#1", 0, 100, Category::UserAnnotation);
+  c.host("aten::addmm", 0, 20);
+  c.host("gloo:all_reduce", 10, 30, Category::UserAnnotation);
+  const TraceAnalysis on = analyse(c.s);
+  EXPECT_EQ(on.steps.total.communication, 30 * us);
 }
 
 }  // namespace
