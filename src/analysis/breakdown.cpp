@@ -62,10 +62,13 @@ auto row_union(const trace::EventStore& s, const std::vector<uint32_t>& rows, Ke
   };
 }
 
-// Where a thread of `threads` runs an operator (cpu_op) as its innermost host event, merged: the
-// host events nest per thread (Kineto records scopes), so a walk with one stack per thread finds
-// the stretches whose top is an operator.
-Intervals innermost_operators(const TraceIndex& idx, const std::vector<uint32_t>& threads) {
+// Where a thread of `threads` runs an operator (cpu_op) as its innermost host event, inside
+// `within` (merged), merged: the host events nest per thread (Kineto records scopes), so a walk
+// with one stack per thread finds the stretches whose top is an operator. Rows that meet no
+// interval of `within` are skipped (a row's parents meet whatever it meets): on a GPU trace the
+// collectives beside the loop's thread are a few launches, and the walk stays off most rows.
+Intervals innermost_operators(const TraceIndex& idx, const std::vector<uint32_t>& threads,
+                              const Intervals& within) {
   const auto& s = idx.s;
   struct Open { int64_t start, end; bool op; };
   struct Walk { std::vector<Open> stack; int64_t t = 0; };
@@ -80,9 +83,13 @@ Intervals innermost_operators(const TraceIndex& idx, const std::vector<uint32_t>
     if (!w.stack.empty() && w.stack.back().op && to > w.t) out.push_back({w.t, to});
     w.t = std::max(w.t, to);
   };
+  size_t j = 0;  // the first interval of `within` that ends after the row starts
   for (uint32_t r : idx.host_ops) {
+    while (j < within.size() && within[j].end <= s.ts_ns[r]) ++j;
+    if (j == within.size()) break;
+    if (within[j].begin >= s.end_ns(r) || s.dur_ns[r] <= 0) continue;
     const auto it = std::find(threads.begin(), threads.end(), s.thread[r]);
-    if (it == threads.end() || s.dur_ns[r] <= 0) continue;
+    if (it == threads.end()) continue;
     Walk& w = walks[static_cast<size_t>(it - threads.begin())];
     advance(w, s.ts_ns[r]);
     // ProfilerStep# is a scope, whatever its category (a bare-array trace has none: CpuOp).
@@ -139,7 +146,7 @@ void analyse_breakdown(const TraceIndex& idx, StepSummary& steps) {
   }
   merge(comm);
   merge(comm_beside);
-  if (!comm_beside.empty()) comm_beside = subtract(comm_beside, innermost_operators(idx, step_threads));
+  if (!comm_beside.empty()) comm_beside = subtract(comm_beside, innermost_operators(idx, step_threads, comm_beside));
 
   const Intervals bins = step_intervals(steps);
   Intervals slots = merged(bins);
