@@ -318,6 +318,17 @@ TEST(AgentRun, ARunTooShortForTheWindowNamesOneItReaches) {
   EXPECT_EQ(count(trace, "\"ProfilerStep#3\""), 1);
 }
 
+// A run whose profiler window records steps first-last under the smallest memory budget, 16 MiB.
+RunResult run_with_smallest_window(std::vector<std::string> command, const std::string& out, int first, int last) {
+  RunOptions opt = script_options(std::move(command), out, true);
+  opt.profile_first = first;
+  opt.profile_last = last;
+  setenv("TRAINSCOPE_WINDOW_MIB", "16", 1);
+  auto r = run_session(opt);
+  unsetenv("TRAINSCOPE_WINDOW_MIB");
+  return r;
+}
+
 // A window whose events outgrow its memory budget stops early, between steps or inside one, and the
 // run goes on (pytorch/examples' time_sequence_prediction, 20 LBFGS closures a step, was killed by
 // the OOM killer at 24 GiB inside a 2-step window). The trace then holds no step after the one it
@@ -325,16 +336,8 @@ TEST(AgentRun, ARunTooShortForTheWindowNamesOneItReaches) {
 // the steps after it are timed again. 16 MiB, the smallest budget, is ~50,000 events here.
 TEST(AgentRun, AWindowOutgrowingItsMemoryBudgetStopsEarlyAndTheRunGoesOn) {
   REQUIRE_TORCH();
-  setenv("TRAINSCOPE_WINDOW_MIB", "16", 1);
-  RunOptions opt;
-  opt.command = {torch_python(), script("many_ops_per_step.py"), "12", "2", "80"};
-  opt.out_dir = fresh_dir("window-budget");
-  opt.profile_first = 2;
-  opt.profile_last = 8;
-  opt.store = false;
-  opt.quiet = true;
-  auto r = run_session(opt);
-  unsetenv("TRAINSCOPE_WINDOW_MIB");
+  auto r = run_with_smallest_window({torch_python(), script("many_ops_per_step.py"), "12", "2", "80"},
+                                    fresh_dir("window-budget"), 2, 8);
   EXPECT_EQ(r.exit.shell_code(), 0);
   EXPECT_EQ(r.agent.evidence.steps, 12);
   std::string note;
@@ -376,18 +379,9 @@ TEST(AgentRun, AWindowOutgrowingItsMemoryBudgetStopsEarlyAndTheRunGoesOn) {
 // budget while the window recorded (without the profiler it stays flat after step 2).
 TEST(AgentRun, AWindowIsNotCutForFreedMemoryTheHeapKeeps) {
   REQUIRE_TORCH();
-  setenv("TRAINSCOPE_WINDOW_MIB", "16", 1);
-  RunOptions opt;
   const std::string out = fresh_dir("window-freed-heap");
   const std::string rss_file = out + "-rss.txt";
-  opt.command = {torch_python(), script("large_activations.py"), "10", rss_file};
-  opt.out_dir = out;
-  opt.profile_first = 3;
-  opt.profile_last = 7;
-  opt.store = false;
-  opt.quiet = true;
-  auto r = run_session(opt);
-  unsetenv("TRAINSCOPE_WINDOW_MIB");
+  auto r = run_with_smallest_window({torch_python(), script("large_activations.py"), "10", rss_file}, out, 3, 7);
   EXPECT_EQ(r.exit.shell_code(), 0);
   std::vector<double> rss_mib;
   std::istringstream in(slurp(rss_file));

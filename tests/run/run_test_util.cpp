@@ -33,7 +33,7 @@ std::string fresh_dir(const std::string& name) {
   return p.string();
 }
 
-RunResult run_script(std::vector<std::string> command, const std::string& out, bool profile, int64_t steps) {
+RunOptions script_options(std::vector<std::string> command, const std::string& out, bool profile, int64_t steps) {
   RunOptions opt;
   opt.command = std::move(command);
   opt.out_dir = out;
@@ -41,7 +41,11 @@ RunResult run_script(std::vector<std::string> command, const std::string& out, b
   opt.store = false;
   opt.quiet = true;
   opt.steps = steps;
-  return run_session(opt);
+  return opt;
+}
+
+RunResult run_script(std::vector<std::string> command, const std::string& out, bool profile, int64_t steps) {
+  return run_session(script_options(std::move(command), out, profile, steps));
 }
 
 std::string slurp(const std::string& path) {

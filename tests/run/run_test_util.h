@@ -22,7 +22,9 @@ std::string scripts_dir();  // tests/run/scripts
 std::string script(const std::string& name);  // tests/run/scripts/<name>
 std::string fresh_dir(const std::string& name);  // empty directory under the build tree
 
-// run_session with the test defaults: quiet, no store, no profiler unless asked.
+// The test defaults: quiet, no store, no profiler unless asked; run_script runs them.
+RunOptions script_options(std::vector<std::string> command, const std::string& out, bool profile = false,
+                          int64_t steps = 0);
 RunResult run_script(std::vector<std::string> command, const std::string& out, bool profile = false,
                      int64_t steps = 0);
 
