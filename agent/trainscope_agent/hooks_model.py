@@ -44,6 +44,8 @@ class _Model:
     autocast_dtype = ""
     frozen = False      # torch.compile was called: our hooks never change again (_on_compile)
     fwd_site = None     # sites.Site: the user's line that calls the model in the loop
+    fwd_pending = None  # sites.Site of the last training forward before the first backward
+    fwd_walks = 0       # forwards walked for it (a loop that never calls backward: kept at 64)
     handover = False    # an evaluation call in flight when the finder was dropped: _fwd_post ends it
 
 
@@ -410,13 +412,18 @@ def _fwd_pre(module, inputs):
         elif phases.nograd_is_eval(inputs):  # a validation batch (or tensor) without model.eval()
             phases.eval_start(S.fwd_t0, True)
             evaluating = True
-        # Once (a frame walk): the loop's training forward call (autograd on, training mode), never
-        # an evaluation's (the hooks may come after the first step, so the first forward they see
+        # The loop's training forward call: the last one in training mode with autograd on before
+        # the first backward (a frame walk each until then, at most 64), never an
+        # evaluation's (the hooks may come after the first step, so the first forward they see
         # can be a validation pass) nor a no-grad one that feeds the loop: an RL rollout's policy
-        # calls come before each update's (Lightning's PPO example: its rollout's line was named as
-        # the line to put under no_sync).
+        # calls come before each update's (Lightning's PPO example: its rollout's line was named
+        # as the line to put under no_sync), and a method that turns autograd off inside itself
+        # is called with it on (its Fabric version's `estimate_returns_and_advantages`).
         if M.fwd_site is None and trains:
-            M.fwd_site = sites.add(sites.where("forward", 2)) or False
+            M.fwd_pending = sites.where("forward", 2) or M.fwd_pending
+            M.fwd_walks += 1
+            if M.fwd_walks >= 64:
+                _keep_fwd_site()
         if S.first_fwd_in_step:
             S.first_fwd_in_step = False
             if S.gpu is not None and S.cuda_ready:
@@ -488,6 +495,13 @@ def _autocast_dtype(torch):
     return ""
 
 
+def _keep_fwd_site():
+    """The forward site waiting for a backward becomes the loop's: at the first backward, or after
+    64 training forwards without one (a loop that never calls backward)."""
+    M.fwd_site = sites.add(M.fwd_pending) or False
+    M.fwd_pending = None
+
+
 def _report_model():
     M.reported = True
     torch = S.torch
@@ -521,6 +535,8 @@ def _report_model():
             dev, dtype = str(p.device), str(p.dtype)
         dtypes.add(str(p.dtype))
         n += p.numel()
+    if M.fwd_site is None and M.fwd_pending is not None:
+        _keep_fwd_site()
     S.channel.send_text("model", [
         ("class", type(inner).__name__),
         ("module", type(m).__name__),
@@ -560,6 +576,8 @@ def _install_backward(torch):
                 S.begin(t0)
             if not S.first_kind:
                 S.first_kind = BACKWARD
+            if M.fwd_site is None and M.fwd_pending is not None:
+                _keep_fwd_site()
             t = tensors
             if isinstance(t, _SEQ) and len(t) == 1:
                 t = t[0]
