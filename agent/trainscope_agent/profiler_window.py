@@ -287,9 +287,9 @@ class Window:
                 if step >= self.last:
                     self._stop(step)
                 else:
-                    why = self._over_budget(0)
+                    why, grown = self._over_budget(0)
                     if why:
-                        self._cut(why, step)
+                        self._cut(why, grown, step)
                     else:
                         self._enter(step + 1)
         except Exception as e:
@@ -324,13 +324,13 @@ class Window:
         if t0 < self.next_check or self.state != "on":
             return
         self.next_check = t0 + GUARD_EVERY_NS
-        why = self._over_budget(self.rise)
+        why, grown = self._over_budget(self.rise)
         if not why:
             return
         step = self.entered
         try:
             self._exit()
-            self._cut(why, step - 1, cut_step=step)
+            self._cut(why, grown, step - 1, cut_step=step)
         except Exception as e:
             self._give_up(e)
         dt = now() - t0
@@ -339,21 +339,22 @@ class Window:
             S.t_start += dt
 
     def _over_budget(self, rise):
-        """Why the window must stop now, or None: its events ("events"), or the heap's freed
-        space that the recording keeps from being reused ("rss"). `rise`: what the step's own
-        tensors may hold at this point (mid step, the step before's rise; 0 at a step's end)."""
+        """(Why the window must stop now, how far it grew past its floor in bytes), or (None, 0):
+        its events ("events"), or the heap's freed space that the recording keeps from being
+        reused ("rss"). `rise`: what the step's own tensors may hold at this point (mid step, the
+        step before's rise; 0 at a step's end)."""
         held = _held_bytes()
         if held > 0 and held - self.floor - rise > self.budget:
-            return "events"
+            return "events", held - self.floor - rise
         rss = S.rss()
         if rss > 0 and rss - self.rss_floor > self.rss_cap:
-            return "rss"
-        return None
+            return "rss", rss - self.rss_floor
+        return None, 0
 
-    def _cut(self, why, last_whole, cut_step=None):
+    def _cut(self, why, grown, last_whole, cut_step=None):
         """Stops the window after step `last_whole`, at a step's end, or inside `cut_step` (its
-        record already exited), `why` being _over_budget's: a note says where and why. covers()
-        then ends at the step the export lands in."""
+        record already exited), `why` and `grown` being _over_budget's: a note says where and why.
+        covers() then ends at the step the export lands in."""
         if cut_step is None:
             where = "after step %d" % last_whole
         elif last_whole < self.first:
@@ -364,12 +365,12 @@ class Window:
         if why == "events":
             text = ("profiler window stopped %s: its events had grown the process by %.0f MiB (the budget: %d MiB, "
                     "TRAINSCOPE_WINDOW_MIB): a step of this program records many operators" %
-                    (where, (_held_bytes() - self.floor - (self.rise if cut_step else 0)) / 2**20, self.budget >> 20))
+                    (where, grown / 2**20, self.budget >> 20))
         else:
             text = ("profiler window stopped %s: the process had grown by %.0f MiB (the cap: %d MiB, a quarter of "
                     "the memory available), most of it freed memory that the C heap keeps while the recording's "
                     "small blocks sit between the step's large ones" %
-                    (where, (S.rss() - self.rss_floor) / 2**20, self.rss_cap >> 20))
+                    (where, grown / 2**20, self.rss_cap >> 20))
         self.channel.send_text("note", [("text", text)])
         self.last = last_whole
         self._stop(last_whole if last_whole >= self.first else -1, cut_step=cut_step)
