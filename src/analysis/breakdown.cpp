@@ -123,7 +123,8 @@ void analyse_breakdown(const TraceIndex& idx, StepSummary& steps) {
     return (f & kProfilerStep) ? -1 : (f & kDataLoader) ? DL : (f & kCommOp) ? COMM : CPU;
   };
   // The threads that run the steps (their ProfilerStep# rows). A collective annotated on another
-  // thread runs beside them: pytorch/examples-style PPO under torchrun on gloo (2 CPU ranks) had
+  // thread runs beside them: the Lightning repository's PPO example (train_torch.py) under
+  // torchrun on gloo (2 CPU ranks) had
   // its gloo:all_reduce spans, on gloo's worker threads, cover 57% of the step, the backward and
   // optimizer that ran meanwhile included; without any all-reduce (no_sync) the step was 34%
   // shorter (docs/BENCHMARKS.md, session 50).
