@@ -124,10 +124,9 @@ void analyse_breakdown(const TraceIndex& idx, StepSummary& steps) {
   };
   // The threads that run the steps (their ProfilerStep# rows). A collective annotated on another
   // thread runs beside them: the Lightning repository's PPO example (train_torch.py) under
-  // torchrun on gloo (2 CPU ranks) had
-  // its gloo:all_reduce spans, on gloo's worker threads, cover 57% of the step, the backward and
-  // optimizer that ran meanwhile included; without any all-reduce (no_sync) the step was 34%
-  // shorter (docs/BENCHMARKS.md, session 50).
+  // torchrun on gloo (2 CPU ranks) had its gloo:all_reduce spans, on gloo's worker threads, cover
+  // 57% of the step, the backward and optimizer that ran meanwhile included; without any
+  // all-reduce (no_sync) the step was 34% shorter (docs/BENCHMARKS.md, session 50).
   std::vector<uint32_t> step_threads;
   for (uint32_t r : idx.host_ops)
     if (host_role(r) < 0 && std::find(step_threads.begin(), step_threads.end(), s.thread[r]) == step_threads.end())
