@@ -690,10 +690,39 @@ def _inner_ns():
     return S.fwd_ns + S.bwd_ns + S.data_ns
 
 
+def _timed_closure(closure):
+    """The closure, its calls' time summed in S.closure_ns.
+
+    A closure holds more than forward and backward: Lightning's runs training_step (the loss, its
+    logging) and zero_grad in it. None of that is the update that a fused optimizer speeds up, so
+    the step's time less its closures' is the optimizer's (the rest of the closure stays "the rest").
+    """
+    def closure_timed(*args, **kwargs):
+        t = now()
+        try:
+            return closure(*args, **kwargs)
+        finally:
+            S.closure_ns += now() - t
+    return closure_timed
+
+
+def _with_timed_closure(args, kwargs):
+    """(args, kwargs) of step() with its closure timed, or None when it has none."""
+    closure = kwargs.get("closure") if kwargs else None
+    if callable(closure):
+        kwargs = dict(kwargs)
+        kwargs["closure"] = _timed_closure(closure)
+        return args, kwargs
+    if closure is None and args and callable(args[0]):
+        return (_timed_closure(args[0]),) + tuple(args[1:]), kwargs
+    return None
+
+
 def _after_step_call(opt, t0, inner0):
     if G.break_hook:
         check_break("optimizer")
-    S.opt_ns += now() - t0 - (_inner_ns() - inner0)
+    closure = S.closure_ns - inner0[1]
+    S.opt_ns += now() - t0 - max(_inner_ns() - inner0[0], closure)
     S.opt_n += 1
     phases.train_event()
     if _ends_iteration(opt):
@@ -747,13 +776,15 @@ def _install_optimizer(torch):
             return None
         if S.stop_pending and S.in_opt == 0:
             S.stop_at(OPTIMIZER, O.primary() is opt)
+        timed = None
         try:
             _before_step(opt)
             S.in_opt += 1
-            O.t0[id(opt)] = (now(), _inner_ns())
+            timed = _with_timed_closure(args, kwargs)
+            O.t0[id(opt)] = (now(), (_inner_ns(), S.closure_ns))
         except Exception as e:
             fail("optimizer step", e)
-        return None
+        return timed
 
     def post(opt, args, kwargs):
         if G.compiling() or G.off:
@@ -804,7 +835,13 @@ def _wrap_class_step(cls):
             _before_step(self)
         except Exception as e:
             fail("optimizer step", e)
-        inner0 = _inner_ns()
+        try:
+            timed = _with_timed_closure(args, kwargs)
+            if timed is not None:
+                args, kwargs = timed
+        except Exception as e:
+            fail("optimizer step", e)
+        inner0 = (_inner_ns(), S.closure_ns)
         t0 = now()
         S.in_opt += 1
         try:

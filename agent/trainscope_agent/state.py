@@ -48,7 +48,7 @@ class State:
         "cuda_ready", "cuda_mem", "gpu", "window", "window_on", "stop_after", "on_step_hooks", "fwd_t0",
         "first_fwd_in_step", "stopping", "stop_pending", "first_kind", "in_opt", "rss_t", "rss_v",
         "heap_fn", "heap_cost", "heap_next", "graph_capture", "graph_has_opt", "first_t",
-        "prev_loss")
+        "prev_loss", "closure_ns")
 
     def __init__(self):
         self.step = 0
@@ -74,6 +74,7 @@ class State:
         self.stop_pending = False  # --steps reached at an end marker: stop at the loop's next start
         self.first_kind = 0        # the marker kind of the very first event: how an iteration starts
         self.in_opt = 0
+        self.closure_ns = 0         # time inside optimizer.step(closure)'s closure calls, run-wide (hooks_model)
         self.graph_capture = False  # a CUDA graph capture is running (hooks_graph): record nothing
         self.graph_has_opt = False  # ... and an optimizer step was captured in it
         self.t_start = 0
