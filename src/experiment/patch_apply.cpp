@@ -92,7 +92,9 @@ std::string copy_project(const fs::path& from, const fs::path& to, const std::ve
   if (ec) return fmt::format("{}: cannot create: {}", to.string(), ec.message());
   for (auto it = fs::recursive_directory_iterator(from, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    fs::path rel = fs::relative(it->path(), from, ec);
+    // Lexical: fs::relative resolves symlinks, and put a link (data -> /datasets/x) at the
+    // copy's ../../datasets/x, outside the copy.
+    fs::path rel = it->path().lexically_relative(from);
     fs::path dst = to / rel;
     if (it->is_symlink(ec)) {
       fs::copy_symlink(it->path(), dst, ec);
@@ -133,6 +135,33 @@ int link_siblings(const fs::path& from, const fs::path& to, const std::vector<st
     if (fs::exists(fs::symlink_status(dst_parent / name, e2))) continue;
     fs::create_symlink(parent / name, dst_parent / name, e2);
     if (!e2) ++made;
+  }
+  return made;
+}
+
+fs::path mirrored_copy_path(const fs::path& from, const fs::path& root, int levels) {
+  std::error_code ec;
+  fs::path src = fs::absolute(from, ec).lexically_normal();
+  if (!src.has_filename()) src = src.parent_path();  // "a/b/" names b
+  std::vector<fs::path> names;
+  for (fs::path p = src; names.size() < static_cast<size_t>(levels) && p.has_filename(); p = p.parent_path())
+    names.push_back(p.filename());
+  fs::path out = root;
+  for (auto it = names.rbegin(); it != names.rend(); ++it) out /= *it;
+  return out;
+}
+
+int link_ancestors(const fs::path& from, const fs::path& copy, int levels) {
+  std::error_code ec;
+  fs::path src = fs::absolute(from, ec).lexically_normal();
+  fs::path dst = fs::absolute(copy, ec).lexically_normal();
+  if (!src.has_filename()) src = src.parent_path();
+  if (!dst.has_filename()) dst = dst.parent_path();
+  int made = 0;
+  for (int k = 0; k < levels && src.has_filename() && dst.has_filename() && src.filename() == dst.filename(); ++k) {
+    made += link_siblings(src, dst, {".git"});  // git in the copy never finds the user's repository
+    src = src.parent_path();
+    dst = dst.parent_path();
   }
   return made;
 }

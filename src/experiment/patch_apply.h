@@ -41,6 +41,18 @@ int link_siblings(const std::filesystem::path& from, const std::filesystem::path
                   const std::vector<std::string>& reserved);
 inline constexpr int kMaxSiblingLinks = 1000;
 
+// Where the copy of the project folder `from` goes under `root`: root/<the names of from's
+// `levels` - 1 nearest ancestors>/<from's name> (root/lt/ex/basics for /work/lt/ex/basics and 3
+// levels), fewer where `from` is nearer "/". With link_ancestors, a path that climbs out of the project
+// (lightning's examples read `../../Datasets`) reads the original's files, and one that climbs back
+// in (`../basics/x`) reads the copy, as the names are the original's.
+std::filesystem::path mirrored_copy_path(const std::filesystem::path& from, const std::filesystem::path& root,
+                                         int levels);
+// link_siblings at each of the copy's `levels` ancestors up to mirrored_copy_path's root: the
+// entries of from's k-th parent beside the copy's, never a `.git`. Returns how many links were made.
+int link_ancestors(const std::filesystem::path& from, const std::filesystem::path& copy, int levels);
+inline constexpr int kMirroredLevels = 3;
+
 // Applies `diff` (a file) in `dir` with -p1; "" when it applied, else the tool's complaint.
 std::string apply_patch(const std::string& dir, const std::string& diff);
 

@@ -248,22 +248,24 @@ void patch_and_measure(const VerifyOptions& opt, VerifyResult& r, const run::Age
   std::string copy = r.out_dir + "/patched";
   say(opt, fmt::format("patch: {} edit{} in {}; applying it to a copy of {} and running it", p.edits.size(),
                        p.edits.size() == 1 ? "" : "s", fmt::join(p.files, ", "), cwd));
-  std::string why = copy_project(cwd, copy + "/project", {r.out_dir, cwd + "/trainscope-runs", cwd + "/.git"});
-  // The copy's `../x` reads what the original's does (its own names beside it are reserved; no
-  // `.git`, so that git in the copy never finds the user's repository above it).
-  if (why.empty()) link_siblings(cwd, copy + "/project", {"project", "run", "run-2", ".git"});
-  if (why.empty()) why = apply_patch(copy + "/project", diff_path);
+  // The copy keeps the folder's name and its parents' (patched/tree/lt/ex/basics), each beside
+  // links to the original's siblings at that level, so that `../data` and `../../Datasets` read
+  // what the original's do. No `.git` is copied: git in the copy never finds the user's repository.
+  const std::string project = mirrored_copy_path(cwd, copy + "/tree", kMirroredLevels).string();
+  std::string why = copy_project(cwd, project, {r.out_dir, cwd + "/trainscope-runs", cwd + "/.git"});
+  if (why.empty()) link_ancestors(cwd, project, kMirroredLevels);
+  if (why.empty()) why = apply_patch(project, diff_path);
   if (!why.empty()) {
     p.problem = "the patch was not measured: " + why;
     return;
   }
-  std::vector<std::string> cmd = command_in_copy(opt.command, cwd, copy + "/project");
+  std::vector<std::string> cmd = command_in_copy(opt.command, cwd, project);
   auto patched_run = [&](const std::string& dir) {
     std::vector<run::StepRecord> s;
     std::optional<diagnose::Diagnosis> d;
     VerifyRun v;
     try {
-      v = one_run(opt, "patched", dir, {}, s, d, &cmd, copy + "/project");
+      v = one_run(opt, "patched", dir, {}, s, d, &cmd, project);
     } catch (const std::exception& e) {
       v.label = "patched";
       v.problem = e.what();

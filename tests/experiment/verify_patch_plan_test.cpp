@@ -241,5 +241,43 @@ TEST(PatchCopy, SiblingsOfTheProjectAreLinkedBesideTheCopy) {
   fs::remove_all(root);
 }
 
+// Lightning's examples (examples/pytorch/basics/autoencoder.py) read
+// path.join(path.dirname(__file__), "..", "..", "Datasets"): the copy sits under the original's
+// parents' names, each level beside links to that level's other entries, so a path two levels up
+// reads the original's files, and one that climbs back in by name reads the copy.
+TEST(PatchCopy, ACopyUnderItsParentsNamesReadsWhatTheOriginalReadsLevelsUp) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("ts-ancestors-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const fs::path proj = root / "repo" / "examples" / "basics";
+  fs::create_directories(proj);
+  fs::create_directories(root / "repo" / "Datasets");
+  fs::create_directories(root / "repo" / ".git");  // the user's repository: never linked
+  fs::create_directories(root / "repo" / "examples" / "data");
+  std::ofstream(root / "repo" / "Datasets" / "raw.bin") << "bytes";
+  std::ofstream(proj / "main.py") << "original\n";
+  fs::create_directory_symlink(root / "repo" / "Datasets", proj / "data");  // a link in the project stays a link
+  const fs::path tree = root / "out" / "patched" / "tree";
+  const fs::path copy = mirrored_copy_path(proj, tree, 3);
+  EXPECT_EQ(copy, tree / "repo" / "examples" / "basics");
+  EXPECT_EQ(mirrored_copy_path("/opt", tree, 3), tree / "opt");  // nearer "/": fewer names
+  ASSERT_EQ(copy_project(proj, copy, {}), "");
+  std::ofstream(copy / "main.py") << "patched\n";
+  EXPECT_EQ(link_ancestors(proj, copy, 3), 3);  // data; Datasets; out (the root's other entry)
+  std::string got;
+  std::ifstream(copy / ".." / ".." / "Datasets" / "raw.bin") >> got;
+  EXPECT_EQ(got, "bytes");
+  EXPECT_TRUE(fs::is_symlink(tree / "repo" / "examples" / "data"));
+  got.clear();
+  std::ifstream(copy / ".." / "basics" / "main.py") >> got;  // back in by name: the copy
+  EXPECT_EQ(got, "patched");
+  EXPECT_FALSE(fs::exists(tree / "repo" / ".git"));
+  EXPECT_TRUE(fs::is_symlink(copy / "data"));
+  got.clear();
+  std::ifstream(copy / "data" / "raw.bin") >> got;
+  EXPECT_EQ(got, "bytes");
+  fs::remove_all(root);
+}
+
 }  // namespace
 }  // namespace ts::experiment
