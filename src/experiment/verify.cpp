@@ -18,6 +18,7 @@
 #include "diagnose/thresholds.h"
 #include "run/run_session.h"
 #include "util/error.h"
+#include "util/failure_line.h"
 
 namespace ts::experiment {
 namespace fs = std::filesystem;
@@ -67,6 +68,7 @@ VerifyRun one_run(const VerifyOptions& opt, const std::string& label, const std:
   run::RunResult res = run::run_session(ro);
   v.out_dir = res.out_dir;
   v.exit_code = res.exit.shell_code();
+  if (v.exit_code != 0) v.failure = failure_line(res.stderr_tail);
   if (res.evidence.agent && res.evidence.agent->time_account) {
     v.run_s = res.evidence.agent->time_account->total_s;
     v.compile_s = res.evidence.agent->time_account->compile_s;
@@ -169,7 +171,8 @@ void measure(VerifyRun& v, const std::vector<run::StepRecord>& steps, int64_t fi
   v.step_ms = mean_step_ms(steps, first, last);
   v.spread = block_spread(steps, first, last);
   if (v.step_ms < 0)
-    v.problem = v.exit_code != 0 ? fmt::format("the run failed (exit status {}) after {} steps", v.exit_code, v.steps)
+    v.problem = v.exit_code != 0 ? fmt::format("the run failed (exit status {}) after {} steps{}", v.exit_code, v.steps,
+                                               v.failure.empty() ? "" : ": " + v.failure)
                                  : fmt::format("the run ended after {} steps, before step {}", v.steps, last);
 }
 

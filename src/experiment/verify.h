@@ -32,6 +32,7 @@ struct VerifyRun {
   std::vector<run::OverrideOutcome> outcomes;  // the agent's word on each setting
   std::string out_dir;
   int exit_code = 0;
+  std::string failure;       // a failed run's error line (a traceback's exception), "" when none
   int64_t steps = 0;         // steps the run made
   double step_ms = -1;       // mean step over the measured range, -1 when it did not reach it
   // The whole run (run.time_account): its wall time and compilation, -1 unknown. A fix that

@@ -340,6 +340,58 @@ for step, (x, y) in enumerate(loader):
   for (const auto& [f, text] : before) EXPECT_EQ(after[f], text) << f << " changed";
 }
 
+// A patched copy that fails says why: the job's own error line, not only its exit status. This
+// script reads a file of its own trainscope-runs/ folder, which the copy leaves out.
+TEST_F(VerifyPatch, ACopyThatFailsNamesTheJobsError) {
+  ASSERT_TRUE(imports(kDebianPython, "torch"));
+  fs::create_directories(proj() / "trainscope-runs");
+  std::ofstream(proj() / "trainscope-runs" / "vocab.txt") << "a b c\n";
+  std::ofstream(proj() / "train.py") << R"(import sys
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+VOCAB = open("trainscope-runs/vocab.txt").read().split()
+
+
+class Slow(Dataset):
+    def __len__(self):
+        return 100000
+
+    def __getitem__(self, i):
+        time.sleep(0.003)
+        return torch.randn(16), i % 2
+
+
+loader = DataLoader(Slow(), batch_size=8)
+model = torch.nn.Linear(16, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step, (x, y) in enumerate(loader):
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step + 1 >= int(sys.argv[1]):
+        break
+)";
+  Result r = verify("--steps 60 --top 1", kDebianPython + " train.py 200");
+  EXPECT_EQ(r.code, 1) << r.err;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser_.parse(r.out).get(doc)) << r.out << r.err;
+  simdjson::dom::element p = doc["patch"];
+  ASSERT_TRUE(p.is_object()) << r.out;
+  EXPECT_FALSE(p["written"].get_bool().value());
+  EXPECT_FALSE(std::string_view(p["diff"].get_string().value()).empty()) << r.out;
+  std::string_view why = p["problem"].get_string().value();
+  EXPECT_EQ(why.rfind("the patched copy was not measured: the run failed (exit status 1) after 0 steps: "
+                      "FileNotFoundError",
+                      0),
+            0u)
+      << why;
+  EXPECT_NE(why.find("trainscope-runs/vocab.txt"), std::string_view::npos) << why;
+}
+
 // `trainscope run` says where the patch would go: the starvation finding's fix is patchable at the
 // helper module's DataLoader line (issue 39, item 6).
 TEST_F(VerifyPatch, RunPointsAtThePatch) {
