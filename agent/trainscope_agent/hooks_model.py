@@ -47,6 +47,7 @@ class _Model:
     fwd_pending = None  # sites.Site of the last training forward before the first backward
     fwd_walks = 0       # forwards walked for it (a loop that never calls backward: kept at 64)
     handover = False    # an evaluation call in flight when the finder was dropped: _fwd_post ends it
+    train_step = 0      # S.step of the chosen model's last training forward (_after_step)
 
 
 M = _Model()
@@ -210,6 +211,12 @@ def _after_step(step):
         if step & 15 == 0 and S.torch is not None and not M.frozen and not M.global_handles:
             _install_forward_finder(S.torch)  # the model was dropped: find the new one
         return
+    if (step & 15 == 0 and 0 < M.train_step <= step - 16 and S.torch is not None and not M.frozen
+            and not M.global_handles):
+        # Trained before, alive, but not trained for 16 steps: the loop moved on to another model
+        # (k-fold cross validation keeps one per fold, Lightning's kfold_cv example). The finder
+        # picks the one the next step trains, for one step. (An inference loop never trained one.)
+        _install_forward_finder(S.torch)
     if not M.reported and step >= 2:
         _report_model()
 
@@ -403,6 +410,7 @@ def _fwd_pre(module, inputs):
                 evaluating = True
         elif M.grad_enabled():
             trains = True
+            M.train_step = S.step
             # phases.train_event, called only when it has work: a batch fetched since the last
             # training event (once a step) or an evaluation span to close.
             if Ph.fetch_after_train is not None or Ph.open:

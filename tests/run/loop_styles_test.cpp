@@ -191,6 +191,28 @@ TEST(LoopStyles, OptimizerRebuiltMidRun) {
   expect_steps_stop("rebuilt_optimizer", {"40"}, 15);  // past the first rebuild
 }
 
+// One model per fold, all alive (kfold.py): the forward timed is the model the fold trains, not
+// the first fold's, by the last fold's steps. Each new optimizer takes over after 3 steps in a row
+// (STALE_FACTOR x 0 + 2 tolerated), so 2 steps a fold after the first are merged: 120 - 4.
+TEST(LoopStyles, KFoldTrainsAModelPerFold) {
+  REQUIRE_TORCH();
+  auto l = run_loop("kfold", {"3", "40"});
+  EXPECT_EQ(l->cli.status, 0) << l->cli.err;
+  expect_clean(*l, "kfold", 4);
+  EXPECT_EQ(l->count, 120);
+  simdjson::dom::array rows;
+  ASSERT_EQ(l->doc["run"]["agent"]["step_table"]["rows"].get(rows), simdjson::SUCCESS);
+  ASSERT_GE(rows.size(), 100u);
+  // The last fold's last 12 steps each timed its model's forward (2 ms of sleep): the agent looks
+  // for the model again at the first 16th step after the chosen one stopped training (hooks_model).
+  for (size_t i = rows.size() - 12; i < rows.size(); ++i) {
+    double fwd = rows.at(i).at(7);
+    EXPECT_GE(fwd, 1.9) << "step " << int64_t(rows.at(i).at(0));
+  }
+  EXPECT_GE(l->real("run", "agent", "summary", "forward_ms"), 1.9);
+  expect_parts_within_step(*l, "kfold");
+}
+
 TEST(LoopStyles, LightningStyleClosureTrainer) {
   REQUIRE_TORCH();
   auto l = run_loop("lightning_style", {});
