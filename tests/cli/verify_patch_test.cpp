@@ -218,6 +218,34 @@ class VerifyPatch : public ::testing::Test {
 
 const fs::path kCorpus = fs::path(TS_SOURCE_DIR) / "tests" / "corpus";
 
+// A loop over a loader that sleeps 3 ms a sample (storage waits: workers are its fix), trained
+// argv[1] steps; `preamble` runs after the imports, `loader` builds `loader` from Slow().
+std::string slow_loader_script(const std::string& preamble, const std::string& loader) {
+  return "import sys\nimport time\n\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n" +
+         (preamble.empty() ? "" : "\n" + preamble) + R"(
+
+class Slow(Dataset):
+    def __len__(self):
+        return 100000
+
+    def __getitem__(self, i):
+        time.sleep(0.003)
+        return torch.randn(16), i % 2
+
+
+)" + loader +
+         R"(model = torch.nn.Linear(16, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step, (x, y) in enumerate(loader):
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step + 1 >= int(sys.argv[1]):
+        break
+)";
+}
+
 }  // namespace
 
 // A plain loop with the DataLoader in the script, num_workers=0 written out: replaced, not added.
@@ -290,34 +318,9 @@ TEST_F(VerifyPatch, LightningDataModule) {
 // exit status says so, and nothing of the user's is touched.
 TEST_F(VerifyPatch, KwargsSiteIsRefused) {
   ASSERT_TRUE(imports(kDebianPython, "torch"));
-  std::ofstream(proj() / "train.py") << R"(import sys
-import time
-
-import torch
-from torch.utils.data import DataLoader, Dataset
-
-
-class Slow(Dataset):
-    def __len__(self):
-        return 100000
-
-    def __getitem__(self, i):
-        time.sleep(0.003)
-        return torch.randn(16), i % 2
-
-
-opts, more = {"batch_size": 8}, {"shuffle": True}
-loader = DataLoader(Slow(), **opts, **more)
-model = torch.nn.Linear(16, 2)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step, (x, y) in enumerate(loader):
-    loss = torch.nn.functional.cross_entropy(model(x), y)
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-    if step + 1 >= int(sys.argv[1]):
-        break
-)";
+  std::ofstream(proj() / "train.py") << slow_loader_script("",
+                                                          "opts, more = {\"batch_size\": 8}, {\"shuffle\": True}\n"
+                                                          "loader = DataLoader(Slow(), **opts, **more)\n");
   auto before = snapshot(proj());
   Result r = verify("--steps 60 --top 1", kDebianPython + " train.py 200");
   EXPECT_EQ(r.code, 1) << r.err;
@@ -346,35 +349,8 @@ TEST_F(VerifyPatch, ACopyThatFailsNamesTheJobsError) {
   ASSERT_TRUE(imports(kDebianPython, "torch"));
   fs::create_directories(proj() / "trainscope-runs");
   std::ofstream(proj() / "trainscope-runs" / "vocab.txt") << "a b c\n";
-  std::ofstream(proj() / "train.py") << R"(import sys
-import time
-
-import torch
-from torch.utils.data import DataLoader, Dataset
-
-VOCAB = open("trainscope-runs/vocab.txt").read().split()
-
-
-class Slow(Dataset):
-    def __len__(self):
-        return 100000
-
-    def __getitem__(self, i):
-        time.sleep(0.003)
-        return torch.randn(16), i % 2
-
-
-loader = DataLoader(Slow(), batch_size=8)
-model = torch.nn.Linear(16, 2)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step, (x, y) in enumerate(loader):
-    loss = torch.nn.functional.cross_entropy(model(x), y)
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-    if step + 1 >= int(sys.argv[1]):
-        break
-)";
+  std::ofstream(proj() / "train.py") << slow_loader_script("VOCAB = open(\"trainscope-runs/vocab.txt\").read().split()\n",
+                                                          "loader = DataLoader(Slow(), batch_size=8)\n");
   Result r = verify("--steps 60 --top 1", kDebianPython + " train.py 200");
   EXPECT_EQ(r.code, 1) << r.err;
   simdjson::dom::element doc;
