@@ -212,6 +212,16 @@ class VerifyPatch : public ::testing::Test {
                              set_ms, set);
   }
 
+  // verify's "patch" object of a run that wrote none: exit status 1, "written" false.
+  void unwritten_patch(const Result& r, simdjson::dom::element& p) {
+    EXPECT_EQ(r.code, 1) << r.err;
+    simdjson::dom::element doc;
+    ASSERT_FALSE(parser_.parse(r.out).get(doc)) << r.out << r.err;
+    p = doc["patch"];
+    ASSERT_TRUE(p.is_object()) << r.out;
+    EXPECT_FALSE(p["written"].get_bool().value());
+  }
+
   fs::path home_;
   simdjson::dom::parser parser_;
 };
@@ -323,12 +333,9 @@ TEST_F(VerifyPatch, KwargsSiteIsRefused) {
                                                           "loader = DataLoader(Slow(), **opts, **more)\n");
   auto before = snapshot(proj());
   Result r = verify("--steps 60 --top 1", kDebianPython + " train.py 200");
-  EXPECT_EQ(r.code, 1) << r.err;
-  simdjson::dom::element doc;
-  ASSERT_FALSE(parser_.parse(r.out).get(doc)) << r.out << r.err;
-  simdjson::dom::element p = doc["patch"];
-  ASSERT_TRUE(p.is_object()) << r.out;
-  EXPECT_FALSE(p["written"].get_bool().value());
+  simdjson::dom::element p;
+  unwritten_patch(r, p);
+  if (HasFatalFailure()) return;
   EXPECT_TRUE(std::string_view(p["diff"].get_string().value()).empty());
   bool named = false;
   simdjson::dom::array refused = p["refused"].get_array().value();
@@ -352,12 +359,9 @@ TEST_F(VerifyPatch, ACopyThatFailsNamesTheJobsError) {
   std::ofstream(proj() / "train.py") << slow_loader_script("VOCAB = open(\"trainscope-runs/vocab.txt\").read().split()\n",
                                                           "loader = DataLoader(Slow(), batch_size=8)\n");
   Result r = verify("--steps 60 --top 1", kDebianPython + " train.py 200");
-  EXPECT_EQ(r.code, 1) << r.err;
-  simdjson::dom::element doc;
-  ASSERT_FALSE(parser_.parse(r.out).get(doc)) << r.out << r.err;
-  simdjson::dom::element p = doc["patch"];
-  ASSERT_TRUE(p.is_object()) << r.out;
-  EXPECT_FALSE(p["written"].get_bool().value());
+  simdjson::dom::element p;
+  unwritten_patch(r, p);
+  if (HasFatalFailure()) return;
   EXPECT_FALSE(std::string_view(p["diff"].get_string().value()).empty()) << r.out;
   std::string_view why = p["problem"].get_string().value();
   EXPECT_EQ(why.rfind("the patched copy was not measured: the run failed (exit status 1) after 0 steps: "
