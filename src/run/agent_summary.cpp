@@ -371,6 +371,7 @@ AgentSummary summarise(const Records& r) {
       if (n > 0) {
         ev.step_mean_ms = sum_dur / n / 1e6;
         ev.data_wait_ms = sum_data / n / 1e6;
+        ev.io_ms = sum_io / n / 1e6;  // a checkpoint every N steps: the median step writes nothing
       }
       ev.data_wait_pct = 100.0 * sum_data / sum_dur;
       ev.io_pct = 100.0 * sum_io / sum_dur;

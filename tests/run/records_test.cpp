@@ -102,6 +102,31 @@ TEST(AgentSummary, StepsThatWaitedForWorkersToStartAreNotSteady) {
   EXPECT_NEAR(sum.evidence.data_wait_pct, 10.0, 1e-9);
 }
 
+// A checkpoint every fourth step: the median step writes nothing, yet the writes are a share of the
+// run. The I/O per step is their mean, as the wait's is, so that it is io_pct of the mean step (the
+// step line printed "I/O 0.00 ms (3%)" on timm's train.py, which saves a checkpoint each epoch).
+TEST(AgentSummary, IoPerStepIsTheMeanOfWhatItsShareCounts) {
+  Records r;
+  RecordDecoder d(r);
+  std::string s;
+  uint32_t seq = 1;
+  for (int i = 1; i <= 12; ++i) {
+    const bool save = i % 4 == 0;
+    std::array<int64_t, 32> f = {};
+    f[0] = i, f[1] = kStepOptimizer, f[3] = save ? 40'000'000 : 10'000'000, f[4] = 1'000'000;
+    f[14] = save ? 30'000'000 : 0;  // io_ns
+    f[18] = f[19] = f[20] = -1, f[21] = 100;
+    s += test::step_record(5, seq++, f, 0.5, 26);
+  }
+  d.feed(s);
+  auto sum = summarise(r);
+  ASSERT_EQ(sum.warmup_steps, 2);  // steps 3-12 are steady: saves at 4, 8 and 12
+  EXPECT_DOUBLE_EQ(sum.evidence.step_ms, 10.0);
+  EXPECT_NEAR(sum.evidence.io_ms, 9.0, 1e-9);  // 90 ms over 10 steps
+  EXPECT_NEAR(sum.evidence.io_pct, 100.0 * 90 / 190, 1e-9);
+  EXPECT_NEAR(sum.evidence.io_ms, sum.evidence.io_pct / 100 * sum.evidence.step_mean_ms, 1e-9);
+}
+
 // FETCH as channel.py packs it (`<iiqqq`): worker id, padding, samples, getitem ns, collate ns.
 std::string fetch_rec(uint32_t pid, uint32_t seq, int64_t samples, int64_t getitem_ns, int64_t collate_ns) {
   std::string p(32, '\0');
