@@ -246,6 +246,13 @@ def _optimized_params():
     return ids
 
 
+def _count_held(m, held):
+    try:
+        return sum(p.numel() for p in m.parameters() if id(p) in held)
+    except Exception:
+        return 0
+
+
 def _trains(module, held):
     try:
         return any(id(p) in held or p.grad is not None for p in module.parameters())
@@ -372,17 +379,24 @@ def _unhook_inner():
 
 
 def _wrapped(model, levels=2):
-    """The modules the chosen model wraps: its one child holding >= 90% of its parameters, and that
-    child's, down `levels`. The loop trains through the wrapper (DDP, a task module holding the
-    model and its loss, as timm's train.py does) and evaluates the inner model directly
-    (`validate(model.module)`, timm's `eval_model`): those calls are evaluation too."""
+    """The modules the chosen model wraps: its one child holding >= 90% of its trained parameters
+    (those the optimizers hold; all of them when they hold none of the model's), and that child's,
+    down `levels`. The loop trains through the wrapper (DDP, a task module holding the model and
+    its loss, as timm's train.py does) and evaluates the inner model directly
+    (`validate(model.module)`, timm's `eval_model`): those calls are evaluation too. timm's task
+    also holds the model's EMA copy (`--model-ema`), as many parameters as the model but none
+    trained: counted, it left no child with 90% and every evaluation unseen."""
+    held = _optimized_params()
+    count = _count_params
+    if held and _count_held(model, held) > 0:
+        count = lambda m: _count_held(m, held)  # noqa: E731
     out = []
-    total = _count_params(model)
+    total = count(model)
     m = model
     for _ in range(levels):
         if total <= 0:
             break
-        big = [c for c in m.children() if _count_params(c) >= 0.9 * total]
+        big = [c for c in m.children() if count(c) >= 0.9 * total]
         if len(big) != 1:
             break
         m = big[0]

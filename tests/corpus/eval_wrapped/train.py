@@ -1,11 +1,15 @@
-"""Training through a task module that holds the model and its loss (as timm's train.py does since
-its task refactor, and as DDP does with `ddp_model(x)`), evaluating the inner model directly every
-25 steps (`validate(model)`, `validate(ddp_model.module)`). The evaluation is about a quarter of the
+"""Training through a task module that holds the model, its loss and an exponential moving average
+of the model's weights (as timm's train.py does since its task refactor, `--model-ema` adding the
+copy to the task; as DDP does with `ddp_model(x)`), evaluating the inner model directly every
+25 steps (`validate(model)`, `validate(ddp_model.module)`). The copy holds as many parameters as the
+model, none of them trained: the model is not most of the task's parameters, only of its trained
+ones. The evaluation is about a quarter of the
 run; the loop times its own phases into own_times.json. Steps and evaluation batches are
 sleep-bound (a loaded machine stretches neither much)."""
 # expect: finding periodic-evaluation
 # corpus: own-times
 # corpus: waits
+import copy
 import json
 import os
 import time
@@ -24,12 +28,19 @@ def since_launch():
 
 
 class Task(nn.Module):
-    """The model and its loss in one module: the loop calls task(x, y) and gets the loss."""
+    """The model, its loss and its weights' average in one module: the loop calls task(x, y) and
+    gets the loss, then task.update_ema()."""
 
     def __init__(self, model):
         super().__init__()
         self.model = model
         self.loss = nn.CrossEntropyLoss()
+        self.model_ema = copy.deepcopy(model).eval()
+
+    @torch.no_grad()
+    def update_ema(self, decay=0.99):
+        for e, p in zip(self.model_ema.parameters(), self.model.parameters()):
+            e.lerp_(p, 1 - decay)
 
     def forward(self, x, y):
         return self.loss(self.model(x), y)
@@ -40,7 +51,7 @@ train = DataLoader(TensorDataset(X, Y), batch_size=16, shuffle=True)
 val = DataLoader(TensorDataset(X[:384], Y[:384]), batch_size=32)
 model = nn.Sequential(nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 4))
 task = Task(model)
-opt = torch.optim.AdamW(task.parameters(), lr=1e-3)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)  # the trained model's, not the average's
 
 
 def validate(net):
@@ -66,6 +77,7 @@ for step in range(1, STEPS + 1):
     opt.zero_grad()
     loss.backward()
     opt.step()
+    task.update_ema()
     time.sleep(0.02)
     if step % EVAL_EVERY == 0:
         t = time.monotonic()
