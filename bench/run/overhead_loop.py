@@ -1,7 +1,8 @@
 """The loop the overhead benchmark runs with and without `trainscope run`.
 
 Each step does what the agent hooks (a DataLoader fetch, a forward through a module, a backward,
-an optimizer step, a Tensor.to, a .item()) plus a fixed amount of pure-Python work (`--spin K`
+an optimizer step, a Tensor.to, a .item(); with `--closure` the forward and backward run in
+step(closure), as in Lightning) plus a fixed amount of pure-Python work (`--spin K`
 iterations) that sets the step time. `--calibrate MS` prints the K that makes a step take MS ms
 here without the agent; both runs then use the same K, so any difference is the agent's cost.
 Prints one line: BENCH steps=<n> median_ms=<..> mean_ms=<..> cpu_us=<..>, where cpu_us is this
@@ -33,7 +34,7 @@ def make():
     return model, opt, DataLoader(ds, batch_size=4, shuffle=False)
 
 
-def run(k, steps, fake_cuda=False):
+def run(k, steps, fake_cuda=False, closure=False):
     model, opt, loader = make()
     if fake_cuda:
         # The GPU's path on this CPU: CUDA made to look initialised by the counting fakes of
@@ -58,10 +59,18 @@ def run(k, steps, fake_cuda=False):
             it = iter(loader)
             x, y = next(it)
         x = x.to("cpu")
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        if closure:  # Lightning's shape: forward, zero_grad and backward inside step(closure)
+            def step_closure():
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                return loss
+            loss = opt.step(step_closure)
+        else:
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
         if step % 50 == 0:
             loss.item()
         spin(k)
@@ -78,6 +87,7 @@ def main():
     ap.add_argument("--spin", type=int, default=0)
     ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--fake-cuda", action="store_true", help="take the GPU's path (fake_cuda.py)")
+    ap.add_argument("--closure", action="store_true", help="step(closure), as Lightning's automatic optimisation")
     a = ap.parse_args()
     if a.calibrate:
         base = statistics.median(run(0, 200)[0])
@@ -87,7 +97,7 @@ def main():
         k = max(0, int((a.calibrate - base) / per_iter_ms))
         print("CALIBRATE spin=%d base_ms=%.4f" % (k, base), flush=True)
         return
-    times, cpu_us = run(a.spin, a.steps, a.fake_cuda)
+    times, cpu_us = run(a.spin, a.steps, a.fake_cuda, a.closure)
     # proc_cpu_ms: this process's whole CPU time (import and start-up too), so a caller can tell the
     # loop's CPU from that of the processes around it (bench/run/live_view_bench.py).
     print("BENCH steps=%d median_ms=%.5f mean_ms=%.5f cpu_us=%.3f proc_cpu_ms=%.1f" % (
