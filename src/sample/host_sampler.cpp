@@ -93,6 +93,8 @@ bool HostSampler::read_process(pid_t pid, double t_s, bool thread_names, Process
     const Prev& pr = it->second;
     double dt = t_s - pr.t_s;
     p.cpu_pct = 100.0 * static_cast<double>(ticks - std::min(ticks, pr.cpu_ticks)) / ticks_per_s_ / dt;
+    p.sys_pct = 100.0 * static_cast<double>(st->stime - std::min(st->stime, pr.sys_ticks)) / ticks_per_s_ / dt;
+    p.minflt_per_s = static_cast<double>(st->minflt - std::min(st->minflt, pr.minflt)) / dt;
     p.nonvoluntary_per_s =
         static_cast<double>(p.nonvoluntary_switches - std::min(p.nonvoluntary_switches, pr.nonvol)) / dt;
     if (ss.ok) p.run_delay_ms_per_s = static_cast<double>(ss.wait_ns - std::min(ss.wait_ns, pr.wait_ns)) / 1e6 / dt;
@@ -103,6 +105,8 @@ bool HostSampler::read_process(pid_t pid, double t_s, bool thread_names, Process
   if (!same) pr.thread_names.clear();
   pr.starttime = st->starttime;
   pr.cpu_ticks = ticks;
+  pr.sys_ticks = st->stime;
+  pr.minflt = st->minflt;
   pr.nonvol = p.nonvoluntary_switches;
   pr.wait_ns = ss.wait_ns;
   pr.t_s = t_s;

@@ -31,7 +31,7 @@ class HostSampler {
 
  private:
   struct Prev {
-    uint64_t starttime = 0, cpu_ticks = 0, nonvol = 0, wait_ns = 0;
+    uint64_t starttime = 0, cpu_ticks = 0, sys_ticks = 0, minflt = 0, nonvol = 0, wait_ns = 0;
     double t_s = 0;
     // Thread names change rarely and cost a directory walk: re-read every 5 s.
     std::vector<std::string> thread_names;

@@ -126,6 +126,7 @@ std::optional<PidStat> parse_pid_stat(std::string_view text) {
   bool ok = to_num(f[4 - 3], s.ppid) && to_num(f[14 - 3], s.utime) && to_num(f[15 - 3], s.stime) &&
             to_num(f[20 - 3], s.num_threads) && to_num(f[22 - 3], s.starttime);
   if (!ok) return std::nullopt;
+  to_num(f[10 - 3], s.minflt);
   if (n > 24 - 3) to_num(f[24 - 3], s.rss_pages);
   if (n > 39 - 3) to_num(f[39 - 3], s.last_cpu);
   return s;

@@ -30,6 +30,7 @@ struct PidStat {
   std::string comm;
   char state = '?';
   uint64_t utime = 0, stime = 0;  // clock ticks
+  uint64_t minflt = 0;             // minor page faults (a fresh page mapped and zeroed, no I/O)
   int num_threads = 0;
   uint64_t starttime = 0;  // ticks after boot: tells a reused PID from the old process
   int64_t rss_pages = 0;

@@ -87,6 +87,8 @@ struct ProcessReading {
   std::string comm;  // may hold spaces and parentheses
   char state = '?';
   double cpu_pct = -1;  // 100 = one core, since the previous reading (can exceed 100)
+  double sys_pct = -1;  // ... of it in the kernel (stime)
+  double minflt_per_s = -1;  // minor page faults per second since the previous reading
   double rss_bytes = -1;
   int threads = 0;
   int last_cpu = -1;

@@ -37,6 +37,7 @@ struct Sampler::Acc {
   int proc_max = 0, threads_max = 0;
   double nonvol_sum = 0;
   size_t nonvol_n = 0;
+  double sys_sum = 0, minflt_sum = 0;  // over the ticks that summed tree_sum
   int cores = 0;
   double budget = 0, shm_total = -1, shm_used_max = -1;
   std::set<pid_t> tree_pids;
@@ -164,13 +165,15 @@ void Sampler::accumulate(const Tick& t) {
   if (t.host.shm_total_bytes >= 0) a.shm_total = t.host.shm_total_bytes;
   a.shm_used_max = std::max(a.shm_used_max, t.host.shm_used_bytes);
   if (t.processes_fresh && !t.processes.empty()) {
-    double cpu = 0, nonvol = 0, queued = 0;
+    double cpu = 0, nonvol = 0, queued = 0, sys = 0, minflt = 0;
     bool have_rate = false, have_queue = false;
     int threads = 0;
     for (const auto& p : t.processes) {
       a.tree_pids.insert(p.pid);
       threads += p.threads;
       if (p.cpu_pct >= 0) cpu += p.cpu_pct, have_rate = true;
+      if (p.sys_pct >= 0) sys += p.sys_pct;
+      if (p.minflt_per_s >= 0) minflt += p.minflt_per_s;
       if (p.nonvoluntary_per_s >= 0) nonvol += p.nonvoluntary_per_s;
       // ms per s waiting on a run queue -> % of a core (1000 ms/s = 100%).
       if (p.run_delay_ms_per_s >= 0) queued += p.run_delay_ms_per_s / 10.0, have_queue = true;
@@ -179,6 +182,7 @@ void Sampler::accumulate(const Tick& t) {
     a.threads_max = std::max(a.threads_max, threads);
     if (have_rate) {
       a.tree_sum += cpu, ++a.tree_n;
+      a.sys_sum += sys, a.minflt_sum += minflt;
       a.tree_max = std::max(a.tree_max, cpu);
       if (have_queue) a.tree_demand_max = std::max(a.tree_demand_max, cpu + queued);
       a.nonvol_sum += nonvol, ++a.nonvol_n;
@@ -260,6 +264,8 @@ Summary Sampler::summary() const {
   if (a.host_n) s.host_cpu_mean_pct = a.host_sum / a.host_n;
   if (a.tree_n) {
     s.process_tree_cpu_mean_pct = a.tree_sum / a.tree_n;
+    s.process_tree_sys_mean_pct = a.sys_sum / a.tree_n;
+    s.process_tree_minflt_mean_per_s = a.minflt_sum / a.tree_n;
     s.process_tree_cpu_max_pct = a.tree_max;
     s.process_tree_cpu_demand_max_pct = a.tree_demand_max;
   }

@@ -27,7 +27,7 @@ const std::vector<std::string>& CsvWriter::columns() {
       "sm_clock_mhz", "mem_clock_mhz", "clock_reasons", "pcie_gen", "pcie_width",
       "pcie_tx_mib_s", "pcie_rx_mib_s", "energy_j", "gpu_lost", "host_cpu_pct", "host_mem_available_mib",
       "cpu_pressure_avg10", "tree_processes", "tree_cpu_pct", "tree_rss_mib", "tree_threads",
-      "shm_used_mib"};
+      "shm_used_mib", "tree_sys_pct", "tree_minflt_per_s"};
   return c;
 }
 
@@ -60,20 +60,22 @@ void CsvWriter::flush() {
 
 void CsvWriter::write(const sample::Tick& t) {
   const auto& h = t.host;
-  double tree_cpu = -1, tree_rss = -1;
+  double tree_cpu = -1, tree_rss = -1, tree_sys = -1, tree_minflt = -1;
   int threads = 0;
   for (const auto& p : t.processes) {
     if (p.cpu_pct >= 0) tree_cpu = (tree_cpu < 0 ? 0 : tree_cpu) + p.cpu_pct;
+    if (p.sys_pct >= 0) tree_sys = (tree_sys < 0 ? 0 : tree_sys) + p.sys_pct;
+    if (p.minflt_per_s >= 0) tree_minflt = (tree_minflt < 0 ? 0 : tree_minflt) + p.minflt_per_s;
     if (p.rss_bytes >= 0) tree_rss = (tree_rss < 0 ? 0 : tree_rss) + p.rss_bytes;
     threads += p.threads;
   }
   const bool tree = !t.processes.empty();
   std::string host = fmt::format(
-      "{},{},{},{},{},{},{},{}", num(h.cpu_busy_pct, 1),
+      "{},{},{},{},{},{},{},{},{},{}", num(h.cpu_busy_pct, 1),
       num(h.mem_available_bytes >= 0 ? h.mem_available_bytes / kMiB : -1, 0),
       num(h.cpu_pressure.avg10), tree ? std::to_string(t.processes.size()) : "", num(tree_cpu, 1),
       num(tree_rss >= 0 ? tree_rss / kMiB : -1, 1), tree ? std::to_string(threads) : "",
-      num(h.shm_used_bytes >= 0 ? h.shm_used_bytes / kMiB : -1, 1));
+      num(h.shm_used_bytes >= 0 ? h.shm_used_bytes / kMiB : -1, 1), num(tree_sys, 1), num(tree_minflt, 0));
   const std::string ts = iso8601(t.unix_s);
   if (t.gpus.empty()) {
     std::fprintf(f_, "%s,%s,%s\n", ts.c_str(), std::string(19, ',').c_str(), host.c_str());

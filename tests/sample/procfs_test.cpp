@@ -35,9 +35,9 @@ struct FakeProc {
   }
   // A /proc/PID/stat line with the fields trainscope reads.
   static std::string stat_line(int pid, const std::string& comm, int ppid, int utime, int stime,
-                               int threads, int start, int rss) {
+                               int threads, int start, int rss, int minflt = 0) {
     std::string s = std::to_string(pid) + " (" + comm + ") S " + std::to_string(ppid);
-    for (int f = 5; f <= 13; ++f) s += " 0";
+    for (int f = 5; f <= 13; ++f) s += " " + std::to_string(f == 10 ? minflt : 0);  // field 10: minor faults
     s += " " + std::to_string(utime) + " " + std::to_string(stime);
     for (int f = 16; f <= 19; ++f) s += " 0";
     s += " " + std::to_string(threads) + " 0 " + std::to_string(start) + " 0 " + std::to_string(rss);
@@ -50,7 +50,7 @@ struct FakeProc {
 }  // namespace
 
 TEST(Procfs, StatCommWithSpacesAndParentheses) {
-  std::string line = FakeProc::stat_line(77, "evil) (name) x", 1, 250, 50, 9, 12345, 1000);
+  std::string line = FakeProc::stat_line(77, "evil) (name) x", 1, 250, 50, 9, 12345, 1000, 4321);
   auto s = procfs::parse_pid_stat(line);
   ASSERT_TRUE(s);
   EXPECT_EQ(s->pid, 77);
@@ -59,6 +59,7 @@ TEST(Procfs, StatCommWithSpacesAndParentheses) {
   EXPECT_EQ(s->ppid, 1);
   EXPECT_EQ(s->utime, 250u);
   EXPECT_EQ(s->stime, 50u);
+  EXPECT_EQ(s->minflt, 4321u);
   EXPECT_EQ(s->num_threads, 9);
   EXPECT_EQ(s->starttime, 12345u);
   EXPECT_EQ(s->rss_pages, 1000);
@@ -159,16 +160,20 @@ TEST(Procfs, CraftedTreeCpuRatesAndExitBetweenReads) {
   EXPECT_EQ(a[0].cpu_pct, -1);  // first reading: no rate yet
   EXPECT_EQ(a[0].thread_names, (std::vector<std::string>{"pt_autograd_0", "pt_main_thread"}));
   EXPECT_EQ(a[0].read_bytes, -1);
-  // One second later: root used 50 more ticks (0.5 s of CPU), 13 exited, 12 is a new
-  // process that reused the PID (different starttime): no bogus rate for it.
+  // One second later: root used 50 more ticks (0.5 s of CPU, a fifth of a second of it in the
+  // kernel) and took 25,000 minor faults, 13 exited, 12 is a new process that reused the PID
+  // (different starttime): no bogus rate for it.
   const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
-  fp.write("10/stat", FakeProc::stat_line(10, "python3", 1, 100 + static_cast<int>(hz / 2), 0, 20, 500, 100));
+  fp.write("10/stat", FakeProc::stat_line(10, "python3", 1, 100 + static_cast<int>(hz / 2) - static_cast<int>(hz / 5),
+                                          static_cast<int>(hz / 5), 20, 500, 100, 25000));
   fp.write("10/status", "Threads:\t20\nnonvoluntary_ctxt_switches:\t160\n");
   fp.write("12/stat", FakeProc::stat_line(12, "reused", 10, 7, 0, 1, 9999, 10));
   fs::remove_all(fp.root / "13");
   auto b = hs.read_tree(2.0);
   ASSERT_EQ(b.size(), 3u);
   EXPECT_NEAR(b[0].cpu_pct, 50.0, 1e-9);
+  EXPECT_NEAR(b[0].sys_pct, 100.0 * static_cast<int>(hz / 5) / hz, 1e-9);
+  EXPECT_NEAR(b[0].minflt_per_s, 25000.0, 1e-9);
   EXPECT_NEAR(b[0].nonvoluntary_per_s, 60.0, 1e-9);
   EXPECT_EQ(b[2].comm, "reused");
   EXPECT_EQ(b[2].cpu_pct, -1);

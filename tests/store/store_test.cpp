@@ -70,6 +70,8 @@ Tick make_tick(double unix_s, int k, bool procs) {
     p.comm = "python3 (main), x";
     p.state = 'R';
     p.cpu_pct = 95.5;
+    p.sys_pct = 40.25;
+    p.minflt_per_s = 123456;
     p.rss_bytes = 2e9;
     p.threads = 17;
     p.nonvoluntary_switches = 300;
@@ -78,7 +80,7 @@ Tick make_tick(double unix_s, int k, bool procs) {
     t.processes.push_back(p);
     p.pid = 101;
     p.comm = "pt_data_worker";
-    p.cpu_pct = -1;
+    p.cpu_pct = p.sys_pct = p.minflt_per_s = -1;
     p.thread_names.clear();
     t.processes.push_back(p);
   }
@@ -384,6 +386,8 @@ TEST(Csv, RoundTripSeedColumnsFirst) {
   EXPECT_EQ(at(1, "tree_processes"), "2");
   EXPECT_EQ(at(1, "tree_cpu_pct"), "95.5");
   EXPECT_EQ(at(1, "tree_threads"), "34");
+  EXPECT_EQ(at(1, "tree_sys_pct"), "40.2");  // the second process has none: the first's alone
+  EXPECT_EQ(at(1, "tree_minflt_per_s"), "123456");
   EXPECT_EQ(at(3, "gpu_idx"), "");
   EXPECT_EQ(at(3, "util_pct"), "");
   EXPECT_EQ(at(3, "host_cpu_pct"), "37.5");
