@@ -33,6 +33,10 @@ struct SamplesEvidence {
   double process_tree_cpu_mean_pct = -1;  // the job's processes, 100 = one core
   double process_tree_cpu_max_pct = -1;
   double process_tree_cpu_demand_max_pct = -1;  // peak CPU used + run-queue wait (sample/sampler.h)
+  // The kernel's part of the job's CPU (stime) and the job's minor page faults per second, over
+  // the steady steps outside the profiler window only (run/samples_evidence.h); -1 unmeasured.
+  double process_tree_sys_mean_pct = -1;
+  double process_tree_minflt_mean_per_s = -1;
   // The span (s) of steady steps the host and job CPU figures above cover (run/samples_evidence.h,
   // steady_cpu); -1: the whole run.
   double cpu_window_s = -1;

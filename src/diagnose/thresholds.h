@@ -225,6 +225,15 @@ inline constexpr double kAnomalyMinPct = 2.0;
 inline constexpr double kThrottleTempC = 83;
 inline constexpr double kThrottledPct = 5;
 
+// page-fault-churn: the kernel's share of the job's CPU (stime over utime + stime, the samples'
+// steady span) and the job's minor page faults per second at or above which fresh zeroed pages
+// are taken for a cost of the steps, on a job busy at least half a core. A CPU-only loop's own
+// kernel time is a few percent (syscalls, the odd fault); pytorch/examples' gat, remapping 235 MB
+// blocks every step, spent 39-48% there at 390-540 k faults/s (200 k/s is 780 MiB/s of pages).
+inline constexpr double kPageFaultSysShare = 0.25;
+inline constexpr double kPageFaultMinPerS = 50000;
+inline constexpr double kPageFaultBusyPct = 50;
+
 // thread-oversubscription: more runnable threads than cores (each PyTorch process starts one
 // intra-op thread per core: PyTorch "CPU threading and TorchScript inference" notes; torchrun sets
 // OMP_NUM_THREADS=1 only for nproc > 1): threads > 2x usable cores with >= 100 involuntary

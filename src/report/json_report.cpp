@@ -384,6 +384,8 @@ void samples_obj(JsonWriter& w, const diagnose::SamplesEvidence& s) {
   w.field("process_tree_cpu_mean_pct", s.process_tree_cpu_mean_pct);
   w.field("process_tree_cpu_max_pct", s.process_tree_cpu_max_pct);
   w.field("process_tree_cpu_demand_max_pct", s.process_tree_cpu_demand_max_pct);
+  w.field("process_tree_sys_mean_pct", s.process_tree_sys_mean_pct);
+  w.field("process_tree_minflt_mean_per_s", s.process_tree_minflt_mean_per_s);
   w.key("cpu_window_s");
   if (s.cpu_window_s >= 0) w.value(s.cpu_window_s); else w.null();
   w.field("process_count", s.process_count);

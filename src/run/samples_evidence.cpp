@@ -40,10 +40,11 @@ diagnose::SamplesEvidence samples_evidence(const sample::Summary& s) {
   return e;
 }
 
-bool steady_cpu(diagnose::SamplesEvidence& e, const sample::HostHistory& h, double t0_s, double t1_s) {
+bool steady_cpu(diagnose::SamplesEvidence& e, const sample::HostHistory& h, double t0_s, double t1_s,
+                const std::vector<std::pair<double, double>>& unsteady) {
   if (!(t1_s > t0_s)) return false;
-  double sum = 0, max = -1, demand = -1;
-  int n = 0;
+  double sum = 0, max = -1, demand = -1, sys = 0, minflt = 0;
+  int n = 0, kn = 0;
   bool all_demand = true;
   for (size_t i = 1; i < h.tree_cpu.size(); ++i) {
     // A reading covers the time since the one before it: both ends inside the span.
@@ -53,11 +54,20 @@ bool steady_cpu(diagnose::SamplesEvidence& e, const sample::HostHistory& h, doub
     const double d = i < h.tree_demand.size() ? h.tree_demand[i].v : -1;
     if (d < 0) all_demand = false;
     demand = std::max(demand, d);
+    const double a = h.tree_cpu[i - 1].t_s, b = h.tree_cpu[i].t_s;
+    const bool quiet = std::none_of(unsteady.begin(), unsteady.end(), [&](const auto& u) { return a < u.second && b > u.first; });
+    if (quiet && i < h.tree_sys.size() && i < h.tree_minflt.size())
+      sys += h.tree_sys[i].v, minflt += h.tree_minflt[i].v, ++kn;
   }
   if (n < 2) return false;
   e.process_tree_cpu_mean_pct = sum / n;
   e.process_tree_cpu_max_pct = max;
   e.process_tree_cpu_demand_max_pct = all_demand ? demand : -1;
+  // Pushed beside tree_cpu at every reading, so index i is the same reading.
+  if (h.tree_sys.size() == h.tree_cpu.size() && kn >= 2) {
+    e.process_tree_sys_mean_pct = sys / kn;
+    e.process_tree_minflt_mean_per_s = minflt / kn;
+  }
   // The host's mean over the same span: other work is the host's use less the job's.
   double hsum = 0;
   int hn = 0;

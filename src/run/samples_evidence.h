@@ -14,8 +14,12 @@ diagnose::SamplesEvidence samples_evidence(const sample::Summary& s);
 // peaks at every core (imports, DataLoader workers started with spawn or forkserver importing torch,
 // a compile's worker pool) and says nothing of whether the loop's loading finds a free core while
 // it trains. Only process readings wholly inside the span count, and only when there are at least
-// two; otherwise the figures stay the whole run's. Returns whether it windowed them.
-bool steady_cpu(diagnose::SamplesEvidence& e, const sample::HostHistory& h, double t0_s, double t1_s);
+// two; otherwise the figures stay the whole run's. Returns whether it windowed them. The kernel's
+// share and the page faults (process_tree_sys_mean_pct, process_tree_minflt_mean_per_s) also leave
+// out the readings that overlap a span of `unsteady` (the profiler window's steps and its export:
+// the recording's own allocations fault in pages the loop does not).
+bool steady_cpu(diagnose::SamplesEvidence& e, const sample::HostHistory& h, double t0_s, double t1_s,
+                const std::vector<std::pair<double, double>>& unsteady = {});
 
 // "" or a warning that the steps were measured on a host other work kept busy: other processes'
 // CPU (the host's mean less the job's, over the same steady span) of at least half a core, with the

@@ -188,6 +188,8 @@ void Sampler::accumulate(const Tick& t) {
       a.nonvol_sum += nonvol, ++a.nonvol_n;
       host_hist_.tree_cpu.push(t.t_s, cpu);
       host_hist_.tree_demand.push(t.t_s, have_queue ? cpu + queued : -1);
+      host_hist_.tree_sys.push(t.t_s, sys);
+      host_hist_.tree_minflt.push(t.t_s, minflt);
     }
   }
   last_ = t;

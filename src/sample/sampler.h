@@ -107,8 +107,10 @@ struct GpuHistory {
 struct HostHistory {
   // tree_cpu and tree_demand (CPU used + run-queue wait, -1 where schedstat is missing) come at
   // each process reading (the slow tick): a point covers the time since the one before it.
-  Series cpu_busy, tree_cpu, tree_demand;
-  explicit HostHistory(size_t cap) : cpu_busy(cap), tree_cpu(cap), tree_demand(cap) {}
+  // tree_sys and tree_minflt (the kernel's part of tree_cpu; minor page faults per second) too.
+  Series cpu_busy, tree_cpu, tree_demand, tree_sys, tree_minflt;
+  explicit HostHistory(size_t cap)
+      : cpu_busy(cap), tree_cpu(cap), tree_demand(cap), tree_sys(cap), tree_minflt(cap) {}
 };
 
 class NvmlSampler;

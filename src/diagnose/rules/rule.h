@@ -23,6 +23,7 @@ const std::vector<RuleEntry>& all_rules();
 std::optional<Finding> dataloader_starvation(const Evidence&);
 std::optional<Finding> cpu_bound_transforms(const Evidence&);
 std::optional<Finding> not_on_gpu(const Evidence&);
+std::optional<Finding> page_fault_churn(const Evidence&);
 std::optional<Finding> host_sync(const Evidence&);
 std::optional<Finding> pageable_memcpy(const Evidence&);
 std::optional<Finding> launch_bound(const Evidence&);

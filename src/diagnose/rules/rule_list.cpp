@@ -31,6 +31,7 @@ const std::vector<RuleEntry>& all_rules() {
       {"unfused-optimizer", unfused_optimizer},
       {"gpu-throttling", gpu_throttling},
       {"thread-oversubscription", thread_oversubscription},
+      {"page-fault-churn", page_fault_churn},
       {"openblas-on-intel", openblas_on_intel},
       {"data-parallel", data_parallel},
       {"old-pytorch-on-ampere", old_pytorch_on_ampere},

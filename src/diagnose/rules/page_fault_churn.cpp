@@ -1,0 +1,62 @@
+// page-fault-churn: large tensors freed and allocated again every step, each time as pages the
+// kernel maps and zero-fills anew. glibc's malloc serves a block above its mmap threshold (at most
+// 32 MiB on 64-bit Linux: man mallopt, M_MMAP_THRESHOLD) with its own mmap and returns it to the
+// kernel at free(), so the next step's block of the same size faults in fresh zeroed pages again:
+// the job's CPU goes to the kernel (stime) instead of the model.
+// Evidence (samples, over the steady steps): the kernel's share of the job's CPU >=
+// kPageFaultSysShare with >= kPageFaultMinPerS minor page faults per second. Premise, measured:
+// a CPU-only run (the CPU is the device, so the kernel's time is on the step's path) whose loop
+// loads in its own process (DataLoader workers hand batches over in fresh shared memory, faults
+// of another kind, with another fix), and a busy job.
+// Gain: up to the kernel's share of the job's CPU. Checked on pytorch/examples' gat (a 2708-node
+// graph's dense attention, 235 MB blocks): 39-48% in the kernel, 390-540 k faults/s; with
+// MALLOC_MMAP_MAX_=0 the step went 2597-2675 -> 1562-1566 ms (1.66-1.71x, up to 1.9x predicted),
+// its peak RSS 2.8 -> 6.8 GB (docs/BENCHMARKS.md, session 51).
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/rules/rule.h"
+
+namespace ts::diagnose::rules {
+
+std::optional<Finding> page_fault_churn(const Evidence& ev) {
+  if (!ev.samples || !agent_without_cuda(ev) || !ev.agent || ev.agent->steps <= 0) return std::nullopt;
+  const auto& s = *ev.samples;
+  const double cpu = s.process_tree_cpu_mean_pct, sys = s.process_tree_sys_mean_pct;
+  const double faults = s.process_tree_minflt_mean_per_s;
+  if (cpu < th::kPageFaultBusyPct || sys < 0 || faults < th::kPageFaultMinPerS) return std::nullopt;
+  const double share = sys / cpu;
+  if (share < th::kPageFaultSysShare) return std::nullopt;
+  for (const auto& l : ev.agent->loaders)
+    if (l.num_workers > 0) return std::nullopt;  // its workers' shared memory: not malloc's pages
+  Finding f = make("page-fault-churn", Bottleneck::Memory, "samples");
+  add(f, "kernel_cpu_pct", 100 * share, "%");
+  add(f, "minor_faults_per_s", faults, "count");
+  add(f, "fresh_mib_per_s", faults * 4096 / (1024.0 * 1024.0), "MiB/s");
+  add(f, "process_cpu_mean_pct", cpu, "%");
+  f.confidence = 0.75;
+  f.recoverable_fraction = std::clamp(share, 0.0, 0.9);
+  f.severity = severity_for(f.recoverable_fraction);
+  f.title = fmt::format("The kernel takes {:.0f}% of the job's CPU handing it fresh zeroed memory: {:.0f} MiB/s of new "
+                        "pages",
+                        100 * share, faults * 4096 / (1024.0 * 1024.0));
+  f.gain = fmt::format("keeping freed blocks for reuse gives back the kernel's share: {}", gain_text(f.recoverable_fraction));
+  f.explanation = fmt::format(
+      "The job's processes spent {:.0f}% of their CPU time in the kernel and took {:.0f} minor page faults a second "
+      "(each a 4 KiB page mapped and zero-filled). On a CPU-only run that is time the model does not get. glibc's "
+      "malloc serves each block above its mmap threshold (at most 32 MiB; man mallopt, M_MMAP_THRESHOLD) with a "
+      "mapping of its own and unmaps it at free(), so a large tensor freed and allocated again every step (an "
+      "activation, an attention matrix, a batch) comes back as new pages the kernel zeroes each time.",
+      100 * share, faults);
+  f.fix = "Let malloc keep and reuse large blocks: run with MALLOC_MMAP_MAX_=0 and a high MALLOC_TRIM_THRESHOLD_ "
+          "(glibc's tunables, man mallopt). The heap then holds the peak of what the step frees, and fragments: "
+          "measured, the peak memory grew 2.4x. Check the run's memory with the change.";
+  f.fix_code =
+      "# shell: keep large blocks in malloc's heap instead of returning them to the kernel at each free()\n"
+      "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=68719476736 python train.py";
+  point_at(f, ev, "forward", "the model's call: its large intermediate tensors are allocated anew every step");
+  return f;
+}
+
+}  // namespace ts::diagnose::rules
