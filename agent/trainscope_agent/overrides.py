@@ -17,6 +17,7 @@ training goes on with the user's own settings.
   optimizer.fused=true       torch.optim optimizers built with fused=True (where the class has it)
   optimizer.foreach=true     ... with foreach=True
   threads=N                  torch.set_num_threads(N), and the script's own calls keep N
+  malloc.mmap=false          glibc's mallopt(M_MMAP_MAX, 0): large blocks reused from malloc's heap
   zero_grad.set_to_none=true zero_grad() frees gradients instead of zeroing them
   autograd.detect_anomaly=false  the script's calls that turn anomaly detection on are ignored
 """
@@ -96,6 +97,8 @@ def install(torch):
         _install_zero_grad(torch)
     if keys & {"optimizer.fused", "optimizer.foreach"}:
         _install_optimizer(torch)
+    if "malloc.mmap" in keys:
+        _install_malloc()
     if "autograd.detect_anomaly" in keys:
         from . import anomaly
         anomaly.A.force_off = not _truthy(_values["autograd.detect_anomaly"])
@@ -132,10 +135,36 @@ def _at_exit():
         "compile": "no nn.Module with parameters was called",
         "autocast": "no nn.Module with parameters was called",
         "autograd": "the script never turns anomaly detection on",
+        "malloc": "not set",
     }
     for key in list(_values):
         if key not in _decided:
             decide(key, False, why.get(key.split(".")[0], "never reached"))
+
+
+# --- malloc ------------------------------------------------------------------------------------
+
+M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4  # glibc's malloc.h
+
+
+def _install_malloc():
+    """malloc.mmap=false: glibc's malloc serves every block from its heap and keeps freed memory
+    there (up to 2 GiB free at its top), so a large tensor freed and allocated again every step
+    reuses pages instead of the kernel mapping and zeroing new ones (page-fault-churn). The same
+    as MALLOC_MMAP_MAX_=0 in the environment, from the agent's start: blocks mapped before stay
+    mapped. DataLoader workers forked later inherit it."""
+    try:
+        import ctypes
+        mallopt = ctypes.CDLL(None).mallopt
+        mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    except (OSError, AttributeError):
+        decide("malloc.mmap", False, "this process's C library has no mallopt (not glibc)")
+        return
+    if mallopt(M_MMAP_MAX, 0) != 1 or mallopt(M_TRIM_THRESHOLD, 0x7FFFFFFF) != 1:
+        decide("malloc.mmap", False, "mallopt refused M_MMAP_MAX=0")
+        return
+    decide("malloc.mmap", True, "mallopt(M_MMAP_MAX, 0), mallopt(M_TRIM_THRESHOLD, 2 GiB): large blocks stay in "
+           "malloc's heap")
 
 
 # --- DataLoader --------------------------------------------------------------------------------

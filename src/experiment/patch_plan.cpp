@@ -144,6 +144,9 @@ void plan_fix(const std::string& fix, const std::vector<run::Override>& settings
         plan.edits.push_back(at(fix, "anomaly", *s));
       else
         none(key, "no line of your code turned anomaly detection on (no site recorded)");
+    } else if (key == "malloc.mmap") {
+      none(key, "an environment setting, not a line of code: run the job with MALLOC_MMAP_MAX_=0 "
+                "MALLOC_TRIM_THRESHOLD_=2147483647");
     } else {
       none(key, "no edit is known for this setting");
     }

@@ -29,6 +29,7 @@ bool valid_value(const std::string& key, const std::string& v) {
   if (key == "autocast") return v == "bf16" || v == "bfloat16";
   if (key == "compile") return is_bool(v) || v == "default" || v == "reduce-overhead" || v == "max-autotune";
   if (key == "autograd.detect_anomaly") return is_bool(v) && !truthy(v);  // it only turns it off
+  if (key == "malloc.mmap") return is_bool(v) && !truthy(v);              // mapping is glibc's default
   return is_bool(v);
 }
 
@@ -50,6 +51,8 @@ const std::vector<OverrideKey>& override_keys() {
       {"threads", "N >= 1", "torch.set_num_threads(N), kept over the script's own calls"},
       {"zero_grad.set_to_none", "true|false", "zero_grad(set_to_none=True)"},
       {"autograd.detect_anomaly", "false", "anomaly detection stays off whatever the script calls (a debugging mode)"},
+      {"malloc.mmap", "false", "glibc's malloc keeps large blocks in its heap, not mapped anew at each allocation "
+                               "(mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD 2 GiB: MALLOC_MMAP_MAX_=0)"},
   };
   return k;
 }
@@ -120,6 +123,7 @@ std::string override_code(const Override& o) {
   if (k == "threads") return fmt::format("torch.set_num_threads({})", v);
   if (k == "zero_grad.set_to_none") return "optimizer.zero_grad(set_to_none=True)";
   if (k == "autograd.detect_anomaly") return "torch.autograd.set_detect_anomaly(False)  # or delete the call";
+  if (k == "malloc.mmap") return "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=2147483647 python train.py  # the environment";
   return k + "=" + v;
 }
 

@@ -52,9 +52,10 @@ std::optional<Finding> page_fault_churn(const Evidence& ev) {
   f.fix = "Let malloc keep and reuse large blocks: run with MALLOC_MMAP_MAX_=0 and a high MALLOC_TRIM_THRESHOLD_ "
           "(glibc's tunables, man mallopt). The heap then holds the peak of what the step frees, and fragments: "
           "measured, the peak memory grew 2.4x. Check the run's memory with the change.";
+  f.fix_settings = {{"malloc.mmap", "false"}};
   f.fix_code =
       "# shell: keep large blocks in malloc's heap instead of returning them to the kernel at each free()\n"
-      "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=68719476736 python train.py";
+      "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=2147483647 python train.py";
   point_at(f, ev, "forward", "the model's call: its large intermediate tensors are allocated anew every step");
   return f;
 }
