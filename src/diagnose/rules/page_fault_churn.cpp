@@ -47,7 +47,8 @@ std::optional<Finding> page_fault_churn(const Evidence& ev) {
       "(each a 4 KiB page mapped and zero-filled). On a CPU-only run that is time the model does not get. glibc's "
       "malloc serves each block above its mmap threshold (at most 32 MiB; man mallopt, M_MMAP_THRESHOLD) with a "
       "mapping of its own and unmaps it at free(), so a large tensor freed and allocated again every step (an "
-      "activation, an attention matrix, a batch) comes back as new pages the kernel zeroes each time.",
+      "activation, an attention matrix, a dense gradient, an optimizer's temporaries) comes back as new pages the "
+      "kernel zeroes each time.",
       100 * share, faults);
   f.fix = "Let malloc keep and reuse large blocks: run with MALLOC_MMAP_MAX_=0 and a high MALLOC_TRIM_THRESHOLD_ "
           "(glibc's tunables, man mallopt). The heap then holds the peak of what the step frees, and fragments: "
@@ -56,7 +57,7 @@ std::optional<Finding> page_fault_churn(const Evidence& ev) {
   f.fix_code =
       "# shell: keep large blocks in malloc's heap instead of returning them to the kernel at each free()\n"
       "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=2147483647 python train.py";
-  point_at(f, ev, "forward", "the model's call: its large intermediate tensors are allocated anew every step");
+  point_at(f, ev, "forward", "the training step's model call: its large blocks are allocated anew every step");
   return f;
 }
 

@@ -1,8 +1,12 @@
 """A bag-of-words text classifier trained on the CPU: a large dense EmbeddingBag (every step's
 gradient covers the whole table) under SGD with momentum and weight decay, the textbook recipe.
 The single-tensor update (the CPU's default) makes several passes over the table each step; the
-fused CPU kernel (PyTorch >= 2.4) makes one."""
-# expect: top unfused-optimizer
+fused CPU kernel (PyTorch >= 2.4) makes one. The table's gradient (73 MiB, freed by zero_grad) and
+the update's temporaries are above glibc's largest mmap threshold (32 MiB): each step maps them
+anew and the kernel zeroes their pages. Measured (120 steps, median step, 2 cores): 57.6 ms;
+fused=True 27.2 ms (2.1x); malloc's heap kept (MALLOC_MMAP_MAX_=0) 25.9 ms (2.2x); both 14.1 ms."""
+# expect: finding unfused-optimizer
+# expect: finding page-fault-churn
 # expect: absent memory-growth, dataloader-starvation
 # corpus: torch2-only
 import sys
