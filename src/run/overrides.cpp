@@ -123,7 +123,8 @@ std::string override_code(const Override& o) {
   if (k == "threads") return fmt::format("torch.set_num_threads({})", v);
   if (k == "zero_grad.set_to_none") return "optimizer.zero_grad(set_to_none=True)";
   if (k == "autograd.detect_anomaly") return "torch.autograd.set_detect_anomaly(False)  # or delete the call";
-  if (k == "malloc.mmap") return "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=2147483647 python train.py  # the environment";
+  if (k == "malloc.mmap")
+    return "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=2147483647 python train.py  # the environment";
   return k + "=" + v;
 }
 

@@ -482,14 +482,13 @@ void summarise_evidence(Session& s, const Records& records) {
   if (steps.size() > static_cast<size_t>(res.agent.warmup_steps) + 1) {
     const auto& first = steps[static_cast<size_t>(res.agent.warmup_steps)];
     // The profiler window's steps and the step after each (its export), on the sampler's clock.
+    auto start_s = [&](const StepRecord& st) { return (st.t_end_ns - st.dur_ns) / 1e9 - s.sampler_t0; };
+    auto end_s = [&](const StepRecord& st) { return st.t_end_ns / 1e9 - s.sampler_t0; };
     std::vector<std::pair<double, double>> window;
     for (size_t i = 0; i < steps.size(); ++i)
-      if (steps[i].flags & kStepProfiled) {
-        const auto& last = i + 1 < steps.size() ? steps[i + 1] : steps[i];
-        window.emplace_back((steps[i].t_end_ns - steps[i].dur_ns) / 1e9 - s.sampler_t0, last.t_end_ns / 1e9 - s.sampler_t0);
-      }
-    steady_cpu(se, host, (first.t_end_ns - first.dur_ns) / 1e9 - s.sampler_t0, steps.back().t_end_ns / 1e9 - s.sampler_t0,
-               window);
+      if (steps[i].flags & kStepProfiled)
+        window.emplace_back(start_s(steps[i]), end_s(steps[std::min(i + 1, steps.size() - 1)]));
+    steady_cpu(se, host, start_s(first), end_s(steps.back()), window);
   }
   fill_evidence(res.job, se);
   if (auto w = contention_warning(se, res.agent.evidence.torch_threads); !w.empty()) res.warnings.push_back(std::move(w));

@@ -55,7 +55,8 @@ bool steady_cpu(diagnose::SamplesEvidence& e, const sample::HostHistory& h, doub
     if (d < 0) all_demand = false;
     demand = std::max(demand, d);
     const double a = h.tree_cpu[i - 1].t_s, b = h.tree_cpu[i].t_s;
-    const bool quiet = std::none_of(unsteady.begin(), unsteady.end(), [&](const auto& u) { return a < u.second && b > u.first; });
+    const bool quiet =
+        std::none_of(unsteady.begin(), unsteady.end(), [&](const auto& u) { return a < u.second && b > u.first; });
     if (quiet && i < h.tree_sys.size() && i < h.tree_minflt.size())
       sys += h.tree_sys[i].v, minflt += h.tree_minflt[i].v, ++kn;
   }

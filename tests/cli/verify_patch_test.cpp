@@ -356,8 +356,8 @@ TEST_F(VerifyPatch, ACopyThatFailsNamesTheJobsError) {
   ASSERT_TRUE(imports(kDebianPython, "torch"));
   fs::create_directories(proj() / "trainscope-runs");
   std::ofstream(proj() / "trainscope-runs" / "vocab.txt") << "a b c\n";
-  std::ofstream(proj() / "train.py") << slow_loader_script("VOCAB = open(\"trainscope-runs/vocab.txt\").read().split()\n",
-                                                          "loader = DataLoader(Slow(), batch_size=8)\n");
+  std::ofstream(proj() / "train.py") << slow_loader_script(
+      "VOCAB = open(\"trainscope-runs/vocab.txt\").read().split()\n", "loader = DataLoader(Slow(), batch_size=8)\n");
   Result r = verify("--steps 60 --top 1", kDebianPython + " train.py 200");
   simdjson::dom::element p;
   unwritten_patch(r, p);

@@ -198,7 +198,8 @@ TEST(Premises, PageFaultChurn) {
                    {"a busy job", [](Evidence& e) {
                       e.samples->process_tree_cpu_mean_pct = 30, e.samples->process_tree_sys_mean_pct = 15;
                     }},
-                   {"a CPU-only run", [](Evidence& e) { e.agent->cuda_available = true, e.agent->param_device = "cuda:0"; }},
+                   {"a CPU-only run",
+                    [](Evidence& e) { e.agent->cuda_available = true, e.agent->param_device = "cuda:0"; }},
                    {"training steps", [](Evidence& e) { e.agent->steps = 0; }},
                    {"loading in the loop's process", [](Evidence& e) {
                       e.agent->loaders.push_back({});

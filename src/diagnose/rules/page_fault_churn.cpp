@@ -41,7 +41,8 @@ std::optional<Finding> page_fault_churn(const Evidence& ev) {
   f.title = fmt::format("The kernel takes {:.0f}% of the job's CPU handing it fresh zeroed memory: {:.0f} MiB/s of new "
                         "pages",
                         100 * share, faults * 4096 / (1024.0 * 1024.0));
-  f.gain = fmt::format("keeping freed blocks for reuse gives back the kernel's share: {}", gain_text(f.recoverable_fraction));
+  f.gain = fmt::format("keeping freed blocks for reuse gives back the kernel's share: {}",
+                       gain_text(f.recoverable_fraction));
   f.explanation = fmt::format(
       "The job's processes spent {:.0f}% of their CPU time in the kernel and took {:.0f} minor page faults a second "
       "(each a 4 KiB page mapped and zero-filled). On a CPU-only run that is time the model does not get. glibc's "
