@@ -61,6 +61,30 @@ TEST(SteadyCpu, FewerThanTwoReadingsKeepTheWholeRun) {
   EXPECT_EQ(e.cpu_window_s, -1);
 }
 
+// The kernel's share and the page faults: over the steady readings less those overlapping the
+// profiler window (its recording grows the heap: faults the loop itself does not take), and
+// unmeasured (-1) with fewer than two readings left.
+TEST(SteadyCpu, KernelTimeAndFaultsLeaveOutTheProfilerWindow) {
+  auto h = spawn_start();
+  for (size_t i = 0; i < h.tree_cpu.size(); ++i) {
+    const double t = h.tree_cpu[i].t_s;
+    const bool window = t > 5.5 && t <= 6.5;  // the readings at 6.0 and 6.5 s cover 5.5-6.5 s
+    h.tree_sys.push(t, window ? 45 : 10);
+    h.tree_minflt.push(t, window ? 90000 : 2000);
+  }
+  auto e = whole_run();
+  ASSERT_TRUE(steady_cpu(e, h, 4.2, 7.9, {{5.6, 6.4}}));
+  EXPECT_DOUBLE_EQ(e.process_tree_sys_mean_pct, 10);  // 5.0, 5.5, 7.0, 7.5 s
+  EXPECT_DOUBLE_EQ(e.process_tree_minflt_mean_per_s, 2000);
+  EXPECT_DOUBLE_EQ(e.process_tree_cpu_mean_pct, 50);  // the CPU figures keep every steady reading
+  auto all = whole_run();
+  ASSERT_TRUE(steady_cpu(all, h, 4.2, 7.9));
+  EXPECT_DOUBLE_EQ(all.process_tree_sys_mean_pct, (4 * 10 + 2 * 45) / 6.0);
+  auto few = whole_run();
+  ASSERT_TRUE(steady_cpu(few, h, 4.2, 7.9, {{4.0, 7.2}}));  // only 7.5 s left
+  EXPECT_EQ(few.process_tree_sys_mean_pct, -1);
+}
+
 TEST(SteadyCpu, NoRunQueueReadingsLeaveNoDemand) {
   auto h = spawn_start();
   sample::HostHistory g(1000);
