@@ -151,8 +151,8 @@ def _install_malloc():
     """malloc.mmap=false: glibc's malloc serves every block from its heap and keeps freed memory
     there (up to 2 GiB free at its top), so a large tensor freed and allocated again every step
     reuses pages instead of the kernel mapping and zeroing new ones (page-fault-churn). The same
-    as MALLOC_MMAP_MAX_=0 in the environment, from the agent's start: blocks mapped before stay
-    mapped. DataLoader workers forked later inherit it."""
+    as MALLOC_MMAP_MAX_=0 in the environment, from the moment torch is imported: blocks mapped
+    before stay mapped. DataLoader workers forked later inherit it."""
     try:
         import ctypes
         mallopt = ctypes.CDLL(None).mallopt

@@ -114,13 +114,23 @@ std::string copy_project(const fs::path& from, const fs::path& to, const std::ve
   return ec ? fmt::format("{}: cannot copy: {}", from.string(), ec.message()) : "";
 }
 
-int link_siblings(const fs::path& from, const fs::path& to, const std::vector<std::string>& reserved) {
+namespace {
+
+// A folder's absolute, normal path, named by its last component ("a/b/" as "/.../a/b").
+fs::path folder_path(const fs::path& p) {
   std::error_code ec;
-  const fs::path src = fs::absolute(from, ec).lexically_normal();
-  const fs::path parent = src.has_filename() ? src.parent_path() : src.parent_path().parent_path();
-  const fs::path self = src.has_filename() ? src.filename() : src.parent_path().filename();
-  const fs::path dst_parent = fs::absolute(to, ec).lexically_normal().parent_path();
+  fs::path out = fs::absolute(p, ec).lexically_normal();
+  return out.has_filename() ? out : out.parent_path();
+}
+
+}  // namespace
+
+int link_siblings(const fs::path& from, const fs::path& to, const std::vector<std::string>& reserved) {
+  const fs::path src = folder_path(from);
+  const fs::path parent = src.parent_path(), self = src.filename();
+  const fs::path dst_parent = folder_path(to).parent_path();
   if (parent.empty() || parent == parent.root_path()) return 0;
+  std::error_code ec;
   std::vector<fs::path> entries;
   for (auto it = fs::directory_iterator(parent, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::directory_iterator(); it.increment(ec)) {
@@ -140,11 +150,8 @@ int link_siblings(const fs::path& from, const fs::path& to, const std::vector<st
 }
 
 fs::path mirrored_copy_path(const fs::path& from, const fs::path& root, int levels) {
-  std::error_code ec;
-  fs::path src = fs::absolute(from, ec).lexically_normal();
-  if (!src.has_filename()) src = src.parent_path();  // "a/b/" names b
   std::vector<fs::path> names;
-  for (fs::path p = src; names.size() < static_cast<size_t>(levels) && p.has_filename(); p = p.parent_path())
+  for (fs::path p = folder_path(from); names.size() < static_cast<size_t>(levels) && p.has_filename(); p = p.parent_path())
     names.push_back(p.filename());
   fs::path out = root;
   for (auto it = names.rbegin(); it != names.rend(); ++it) out /= *it;
@@ -152,11 +159,7 @@ fs::path mirrored_copy_path(const fs::path& from, const fs::path& root, int leve
 }
 
 int link_ancestors(const fs::path& from, const fs::path& copy, int levels) {
-  std::error_code ec;
-  fs::path src = fs::absolute(from, ec).lexically_normal();
-  fs::path dst = fs::absolute(copy, ec).lexically_normal();
-  if (!src.has_filename()) src = src.parent_path();
-  if (!dst.has_filename()) dst = dst.parent_path();
+  fs::path src = folder_path(from), dst = folder_path(copy);
   int made = 0;
   for (int k = 0; k < levels && src.has_filename() && dst.has_filename() && src.filename() == dst.filename(); ++k) {
     made += link_siblings(src, dst, {".git"});  // git in the copy never finds the user's repository

@@ -37,7 +37,6 @@ struct Sampler::Acc {
   int proc_max = 0, threads_max = 0;
   double nonvol_sum = 0;
   size_t nonvol_n = 0;
-  double sys_sum = 0, minflt_sum = 0;  // over the ticks that summed tree_sum
   int cores = 0;
   double budget = 0, shm_total = -1, shm_used_max = -1;
   std::set<pid_t> tree_pids;
@@ -182,7 +181,6 @@ void Sampler::accumulate(const Tick& t) {
     a.threads_max = std::max(a.threads_max, threads);
     if (have_rate) {
       a.tree_sum += cpu, ++a.tree_n;
-      a.sys_sum += sys, a.minflt_sum += minflt;
       a.tree_max = std::max(a.tree_max, cpu);
       if (have_queue) a.tree_demand_max = std::max(a.tree_demand_max, cpu + queued);
       a.nonvol_sum += nonvol, ++a.nonvol_n;
@@ -266,8 +264,6 @@ Summary Sampler::summary() const {
   if (a.host_n) s.host_cpu_mean_pct = a.host_sum / a.host_n;
   if (a.tree_n) {
     s.process_tree_cpu_mean_pct = a.tree_sum / a.tree_n;
-    s.process_tree_sys_mean_pct = a.sys_sum / a.tree_n;
-    s.process_tree_minflt_mean_per_s = a.minflt_sum / a.tree_n;
     s.process_tree_cpu_max_pct = a.tree_max;
     s.process_tree_cpu_demand_max_pct = a.tree_demand_max;
   }

@@ -81,9 +81,6 @@ struct Summary {
   double cpu_budget_cores = 0;
   double host_cpu_mean_pct = -1;
   double process_tree_cpu_mean_pct = -1, process_tree_cpu_max_pct = -1;
-  // The part of that CPU spent in the kernel (stime), and the minor page faults per second: a
-  // fresh page mapped and zeroed for the process (large blocks glibc's malloc maps anew each time).
-  double process_tree_sys_mean_pct = -1, process_tree_minflt_mean_per_s = -1;
   // Peak of what the job's processes wanted: CPU used plus time their main threads waited on a
   // run queue (/proc/PID/schedstat), 100 = one core. On a host shared with other work the job
   // may get less CPU than it asks for; the demand still shows it has no idle core to use.

@@ -21,7 +21,7 @@
 namespace ts::diagnose::rules {
 
 std::optional<Finding> page_fault_churn(const Evidence& ev) {
-  if (!ev.samples || !agent_without_cuda(ev) || !ev.agent || ev.agent->steps <= 0) return std::nullopt;
+  if (!ev.samples || !agent_without_cuda(ev) || ev.agent->steps <= 0) return std::nullopt;
   const auto& s = *ev.samples;
   const double cpu = s.process_tree_cpu_mean_pct, sys = s.process_tree_sys_mean_pct;
   const double faults = s.process_tree_minflt_mean_per_s;
@@ -30,17 +30,18 @@ std::optional<Finding> page_fault_churn(const Evidence& ev) {
   if (share < th::kPageFaultSysShare) return std::nullopt;
   for (const auto& l : ev.agent->loaders)
     if (l.num_workers > 0) return std::nullopt;  // its workers' shared memory: not malloc's pages
+  const double fresh_mib_per_s = faults * 4096 / (1024.0 * 1024.0);  // 4 KiB pages
   Finding f = make("page-fault-churn", Bottleneck::Memory, "samples");
   add(f, "kernel_cpu_pct", 100 * share, "%");
   add(f, "minor_faults_per_s", faults, "count");
-  add(f, "fresh_mib_per_s", faults * 4096 / (1024.0 * 1024.0), "MiB/s");
+  add(f, "fresh_mib_per_s", fresh_mib_per_s, "MiB/s");
   add(f, "process_cpu_mean_pct", cpu, "%");
   f.confidence = 0.75;
   f.recoverable_fraction = std::clamp(share, 0.0, 0.9);
   f.severity = severity_for(f.recoverable_fraction);
   f.title = fmt::format("The kernel takes {:.0f}% of the job's CPU handing it fresh zeroed memory: {:.0f} MiB/s of new "
                         "pages",
-                        100 * share, faults * 4096 / (1024.0 * 1024.0));
+                        100 * share, fresh_mib_per_s);
   f.gain = fmt::format("keeping freed blocks for reuse gives back the kernel's share: {}",
                        gain_text(f.recoverable_fraction));
   f.explanation = fmt::format(
