@@ -33,8 +33,6 @@ bool valid_value(const std::string& key, const std::string& v) {
   return is_bool(v);
 }
 
-std::string python_bool(const std::string& v) { return truthy(v) ? "True" : "False"; }
-
 }  // namespace
 
 const std::vector<OverrideKey>& override_keys() {
@@ -105,27 +103,6 @@ std::vector<OverrideOutcome> override_outcomes(const std::vector<Override>& requ
     out.push_back(std::move(o));
   }
   return out;
-}
-
-std::string override_code(const Override& o) {
-  const auto& [k, v] = o;
-  if (k == "dataloader.num_workers") return fmt::format("DataLoader(..., num_workers={})", v);
-  if (k == "dataloader.pin_memory") return fmt::format("DataLoader(..., pin_memory={})", python_bool(v));
-  if (k == "dataloader.prefetch_factor") return fmt::format("DataLoader(..., prefetch_factor={})", v);
-  if (k == "dataloader.persistent_workers") return fmt::format("DataLoader(..., persistent_workers={})", python_bool(v));
-  if (k == "copy.non_blocking") return "x = x.to(device, non_blocking=True)";
-  if (k == "autocast") return "with torch.autocast(device_type, dtype=torch.bfloat16): loss = loss_fn(model(x), y)";
-  if (k == "compile")
-    return truthy(v) || v == "default" ? "model = torch.compile(model)"
-                                       : fmt::format("model = torch.compile(model, mode=\"{}\")", v);
-  if (k == "optimizer.fused") return "optimizer = torch.optim.AdamW(model.parameters(), ..., fused=True)";
-  if (k == "optimizer.foreach") return "optimizer = torch.optim.SGD(model.parameters(), ..., foreach=True)";
-  if (k == "threads") return fmt::format("torch.set_num_threads({})", v);
-  if (k == "zero_grad.set_to_none") return "optimizer.zero_grad(set_to_none=True)";
-  if (k == "autograd.detect_anomaly") return "torch.autograd.set_detect_anomaly(False)  # or delete the call";
-  if (k == "malloc.mmap")
-    return "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=2147483647 python train.py  # the environment";
-  return k + "=" + v;
 }
 
 }  // namespace ts::run

@@ -37,7 +37,4 @@ struct OverrideOutcome {
 std::vector<OverrideOutcome> override_outcomes(const std::vector<Override>& requested, const Records& records,
                                                const std::string& why_unanswered);
 
-// The Python line that makes an override permanent in the user's code (for verify's table).
-std::string override_code(const Override& o);
-
 }  // namespace ts::run
