@@ -18,12 +18,13 @@ using test::header;
 using test::text_rec;
 
 std::string step_rec(uint32_t pid, uint32_t seq, int64_t step, int64_t flags, int64_t dur_ns, int64_t data_ns,
-                     int64_t rss = 100, int64_t cuda_alloc = -1, int64_t cuda_peak = -1) {
+                     int64_t rss = 100, int64_t cuda_alloc = -1, int64_t cuda_peak = -1, int64_t io_ns = 0) {
   std::array<int64_t, 32> f = {};
   f[0] = step;
   f[1] = flags;
   f[3] = dur_ns;
   f[4] = data_ns;
+  f[14] = io_ns;
   f[18] = cuda_alloc, f[19] = cuda_alloc < 0 ? -1 : 2 * cuda_alloc, f[20] = cuda_peak;
   f[21] = rss;
   return test::step_record(pid, seq, f, 0.5, 26);  // the 26 fields of an agent before field 26
@@ -112,11 +113,8 @@ TEST(AgentSummary, IoPerStepIsTheMeanOfWhatItsShareCounts) {
   uint32_t seq = 1;
   for (int i = 1; i <= 12; ++i) {
     const bool save = i % 4 == 0;
-    std::array<int64_t, 32> f = {};
-    f[0] = i, f[1] = kStepOptimizer, f[3] = save ? 40'000'000 : 10'000'000, f[4] = 1'000'000;
-    f[14] = save ? 30'000'000 : 0;  // io_ns
-    f[18] = f[19] = f[20] = -1, f[21] = 100;
-    s += test::step_record(5, seq++, f, 0.5, 26);
+    s += step_rec(5, seq++, i, kStepOptimizer, save ? 40'000'000 : 10'000'000, 1'000'000, 100, -1, -1,
+                  save ? 30'000'000 : 0);
   }
   d.feed(s);
   auto sum = summarise(r);
