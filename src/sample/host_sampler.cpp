@@ -88,27 +88,45 @@ bool HostSampler::read_process(pid_t pid, double t_s, bool thread_names, Process
   if (procfs::read_text(base + "/schedstat", buf_)) ss = procfs::parse_schedstat(buf_);
 
   const uint64_t ticks = st->utime + st->stime;
+  const uint64_t child_ticks = st->cutime + st->cstime;
   auto it = prev_.find(pid);
-  if (it != prev_.end() && it->second.starttime == st->starttime && t_s > it->second.t_s) {
-    const Prev& pr = it->second;
-    double dt = t_s - pr.t_s;
-    p.cpu_pct = 100.0 * static_cast<double>(ticks - std::min(ticks, pr.cpu_ticks)) / ticks_per_s_ / dt;
-    p.sys_pct = 100.0 * static_cast<double>(st->stime - std::min(st->stime, pr.sys_ticks)) / ticks_per_s_ / dt;
-    p.minflt_per_s = static_cast<double>(st->minflt - std::min(st->minflt, pr.minflt)) / dt;
-    p.nonvoluntary_per_s =
-        static_cast<double>(p.nonvoluntary_switches - std::min(p.nonvoluntary_switches, pr.nonvol)) / dt;
-    if (ss.ok) p.run_delay_ms_per_s = static_cast<double>(ss.wait_ns - std::min(ss.wait_ns, pr.wait_ns)) / 1e6 / dt;
+  const bool known = it != prev_.end() && it->second.starttime == st->starttime && t_s > it->second.t_s;
+  // Born since the previous tree reading (starttime is in whole ticks, so one tick of slack):
+  // everything it has used is this interval's.
+  const bool born = !known && prev_tree_boot_s_ >= 0 && t_s > prev_tree_t_s_ &&
+                    static_cast<double>(st->starttime + 1) / ticks_per_s_ > prev_tree_boot_s_;
+  static const Prev kUnborn;  // zeros: a process born since the previous reading
+  const Prev& from = known ? it->second : kUnborn;
+  uint64_t reaped_ticks = 0, reaped_sys = 0, reaped_minflt = 0;
+  if (known || born) {
+    const double dt = t_s - (known ? from.t_s : prev_tree_t_s_);
+    auto rise = [](uint64_t now, uint64_t was) { return static_cast<double>(now - std::min(now, was)); };
+    p.cpu_pct = 100.0 * rise(ticks, from.cpu_ticks) / ticks_per_s_ / dt;
+    p.sys_pct = 100.0 * rise(st->stime, from.sys_ticks) / ticks_per_s_ / dt;
+    p.minflt_per_s = rise(st->minflt, from.minflt) / dt;
+    p.nonvoluntary_per_s = rise(p.nonvoluntary_switches, from.nonvol) / dt;
+    if (ss.ok) p.run_delay_ms_per_s = rise(ss.wait_ns, from.wait_ns) / 1e6 / dt;
+    reaped_ticks = child_ticks - std::min(child_ticks, from.child_ticks);
+    reaped_sys = st->cstime - std::min(st->cstime, from.child_sys);
+    reaped_minflt = st->cminflt - std::min(st->cminflt, from.child_minflt);
   }
   Prev& pr = prev_[pid];
   const bool same = pr.starttime == st->starttime && pr.names_t_s >= 0;
   const bool names_due = !same || t_s - pr.names_t_s >= 5.0 || t_s < pr.names_t_s;
   if (!same) pr.thread_names.clear();
   pr.starttime = st->starttime;
+  pr.ppid = st->ppid;
   pr.cpu_ticks = ticks;
   pr.sys_ticks = st->stime;
   pr.minflt = st->minflt;
   pr.nonvol = p.nonvoluntary_switches;
   pr.wait_ns = ss.wait_ns;
+  pr.child_ticks = child_ticks;
+  pr.child_sys = st->cstime;
+  pr.child_minflt = st->cminflt;
+  pr.reaped_ticks = reaped_ticks;
+  pr.reaped_sys = reaped_sys;
+  pr.reaped_minflt = reaped_minflt;
   pr.t_s = t_s;
 
   if (thread_names && !names_due) {
@@ -135,12 +153,20 @@ bool HostSampler::read_process(pid_t pid, double t_s, bool thread_names, Process
 std::vector<ProcessReading> HostSampler::read_tree(double t_s, bool thread_names) {
   std::vector<ProcessReading> out;
   if (root_ <= 0) return out;
+  const double boot_s = procfs::read_text(proc_root_ + "/uptime", buf_) ? procfs::parse_uptime(buf_) : -1;
+  std::vector<std::pair<pid_t, Prev>> before;  // the previous tree reading's processes
+  if (prev_tree_t_s_ >= 0)
+    for (const auto& [pid, pr] : prev_)
+      if (pr.t_s == prev_tree_t_s_) before.emplace_back(pid, pr);
   auto pids = process_tree(root_, proc_root_);
   out.reserve(pids.size());
   for (pid_t pid : pids) {
     ProcessReading p;
     if (read_process(pid, t_s, thread_names, p)) out.push_back(std::move(p));
   }
+  if (prev_tree_t_s_ >= 0 && t_s > prev_tree_t_s_) add_reaped(before, t_s - prev_tree_t_s_, out);
+  prev_tree_t_s_ = t_s;
+  prev_tree_boot_s_ = boot_s;
   // Forget processes that are gone, so the map does not grow over a long run.
   if (prev_.size() > 2 * out.size() + 64) {
     std::unordered_map<pid_t, Prev> keep;
@@ -148,6 +174,49 @@ std::vector<ProcessReading> HostSampler::read_tree(double t_s, bool thread_names
     prev_.swap(keep);
   }
   return out;
+}
+
+// A reaper's children totals rose by each reaped child's whole life (its own and its reaped
+// children's ticks); the part up to the child's last reading is already in that reading.
+void HostSampler::add_reaped(const std::vector<std::pair<pid_t, Prev>>& before, double dt,
+                             std::vector<ProcessReading>& out) {
+  std::unordered_map<pid_t, size_t> at;
+  for (size_t i = 0; i < out.size(); ++i) at[out[i].pid] = i;
+  std::vector<double> ticks(out.size()), sys(out.size()), minflt(out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Prev& pr = prev_[out[i].pid];
+    ticks[i] = static_cast<double>(pr.reaped_ticks);
+    sys[i] = static_cast<double>(pr.reaped_sys);
+    minflt[i] = static_cast<double>(pr.reaped_minflt);
+  }
+  std::unordered_map<pid_t, pid_t> parent_of;
+  for (const auto& [pid, was] : before) parent_of[pid] = was.ppid;
+  for (const auto& [pid, was] : before) {
+    auto alive = at.find(pid);
+    if (alive != at.end() && prev_[pid].starttime == was.starttime) continue;
+    // Its reaper: the nearest ancestor still here (a parent that exited too was reaped by its own
+    // parent, whose rise holds both lives).
+    pid_t up = was.ppid;
+    auto reaper = at.find(up);
+    for (int hops = 0; reaper == at.end() && hops < 64; ++hops) {
+      auto gone = parent_of.find(up);
+      if (gone == parent_of.end()) break;
+      up = gone->second;
+      reaper = at.find(up);
+    }
+    if (reaper == at.end()) continue;
+    const size_t i = reaper->second;
+    ticks[i] -= static_cast<double>(was.cpu_ticks + was.child_ticks);
+    sys[i] -= static_cast<double>(was.sys_ticks + was.child_sys);
+    minflt[i] -= static_cast<double>(was.minflt + was.child_minflt);
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    ProcessReading& p = out[i];
+    if (p.cpu_pct < 0) continue;  // no rate of its own to add to (its first reading)
+    p.cpu_pct += 100.0 * std::max(0.0, ticks[i]) / ticks_per_s_ / dt;
+    p.sys_pct += 100.0 * std::max(0.0, sys[i]) / ticks_per_s_ / dt;
+    p.minflt_per_s += std::max(0.0, minflt[i]) / dt;
+  }
 }
 
 }  // namespace ts::sample

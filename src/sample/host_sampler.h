@@ -2,7 +2,11 @@
 // The host side of a tick, from /proc: per-core busy (every tick), memory, CPU pressure,
 // CPU budget and /dev/shm (slow tier), and the process tree under a root PID (slow tier).
 // Rates (CPU %, context switches/s) are deltas against the previous reading of the same
-// process; a PID whose starttime changed is a new process and starts over.
+// process; a PID whose starttime changed is a new process and starts over. A process born since
+// the previous tree reading counts all its CPU (its starttime against /proc/uptime), and a
+// process's reading holds the CPU of its children that exited meanwhile, the part their own
+// readings did not show: DataLoader workers that live a second each epoch would otherwise leave
+// most of their CPU out of the tree's (and in "other processes").
 #include <sys/types.h>
 
 #include <string>
@@ -32,6 +36,11 @@ class HostSampler {
  private:
   struct Prev {
     uint64_t starttime = 0, cpu_ticks = 0, sys_ticks = 0, minflt = 0, nonvol = 0, wait_ns = 0;
+    pid_t ppid = 0;
+    // Its waited-for children's totals (cutime+cstime, cstime, cminflt), and their rise at the
+    // latest reading: what the children that exited since then added.
+    uint64_t child_ticks = 0, child_sys = 0, child_minflt = 0;
+    uint64_t reaped_ticks = 0, reaped_sys = 0, reaped_minflt = 0;
     double t_s = 0;
     // Thread names change rarely and cost a directory walk: re-read every 5 s.
     std::vector<std::string> thread_names;
@@ -42,7 +51,12 @@ class HostSampler {
   double ticks_per_s_;
   long page_size_;
   std::vector<uint64_t> prev_busy_, prev_total_;  // index 0: aggregate, then core+1
+  // Adds to each reaper's rates what its children that exited since the previous tree reading
+  // used after their last reading (`before`: that reading's processes).
+  void add_reaped(const std::vector<std::pair<pid_t, Prev>>& before, double dt, std::vector<ProcessReading>& out);
+
   std::unordered_map<pid_t, Prev> prev_;
+  double prev_tree_t_s_ = -1, prev_tree_boot_s_ = -1;  // the previous tree reading (boot: /proc/uptime)
   std::string buf_;
 };
 

@@ -127,9 +127,18 @@ std::optional<PidStat> parse_pid_stat(std::string_view text) {
             to_num(f[20 - 3], s.num_threads) && to_num(f[22 - 3], s.starttime);
   if (!ok) return std::nullopt;
   to_num(f[10 - 3], s.minflt);
+  to_num(f[11 - 3], s.cminflt);
+  to_num(f[16 - 3], s.cutime);
+  to_num(f[17 - 3], s.cstime);
   if (n > 24 - 3) to_num(f[24 - 3], s.rss_pages);
   if (n > 39 - 3) to_num(f[39 - 3], s.last_cpu);
   return s;
+}
+
+double parse_uptime(std::string_view text) {
+  size_t pos = 0;
+  std::string_view first = next_token(text, pos);
+  return first.empty() ? -1 : to_double(first);
 }
 
 PidStatus parse_pid_status(std::string_view text) {

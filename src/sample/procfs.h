@@ -31,12 +31,18 @@ struct PidStat {
   char state = '?';
   uint64_t utime = 0, stime = 0;  // clock ticks
   uint64_t minflt = 0;             // minor page faults (a fresh page mapped and zeroed, no I/O)
+  // The same, of the children it has waited for (each with its own waited-for children): what
+  // the kernel adds to a parent when it reaps a child (proc(5) cutime, cstime, cminflt).
+  uint64_t cutime = 0, cstime = 0, cminflt = 0;
   int num_threads = 0;
   uint64_t starttime = 0;  // ticks after boot: tells a reused PID from the old process
   int64_t rss_pages = 0;
   int last_cpu = -1;
 };
 std::optional<PidStat> parse_pid_stat(std::string_view text);
+
+// /proc/uptime's first field: seconds since boot, the clock of PidStat::starttime (-1: unreadable).
+double parse_uptime(std::string_view text);
 
 // /proc/PID/status.
 struct PidStatus {

@@ -86,7 +86,9 @@ struct ProcessReading {
   pid_t pid = 0, ppid = 0;
   std::string comm;  // may hold spaces and parentheses
   char state = '?';
-  double cpu_pct = -1;  // 100 = one core, since the previous reading (can exceed 100)
+  // 100 = one core, since the previous reading (can exceed 100). With the rest of the CPU of its
+  // children that exited meanwhile (host_sampler.h): a tree's sum holds short-lived workers.
+  double cpu_pct = -1;
   double sys_pct = -1;  // ... of it in the kernel (stime)
   double minflt_per_s = -1;  // minor page faults per second since the previous reading
   double rss_bytes = -1;

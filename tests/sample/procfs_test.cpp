@@ -34,12 +34,15 @@ struct FakeProc {
     std::ofstream(p) << text;
   }
   // A /proc/PID/stat line with the fields trainscope reads.
+  // cutime, cstime and cminflt: the children it has reaped.
   static std::string stat_line(int pid, const std::string& comm, int ppid, int utime, int stime,
-                               int threads, int start, int rss, int minflt = 0) {
+                               int threads, int start, int rss, int minflt = 0, int cutime = 0, int cstime = 0,
+                               int cminflt = 0) {
     std::string s = std::to_string(pid) + " (" + comm + ") S " + std::to_string(ppid);
-    for (int f = 5; f <= 13; ++f) s += " " + std::to_string(f == 10 ? minflt : 0);  // field 10: minor faults
+    for (int f = 5; f <= 13; ++f)  // field 10: minor faults, 11: its reaped children's
+      s += " " + std::to_string(f == 10 ? minflt : f == 11 ? cminflt : 0);
     s += " " + std::to_string(utime) + " " + std::to_string(stime);
-    for (int f = 16; f <= 19; ++f) s += " 0";
+    s += " " + std::to_string(cutime) + " " + std::to_string(cstime) + " 0 0";
     s += " " + std::to_string(threads) + " 0 " + std::to_string(start) + " 0 " + std::to_string(rss);
     for (int f = 25; f <= 38; ++f) s += " 0";
     s += " 3 0 0\n";  // field 39: last CPU = 3
@@ -182,6 +185,46 @@ TEST(Procfs, CraftedTreeCpuRatesAndExitBetweenReads) {
   EXPECT_FALSE(hs.read_process(13, 3.0, true, pr));
 }
 
+// DataLoader workers that live a second per epoch: a reading every half second saw little of
+// their CPU (the job's own workers counted as "other processes" busy on the host). A worker born
+// since the previous reading counts everything since its start, and one that exited meanwhile
+// leaves the rest of its CPU in its parent's reaped-children totals (cutime, cstime, cminflt).
+TEST(Procfs, WorkersBornAndReapedBetweenReadingsKeepTheirCpuInTheTree) {
+  FakeProc fp;
+  const int hz = static_cast<int>(sysconf(_SC_CLK_TCK));
+  // Boot clock 100 s; the root started at 50 s, worker 11 at 99 s.
+  fp.write("uptime", "100.00 180.00\n");
+  fp.write("10/stat", FakeProc::stat_line(10, "python3", 1, 10 * hz, 0, 20, 50 * hz, 100));
+  fp.write("11/stat", FakeProc::stat_line(11, "pt_data_worker", 10, hz / 2, 0, 1, 99 * hz, 10, 100));
+  HostSampler hs(fp.root.string(), "", 10);
+  auto a = hs.read_tree(1.0);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[1].cpu_pct, -1);  // seen at the first reading: its CPU before it is not this run's
+  // One second later (boot 101 s): the root used half a core; worker 11 used 0.3 s more of CPU
+  // (all of its 0.2 s in the kernel) and exited, reaped by the root, whose children totals rose by its whole
+  // life: 0.8 s (0.6 s in user space, 0.2 s in the kernel) and 500 faults; worker 12 was born at 100.5 s and
+  // used 0.4 s.
+  fp.write("uptime", "101.00 181.00\n");
+  fp.write("10/stat", FakeProc::stat_line(10, "python3", 1, 10 * hz + hz / 2, 0, 20, 50 * hz, 100, 0,
+                                          6 * hz / 10, 2 * hz / 10, 500));
+  fs::remove_all(fp.root / "11");
+  fp.write("12/stat", FakeProc::stat_line(12, "pt_data_worker", 10, 4 * hz / 10, 0, 1, 100 * hz + hz / 2, 10, 40));
+  auto b = hs.read_tree(2.0);
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[1].pid, 12);
+  EXPECT_NEAR(b[1].cpu_pct, 40.0, 1e-9);  // all of it since its start
+  EXPECT_NEAR(b[1].minflt_per_s, 40.0, 1e-9);
+  // The root: its own 50%, and the 30% of worker 11's life after its last reading.
+  EXPECT_NEAR(b[0].cpu_pct, 80.0, 1e-9);
+  EXPECT_NEAR(b[0].sys_pct, 20.0, 1e-9);  // 0.2 s in the kernel, none of it read before
+  EXPECT_NEAR(b[0].minflt_per_s, 400.0, 1e-9);  // 500 faults, 100 of them seen in its own reading
+  // A third reading with nothing new: no double count of what was reaped.
+  fp.write("uptime", "102.00 182.00\n");
+  auto c = hs.read_tree(3.0);
+  EXPECT_NEAR(c[0].cpu_pct, 0.0, 1e-9);
+  EXPECT_NEAR(c[1].cpu_pct, 0.0, 1e-9);
+}
+
 TEST(Procfs, CgroupBudgetV1AndV2) {
   FakeProc fp;
   fp.write("proc/50/status", "Cpus_allowed_list:\t0-7\n");
@@ -257,4 +300,30 @@ TEST(ProcfsLive, OwnProcessAndForkedChildren) {
   EXPECT_GE(h.cpu_cores_usable, 1);
   EXPECT_GT(procs[0].rss_bytes, 0);
   EXPECT_FALSE(procs[0].thread_names.empty());
+}
+
+// The same on the live system: a child started and reaped between two readings, burning CPU for
+// 0.3 s of its life, is in the tree's CPU of the second.
+TEST(ProcfsLive, AChildBornAndReapedBetweenReadingsIsCounted) {
+  HostSampler hs("/proc", "/dev/shm", getpid());
+  hs.read_tree(0.0);
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t k = fork();
+  if (k == 0) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+    volatile unsigned long x = 0;
+    do {
+      for (int i = 0; i < 100000; ++i) x = x + 1;
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+    } while ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9 < 0.3);
+    _exit(0);
+  }
+  waitpid(k, nullptr, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto procs = hs.read_tree(dt);
+  ASSERT_FALSE(procs.empty());
+  // The child's 0.3 s (ticks of 10 ms, so 0.28 s at least) over the interval, in our reading.
+  EXPECT_GE(procs[0].cpu_pct, 100.0 * 0.28 / dt);
 }
