@@ -119,7 +119,12 @@ std::optional<Finding> measured_live(const Evidence& ev, const SamplesEvidence& 
                         s.runnable_threads_mean, budget, budget == 1 ? "" : "s", s.runnable_threads_mean / budget,
                         procs, procs == 1 ? "" : "es",
                         children > 0 ? fmt::format(" and {} child process{}", children, children == 1 ? "" : "es") : "");
-  f.gain = spins ? "the cores spin at OpenMP barriers and switch between threads instead of working"
+  // The queue beyond the cores is a floor where a step is many small parallel regions: each one
+  // waits for a queued sibling until a spinner loses its core (docs/FINDINGS.md, "Thread
+  // oversubscription's gain": mnist_hogwild predicted 1.9x, measured 8.9-12.6x).
+  f.gain = spins ? "the cores spin at OpenMP barriers and switch between threads instead of working (the queue "
+                   "beyond the cores; a step of many small operations loses more, each waiting at its barrier for "
+                   "a thread queued behind the spinners)"
                  : "CPU time goes to switching between threads instead of work";
   if (wait > 0)
     f.gain += fmt::format(", and the loop waits {:.0f}% of its step for the workers' batches; one thread per worker "
