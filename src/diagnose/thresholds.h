@@ -19,6 +19,11 @@ inline constexpr double kLoadingWaitsCpuShare = 0.5;
 // loading or more (cpu-bound-transforms): the loading measured in the workers holds their collate into
 // shared memory, which the loop would not pay, so the bound is conservative; 10% for jitter.
 inline constexpr double kWorkersCostMoreRatio = 1.1;
+// Per-step findings need this many training steps: the first runs the warm-up (imports, lazy
+// initialisation, the allocator's first blocks, finding the model) and is left out of the medians
+// only from the third (run/agent_summary.cpp steady_steps). Lightning's bug_report_model.py (one
+// batch) got a dataloader-starvation sized from its one step: compute 27 ms in a 14.5 ms step.
+inline constexpr int64_t kMinAgentSteps = 3;
 // Most worker processes ever recommended: each is a fork of the training process with its own
 // Python heap and prefetch buffers, and starting them costs the first steps (PyTorch warns
 // past the CPU count); beyond 16 a loader wants asynchronous I/O, not processes.

@@ -33,6 +33,7 @@
 #include "run/run_store.h"
 #include "run/run_text.h"
 #include "diagnose/diagnose.h"
+#include "diagnose/thresholds.h"
 #include "sample/procfs.h"
 #include "util/failure_line.h"
 #include "sample/sampler.h"
@@ -567,6 +568,13 @@ void analyse_profiler_traces(Session& s, const Records& records) {
     res.warnings.push_back(fmt::format("no profiler window: the run ended after {} steps, before step {}{}", n,
                                        opt.profile_first, hint));
   }
+  // Too few steps for a steady one: the figures above are the warm-up's, and no per-step finding
+  // is sized from them (diagnose/thresholds.h kMinAgentSteps).
+  if (const int64_t n = res.agent.evidence.steps; n > 0 && n < diagnose::th::kMinAgentSteps)
+    res.warnings.push_back(fmt::format(
+        "{} training step{}: the first runs the warm-up (imports, lazy initialisation, the allocator's first "
+        "blocks), so no per-step finding is sized from {}; a run of {} steps or more measures a steady one",
+        n, n == 1 ? "" : "s", n == 1 ? "it" : "them", diagnose::th::kMinAgentSteps));
 }
 
 // Stage 9: report.json (also into the store), report.txt and report.html in the output directory.

@@ -74,8 +74,10 @@ std::string run_text(const RunResult& r, const RunOptions& opt, const report::Te
                      : e.step_source == "backward"  ? "backward() (no optimizer)"
                      : e.step_source == "forward"   ? "the model's forward (no backward, no DataLoader)"
                                                     : "DataLoader fetch";
-    o += fmt::format("\n{}Steps{} ({} by {}, medians of {} after warm-up and the profiler window):\n", bold, reset,
-                     e.steps, by, std::max<int64_t>(0, e.steps - r.agent.warmup_steps));
+    o += r.agent.warmup_steps > 0
+             ? fmt::format("\n{}Steps{} ({} by {}, medians of {} after warm-up and the profiler window):\n", bold,
+                           reset, e.steps, by, std::max<int64_t>(0, e.steps - r.agent.warmup_steps))
+             : fmt::format("\n{}Steps{} ({} by {}, the first step's warm-up among them):\n", bold, reset, e.steps, by);
     // The forward is timed by the model's forward hooks, which only a module call runs: a loop that
     // calls `layer.forward(x)` itself (pytorch/examples mnist_forward_forward) never shows one.
     // The phases are medians, so they need not add up; a rest over a tenth of the step is shown.

@@ -502,6 +502,20 @@ TEST(DataloaderStarvation, LargeBatchesHandOverSlower) {
   EXPECT_NEAR(f->recoverable_fraction, 1 - 51.82 / 100, 1e-9);
 }
 
+// Two steps are the warm-up's (thresholds.h kMinAgentSteps): no per-step finding from them.
+TEST(InLoopIo, NotSizedFromTheWarmUpsSteps) {
+  Evidence ev;
+  AgentEvidence a;
+  a.steps = 2;
+  a.step_ms = 100;
+  a.io_ms = 37;
+  a.io_pct = 37;
+  ev.agent = a;
+  EXPECT_EQ(find(diagnose(ev), "in-loop-io"), nullptr);
+  ev.agent->steps = 3;
+  EXPECT_NE(find(diagnose(ev), "in-loop-io"), nullptr);
+}
+
 TEST(InLoopIo, GpuCopyMentionedOnlyWithCuda) {
   Evidence ev;
   AgentEvidence a;

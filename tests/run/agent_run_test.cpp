@@ -318,6 +318,35 @@ TEST(AgentRun, ARunTooShortForTheWindowNamesOneItReaches) {
   EXPECT_EQ(count(trace, "\"ProfilerStep#3\""), 1);
 }
 
+// Two steps are the warm-up's (the first runs lazy initialisation, and the medians leave it out only
+// from the third): no per-step finding is sized from them, and the run says why. Lightning's
+// bug_report_model.py (one batch) got a dataloader-starvation from its one step. The same loop
+// waiting 80 ms a step for its batches over 3 steps is starved.
+TEST(AgentRun, TwoStepsAreTheWarmUpsAndSizeNoFinding) {
+  REQUIRE_TORCH();
+  RunOptions opt;
+  opt.command = {torch_python(), script("starved.py"), "0", "2", "20", "4", "0"};
+  opt.out_dir = fresh_dir("two-steps");
+  opt.store = false;
+  opt.quiet = true;
+  auto r = run_session(opt);
+  ASSERT_EQ(r.agent.evidence.steps, 2);
+  ASSERT_TRUE(r.diagnosis.has_value());
+  for (const auto& f : r.diagnosis->findings) ADD_FAILURE() << "sized from 2 steps: " << f.id << ": " << f.title;
+  std::string warned;
+  for (const auto& w : r.warnings)
+    if (w.find("2 training steps: the first runs the warm-up") != std::string::npos) warned = w;
+  EXPECT_FALSE(warned.empty());
+  opt.command[3] = "3";
+  opt.out_dir = fresh_dir("three-steps");
+  r = run_session(opt);
+  ASSERT_EQ(r.agent.evidence.steps, 3);
+  ASSERT_TRUE(r.diagnosis.has_value());
+  bool starved = false;
+  for (const auto& f : r.diagnosis->findings) starved |= f.id == "dataloader-starvation";
+  EXPECT_TRUE(starved);
+}
+
 // A run whose profiler window records steps first-last under the smallest memory budget, 16 MiB.
 RunResult run_with_smallest_window(std::vector<std::string> command, const std::string& out, int first, int last) {
   RunOptions opt = script_options(std::move(command), out, true);

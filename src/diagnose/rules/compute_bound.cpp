@@ -26,7 +26,7 @@ std::optional<Finding> compute_bound(const Evidence& ev) {
   if (ev.trace && ev.trace->gpu.est_sm_efficiency_pct >= 0)
     add(f, "est_sm_efficiency_pct", ev.trace->gpu.est_sm_efficiency_pct, "%");
   std::string mfu_text;
-  if (ev.agent && ev.agent->model_flops_per_step > 0 && ev.agent->step_ms > 0) {
+  if (agent_steps(ev) && ev.agent->model_flops_per_step > 0) {
     Mfu m = model_flops_utilisation(ev.agent->model_flops_per_step, ev.agent->step_ms, device_name(ev),
                                     compute_capability(ev), !ev.agent->autocast_dtype.empty(), true,
                                     ev.agent->tf32_matmul);

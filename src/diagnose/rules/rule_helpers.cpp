@@ -123,7 +123,7 @@ bool agent_without_cuda(const Evidence& ev) { return ev.agent && !ev.agent->cuda
 bool cpu_only_run(const Evidence& ev) { return agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present); }
 
 const AgentEvidence* agent_steps(const Evidence& ev) {
-  if (!ev.agent || ev.agent->steps <= 0 || ev.agent->step_ms <= 0) return nullptr;
+  if (!ev.agent || ev.agent->steps < th::kMinAgentSteps || ev.agent->step_ms <= 0) return nullptr;
   return &*ev.agent;
 }
 

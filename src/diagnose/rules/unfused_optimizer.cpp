@@ -91,7 +91,7 @@ std::optional<Finding> unfused_optimizer(const Evidence& ev) {
   bool has_fused = true, has_foreach = true, known = false;
   const auto* t = trace_with_steps(ev);
   if (ev.agent && ev.agent->optimizer_impl == "single_tensor" && ev.agent->param_device == "cpu")
-    return on_cpu(*ev.agent, ev);
+    return agent_steps(ev) ? on_cpu(*ev.agent, ev) : std::nullopt;  // its share of a steady step
   if (ev.agent && ev.agent->optimizer_impl == "single_tensor" && ev.agent->param_device.rfind("cuda", 0) == 0) {
     const auto& a = *ev.agent;
     f = make("unfused-optimizer", Bottleneck::Launch, "agent");
