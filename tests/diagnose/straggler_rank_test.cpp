@@ -177,4 +177,16 @@ TEST(StragglerRank, CommunicationBoundCountsOnlyWhatIsNotWaiting) {
   EXPECT_NEAR(ev_value(*f, "straggler_wait_pct_of_step"), 30, 1e-9);
   ASSERT_NE(find(d, "straggler-rank"), nullptr);
   EXPECT_EQ(d.findings[0].id, "straggler-rank");  // 15 ms of 100 back beats 10%
+  // A slower rank under the straggler's bar (busy 80 / 90: 90 < 1.10 x 85): no straggler-rank
+  // claims rank 0's 10 ms wait, and fewer synchronisations wait less often, so it stays
+  // communication's.
+  ts::run::find_straggler(ranks, {70, 80}, {30, 10});
+  ASSERT_NEAR(ranks.ranks[0].wait_ms, 10, 1e-9);
+  ASSERT_EQ(ranks.straggler_rank, -1);
+  e.ranks = ranks;
+  d = diagnose(e);
+  EXPECT_EQ(find(d, "straggler-rank"), nullptr);
+  f = find(d, "communication-bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 0.40, 1e-9);
 }
