@@ -154,10 +154,12 @@ std::vector<ProcessReading> HostSampler::read_tree(double t_s, bool thread_names
   std::vector<ProcessReading> out;
   if (root_ <= 0) return out;
   const double boot_s = procfs::read_text(proc_root_ + "/uptime", buf_) ? procfs::parse_uptime(buf_) : -1;
-  std::vector<std::pair<pid_t, Prev>> before;  // the previous tree reading's processes
+  std::vector<Seen> before;  // the previous tree reading's processes
   if (prev_tree_t_s_ >= 0)
     for (const auto& [pid, pr] : prev_)
-      if (pr.t_s == prev_tree_t_s_) before.emplace_back(pid, pr);
+      if (pr.t_s == prev_tree_t_s_)
+        before.push_back({pid, pr.ppid, pr.starttime, pr.cpu_ticks + pr.child_ticks, pr.sys_ticks + pr.child_sys,
+                          pr.minflt + pr.child_minflt});
   auto pids = process_tree(root_, proc_root_);
   out.reserve(pids.size());
   for (pid_t pid : pids) {
@@ -178,8 +180,7 @@ std::vector<ProcessReading> HostSampler::read_tree(double t_s, bool thread_names
 
 // A reaper's children totals rose by each reaped child's whole life (its own and its reaped
 // children's ticks); the part up to the child's last reading is already in that reading.
-void HostSampler::add_reaped(const std::vector<std::pair<pid_t, Prev>>& before, double dt,
-                             std::vector<ProcessReading>& out) {
+void HostSampler::add_reaped(const std::vector<Seen>& before, double dt, std::vector<ProcessReading>& out) {
   std::unordered_map<pid_t, size_t> at;
   for (size_t i = 0; i < out.size(); ++i) at[out[i].pid] = i;
   std::vector<double> ticks(out.size()), sys(out.size()), minflt(out.size());
@@ -190,10 +191,10 @@ void HostSampler::add_reaped(const std::vector<std::pair<pid_t, Prev>>& before, 
     minflt[i] = static_cast<double>(pr.reaped_minflt);
   }
   std::unordered_map<pid_t, pid_t> parent_of;
-  for (const auto& [pid, was] : before) parent_of[pid] = was.ppid;
-  for (const auto& [pid, was] : before) {
-    auto alive = at.find(pid);
-    if (alive != at.end() && prev_[pid].starttime == was.starttime) continue;
+  for (const Seen& was : before) parent_of[was.pid] = was.ppid;
+  for (const Seen& was : before) {
+    auto alive = at.find(was.pid);
+    if (alive != at.end() && prev_[was.pid].starttime == was.starttime) continue;
     // Its reaper: the nearest ancestor still here (a parent that exited too was reaped by its own
     // parent, whose rise holds both lives).
     pid_t up = was.ppid;
@@ -206,9 +207,9 @@ void HostSampler::add_reaped(const std::vector<std::pair<pid_t, Prev>>& before, 
     }
     if (reaper == at.end()) continue;
     const size_t i = reaper->second;
-    ticks[i] -= static_cast<double>(was.cpu_ticks + was.child_ticks);
-    sys[i] -= static_cast<double>(was.sys_ticks + was.child_sys);
-    minflt[i] -= static_cast<double>(was.minflt + was.child_minflt);
+    ticks[i] -= static_cast<double>(was.ticks);
+    sys[i] -= static_cast<double>(was.sys);
+    minflt[i] -= static_cast<double>(was.minflt);
   }
   for (size_t i = 0; i < out.size(); ++i) {
     ProcessReading& p = out[i];

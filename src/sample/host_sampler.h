@@ -53,7 +53,13 @@ class HostSampler {
   std::vector<uint64_t> prev_busy_, prev_total_;  // index 0: aggregate, then core+1
   // Adds to each reaper's rates what its children that exited since the previous tree reading
   // used after their last reading (`before`: that reading's processes).
-  void add_reaped(const std::vector<std::pair<pid_t, Prev>>& before, double dt, std::vector<ProcessReading>& out);
+  // A process as the previous tree reading left it: its whole life's totals so far (its own and
+  // its reaped children's), what its reaper's totals rise by beyond them when it exits.
+  struct Seen {
+    pid_t pid = 0, ppid = 0;
+    uint64_t starttime = 0, ticks = 0, sys = 0, minflt = 0;
+  };
+  void add_reaped(const std::vector<Seen>& before, double dt, std::vector<ProcessReading>& out);
 
   std::unordered_map<pid_t, Prev> prev_;
   double prev_tree_t_s_ = -1, prev_tree_boot_s_ = -1;  // the previous tree reading (boot: /proc/uptime)

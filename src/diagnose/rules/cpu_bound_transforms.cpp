@@ -121,7 +121,8 @@ std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
   const auto in = workers_model(ev);
   const bool cost_more = workers_cost_more_measured(ev, in);
   const AgentEvidence* a = agent_steps(ev);
-  double wait = data_wait_pct(ev);
+  const double whole = data_wait_pct(ev);  // the measured wait, all of it (-1 unknown)
+  double wait = whole;
   double samples_pct = -1;
   if (loads_in_workers(a) && !cost_more && wait > 0) {
     wait = wait_beyond_handover_pct(*a, in, wait);
@@ -141,7 +142,7 @@ std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
   double busy = cpu_busy_pct_of_budget(ev);
   add(f, "cpu_busy_pct", busy, "%");
   add(f, "cpu_cores", usable_cores(ev), "count");
-  if (const double whole = data_wait_pct(ev); whole >= 0) {
+  if (whole >= 0) {
     add(f, "data_wait_pct", whole, "%");
     if (loads_in_workers(a) && whole > wait)
       add(f, "wait_beyond_handover_pct", wait_beyond_handover_pct(*a, in, whole), "%");
@@ -153,7 +154,7 @@ std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
   f.recoverable_fraction = std::clamp(recoverable, 0.0, 0.95);
   f.severity = severity_for(f.recoverable_fraction);
   f.confidence = wait >= 0 ? 0.85 : 0.6;
-  const double waited = data_wait_pct(ev) >= 0 ? data_wait_pct(ev) : recoverable * 100;
+  const double waited = whole >= 0 ? whole : recoverable * 100;
   // Bounded by the loading's CPU (samples_cpu_pct): say so, or the gain reads as the whole wait.
   const std::string gives =
       samples_pct >= 0 && samples_pct <= wait
