@@ -324,11 +324,8 @@ TEST(AgentRun, ARunTooShortForTheWindowNamesOneItReaches) {
 // waiting 80 ms a step for its batches over 3 steps is starved.
 TEST(AgentRun, TwoStepsAreTheWarmUpsAndSizeNoFinding) {
   REQUIRE_TORCH();
-  RunOptions opt;
-  opt.command = {torch_python(), script("starved.py"), "0", "2", "20", "4", "0"};
-  opt.out_dir = fresh_dir("two-steps");
-  opt.store = false;
-  opt.quiet = true;
+  RunOptions opt =
+      script_options({torch_python(), script("starved.py"), "0", "2", "20", "4", "0"}, fresh_dir("two-steps"), true);
   auto r = run_session(opt);
   ASSERT_EQ(r.agent.evidence.steps, 2);
   ASSERT_TRUE(r.diagnosis.has_value());
