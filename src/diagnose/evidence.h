@@ -395,6 +395,7 @@ struct NodesEvidence {
 
 // How the job ended, from `trainscope run` (the launcher and the stderr it passed through).
 struct JobEvidence {
+  std::vector<std::string> command;  // as started, secrets redacted: a fix that prefixes it (page-fault-churn)
   int exit_code = 0;     // when it exited
   int signal = 0;        // the signal that killed it, 0 if it exited
   bool stopped_by_steps = false;  // ended by --steps (a clean stop, not a failure)

@@ -439,6 +439,7 @@ void summarise_evidence(Session& s, const Records& records) {
   res.evidence.ranks = summarise_ranks(records);  // torchrun: each rank on its own, the straggler
   {
     diagnose::JobEvidence job;
+    job.command = redact_argv(s.opt.command);
     job.exit_code = res.exit.code;
     job.signal = res.exit.signal;
     job.stopped_by_steps = res.stopped_by_steps;

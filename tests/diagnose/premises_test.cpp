@@ -210,6 +210,14 @@ TEST(Premises, PageFaultChurn) {
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->recoverable_fraction, 78.0 / 165, 1e-9);
   EXPECT_NE(f->fix_code.find("MALLOC_MMAP_MAX_=0"), std::string::npos);
+  // The shell line is the user's own command, quoted for the shell, behind the tunables.
+  Evidence ev = cpu_loop_remapping_blocks();
+  ev.job = JobEvidence{};
+  ev.job->command = {"/opt/venv/bin/python", "main.py", "--data", "my data", "--epochs", "2"};
+  f = find(diagnose(ev), "page-fault-churn");
+  ASSERT_NE(f, nullptr);
+  const std::string line = "MALLOC_TRIM_THRESHOLD_=2147483647 /opt/venv/bin/python main.py --data 'my data' --epochs 2";
+  EXPECT_NE(f->fix_code.find(line), std::string::npos) << f->fix_code;
 }
 
 TEST(TraceFrames, AnIdleBucketsFrameIsTheFindingsLine) {
