@@ -115,6 +115,7 @@ TEST(PeriodicEvaluation, ACallAfterTrainingSplitsTheEvaluationItShares) {
   const double recurring_s = 36.4 * 23211.0 / (23211.0 + 13163.9);
   EXPECT_NEAR(f->run_fraction, 0.5 * recurring_s / t.job_s(), 1e-9);
   EXPECT_NE(f->title.find("during training"), std::string::npos) << f->title;  // no size per pass
+  EXPECT_EQ(test::ev_value(*f, "eval_s_per_span"), -12345);  // nor in the evidence (41.7 s / 2 printed before)
   EXPECT_NE(f->explanation.find("ran once, after the last training step (main.py:282)"), std::string::npos)
       << f->explanation;
   ASSERT_FALSE(f->sites.empty());
