@@ -46,7 +46,15 @@ int generic_rank(const std::string& id) {
   return -1;
 }
 
+bool spread_through_step(const std::string& id) { return id == "page-fault-churn"; }
+
 namespace {
+
+// Settling order: specific causes, then costs spread through the step, then the generic readings.
+int settle_rank(const std::string& id) {
+  if (generic_rank(id) >= 0) return 2 + generic_rank(id);
+  return spread_through_step(id) ? 1 : 0;
+}
 
 // "... gives up to 1.7x" -> "... gives up to 1.2x": the rule's own wording with the settled gain.
 void restate_gain(Finding& f, double own, double claim) {
@@ -71,20 +79,23 @@ void settle(std::vector<Finding>& fs, const StepAccount& acc) {
     if (!f.outside_step) order.push_back(&f);  // time outside the step is on the run's scale only
   // Specific causes first, largest claim first; then the generic readings in their fixed order.
   std::stable_sort(order.begin(), order.end(), [](const Finding* a, const Finding* b) {
-    int ga = generic_rank(a->id), gb = generic_rank(b->id);
-    if ((ga >= 0) != (gb >= 0)) return gb >= 0;
-    if (ga >= 0) return ga < gb;
+    const int ra = settle_rank(a->id), rb = settle_rank(b->id);
+    if (ra != rb) return ra < rb;
     return a->recoverable_fraction > b->recoverable_fraction;
   });
   const bool gpu = acc.idle_share >= 0;
   double step_left = 1, idle_left = gpu ? acc.idle_share : 1, busy_left = gpu ? 1 - acc.idle_share : 1;
   std::vector<std::string> idle_claimants;  // ids holding idle time, for the generic texts
+  std::vector<std::string> claimants;       // ids holding any of the step, for the spread costs' texts
   for (Finding* f : order) {
     const double own = std::max(0.0, f->recoverable_fraction);
     f->own_fraction = own;
     const ClaimPool pool = claim_pool(f->id);
     double& left = pool == ClaimPool::Idle ? idle_left : pool == ClaimPool::Busy ? busy_left : step_left;
     double claim = std::min({own, left, step_left});
+    // Its share of what the fixes before it leave: together 1 - (1 - a)(1 - b), never a twice.
+    const bool spread = spread_through_step(f->id) && !claimants.empty();
+    if (spread) claim = std::min(own * step_left, left);
     // batch-too-small: a batch twice as large pays the per-step overhead still left (the idle time
     // no other finding claims) once per two batches: per sample, like removing half of it from
     // every step. That is its gain on the step scale, and never more than the rule's own estimate.
@@ -106,6 +117,10 @@ void settle(std::vector<Finding>& fs, const StepAccount& acc) {
                     : fmt::format("a batch twice as large pays the per-step overhead left{} ({:.0f}% of the step) once "
                                   "per two batches: {} per sample",
                                   after, 100 * overhead_left, gain_text(claim));
+    } else if (reduced && spread) {
+      restate_gain(*f, own, claim);
+      f->gain += fmt::format(" (its share of the {:.0f}% of the step that the fix{} of {} leave{})", 100 * step_left,
+                             claimants.size() == 1 ? "" : "es", list_ids(claimants), claimants.size() == 1 ? "s" : "");
     } else if (reduced) {
       restate_gain(*f, own, claim);
       if (generic_rank(f->id) >= 0 && !idle_claimants.empty())
@@ -120,6 +135,7 @@ void settle(std::vector<Finding>& fs, const StepAccount& acc) {
     left -= claim;
     if (&left != &step_left) step_left -= claim;
     if (pool == ClaimPool::Idle && claim > 0) idle_claimants.push_back(f->id);
+    if (claim > 0) claimants.push_back(f->id);
   }
 }
 

@@ -25,6 +25,10 @@ enum class ClaimPool { Idle, Busy, Step };
 ClaimPool claim_pool(const std::string& id);
 // The generic findings, settled after every specific one (in this order); -1 for the others.
 int generic_rank(const std::string& id);
+// A cost spread through the whole step in proportion (the kernel zeroing fresh pages for every
+// allocation): another fix that removes part of the step removes its share of this cost with it,
+// so it claims its share of the step the specific findings leave, after them.
+bool spread_through_step(const std::string& id);
 
 // Caps every claim to what is left of its pool and of the step, specific causes first, and
 // records it in claimed_ms; a generic finding's claim becomes what remains after the specific

@@ -94,7 +94,8 @@ def measured(report):
     summ = (run.get("agent") or {}).get("summary") or {}
     parts = ["%s %.1f" % (k, summ[k]) for k in ("step_ms", "compute_ms", "data_wait_pct", "io_pct", "h2d_pct")
              if isinstance(summ.get(k), (int, float))]
-    for k in ("host_cpu_mean_pct", "process_tree_cpu_mean_pct", "threads_total", "nonvoluntary_switches_per_s"):
+    for k in ("host_cpu_mean_pct", "process_tree_cpu_mean_pct", "process_tree_sys_mean_pct",
+              "process_tree_minflt_mean_per_s", "threads_total", "nonvoluntary_switches_per_s"):
         if isinstance(samples.get(k), (int, float)):
             parts.append("%s %.0f" % (k, samples[k]))
     parts.append("steps %s wall %.1f s" % ((run.get("agent") or {}).get("steps"), run.get("wall_s") or 0))

@@ -55,7 +55,8 @@ TEST(IdleRules, LaunchBoundOnlyWithAShallowQueue) {
 
   const Evidence nccl = trace_evidence("hta_nccl_parser_config_nccl_data.json.gz");
   EXPECT_LT(nccl.trace->kernels.launch.median_launch_delay_ns, 100'000);
-  const Finding* lb = find(diagnose(nccl), "launch-bound");
+  const Diagnosis dn = diagnose(nccl);  // held: find() points into it
+  const Finding* lb = find(dn, "launch-bound");
   ASSERT_NE(lb, nullptr);
   // Gain: the idle the attribution charges to launches and host code between them.
   const auto& a = nccl.trace->gpu.attribution;

@@ -193,8 +193,16 @@ Evidence cpu_loop_remapping_blocks() {
 TEST(Premises, PageFaultChurn) {
   expect_premises("page-fault-churn", cpu_loop_remapping_blocks,
                   {{"the kernel's share measured", [](Evidence& e) { e.samples->process_tree_sys_mean_pct = -1; }},
-                   {"a large kernel share", [](Evidence& e) { e.samples->process_tree_sys_mean_pct = 20; }},
+                   {"a large kernel share", [](Evidence& e) { e.samples->process_tree_sys_mean_pct = 15; }},
                    {"many fresh pages", [](Evidence& e) { e.samples->process_tree_minflt_mean_per_s = 20000; }},
+                   // 0.78 of a core in the kernel over 120 k faults/s: 6.5 us per fault, more than
+                   // faults cost (1.4-2.3 us measured): the kernel's time is something else.
+                   {"faults that explain the kernel's time",
+                    [](Evidence& e) { e.samples->process_tree_minflt_mean_per_s = 120000; }},
+                   // A heap rising 5.3 GB a 2.6 s step is 500 k fresh pages a second that any malloc
+                   // faults in: 40 k/s left for the churn.
+                   {"faults that are not the memory the job keeps",
+                    [](Evidence& e) { e.agent->mem_slope_bytes_per_step = 500000.0 * 4096 * 2.6; }},
                    {"a busy job", [](Evidence& e) {
                       e.samples->process_tree_cpu_mean_pct = 30, e.samples->process_tree_sys_mean_pct = 15;
                     }},
@@ -206,15 +214,32 @@ TEST(Premises, PageFaultChurn) {
                       e.agent->loaders.back().num_workers = 2;
                     }}});
   // Its gain is the kernel's share of the job's CPU: 78 / 165.
-  const Finding* f = find(diagnose(cpu_loop_remapping_blocks()), "page-fault-churn");
+  Diagnosis d = diagnose(cpu_loop_remapping_blocks());  // held: find() points into it
+  const Finding* f = find(d, "page-fault-churn");
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->recoverable_fraction, 78.0 / 165, 1e-9);
   EXPECT_NE(f->fix_code.find("MALLOC_MMAP_MAX_=0"), std::string::npos);
+  // A heap rising 100 k pages' worth a second: those faults are left out of the claim.
+  Evidence leak = cpu_loop_remapping_blocks();
+  leak.agent->mem_slope_bytes_per_step = 100000.0 * 4096 * 2.6;
+  f = find(d = diagnose(leak), "page-fault-churn");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 78.0 / 165 * 440000 / 540000, 1e-9);
+  EXPECT_NEAR(test::ev_value(*f, "growth_faults_per_s"), 100000, 1e-6);
+  // healthy_mlp on PyTorch 1.13 (corpus, session 53): 22% in the kernel at 145 k faults/s, 1.5 us
+  // each; the fix measured 1.39x on its steps. Under the 25% first set, above the 10% floor.
+  Evidence mlp = cpu_loop_remapping_blocks();
+  mlp.samples->process_tree_cpu_mean_pct = 99, mlp.samples->process_tree_sys_mean_pct = 22;
+  mlp.samples->process_tree_minflt_mean_per_s = 145262;
+  f = find(d = diagnose(mlp), "page-fault-churn");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->recoverable_fraction, 22.0 / 99, 1e-9);
+  EXPECT_NEAR(test::ev_value(*f, "kernel_us_per_fault"), 1e6 * 0.22 / 145262, 1e-9);
   // The shell line is the user's own command, quoted for the shell, behind the tunables.
   Evidence ev = cpu_loop_remapping_blocks();
   ev.job = JobEvidence{};
   ev.job->command = {"/opt/venv/bin/python", "main.py", "--data", "my data", "--epochs", "2"};
-  f = find(diagnose(ev), "page-fault-churn");
+  f = find(d = diagnose(ev), "page-fault-churn");
   ASSERT_NE(f, nullptr);
   const std::string line = "MALLOC_TRIM_THRESHOLD_=2147483647 /opt/venv/bin/python main.py --data 'my data' --epochs 2";
   EXPECT_NE(f->fix_code.find(line), std::string::npos) << f->fix_code;

@@ -386,11 +386,12 @@ TEST(DataloaderStarvation, BusyCoresAndWaitingLoadingSayWhyWorkersStillFit) {
   Evidence ev = slow_storage_loop();
   ev.samples->process_tree_cpu_mean_pct = 40;
   ev.samples->process_tree_cpu_max_pct = 60;
-  const Finding* f = find(diagnose(ev), "dataloader-starvation");
+  Diagnosis d = diagnose(ev);  // held: find() points into it
+  const Finding* f = find(d, "dataloader-starvation");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->explanation.find("The CPU is not saturated"), std::string::npos) << f->explanation;
   ev.samples->process_tree_cpu_max_pct = 200;  // both cores busy
-  Diagnosis d = diagnose(ev);
+  d = diagnose(ev);
   f = find(d, "dataloader-starvation");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(ev_value(*f, "cpu_busy_pct"), 100);
