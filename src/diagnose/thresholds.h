@@ -238,7 +238,7 @@ inline constexpr double kThrottledPct = 5;
 // (attention_blocks, healthy_mlp, epoch_workers, word_language_model); kernel time that is
 // something else (gloo's sockets in fsdp2_layers, a loader's reads) 175 us to 10 ms per fault.
 // A CPU-only loop's own kernel time is a few percent; 22-24% in the kernel with 145-154 k faults/s
-// was 1.39x with the fix (healthy_mlp), so the share's floor is 10%, not the 25% first set.
+// was 1.5x with the fix (healthy_mlp), so the share's floor is 10%, not the 25% first set.
 inline constexpr double kPageFaultSysShare = 0.10;
 inline constexpr double kPageFaultMinPerS = 50000;
 inline constexpr double kPageFaultMaxUsPerFault = 5;

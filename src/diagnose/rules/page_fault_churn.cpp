@@ -12,7 +12,7 @@
 // of another kind, with another fix), and a busy job.
 // Gain: the kernel's share of the job's CPU, a floor: the fix also spares the user side's first
 // touch of cold pages (word_language_model's Transformer: 22% in the kernel, 1.42x measured =
-// 30% of the step; its LSTM: 28%, 1.36-1.44x; healthy_mlp 22-24%, 1.39x). Checked on pytorch/examples' gat (a 2708-node
+// 30% of the step; its LSTM: 28%, 1.36-1.44x; healthy_mlp 22-24%, 1.5x). Checked on pytorch/examples' gat (a 2708-node
 // graph's dense attention, 235 MB blocks): 39-48% in the kernel, 390-540 k faults/s; with
 // MALLOC_MMAP_MAX_=0 the step went 2597-2675 -> 1562-1566 ms (1.66-1.71x, up to 1.9x predicted),
 // its peak RSS 2.8 -> 6.8 GB (docs/BENCHMARKS.md, session 51).
