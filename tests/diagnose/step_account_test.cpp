@@ -84,10 +84,10 @@ TEST(StepAccount, WithoutAGpuTheStepBoundsTheClaims) {
 }
 
 // A cost spread through the step (the kernel zeroing fresh pages) shrinks with the step another fix
-// shortens: corpus healthy_mlp, PyTorch 2.13 on this idle 2-core VM (session 53): 9.6 ms a step as
-// written, 3.9 ms with fused AdamW, 3.5 ms with the malloc tunables too. Its findings:
-// unfused-optimizer 43%, page-fault-churn 21% of the step. Added, the churn claims 2.0 ms of what
-// measured 0.4 ms after the optimizer's fix; its share of the 57% that fix leaves is 12% (1.15 ms).
+// shortens: corpus healthy_mlp, PyTorch 2.13 on this idle 2-core VM (session 53): 22.7 ms a step as
+// written, 9.2 ms with fused AdamW, 8.3 ms with the malloc tunables too. Its findings:
+// unfused-optimizer 43%, page-fault-churn 21% of the step. Added, the churn claims 4.8 ms of what
+// measured 0.9 ms after the optimizer's fix; its share of the 57% that fix leaves is 12% (2.7 ms).
 // It goes after the specific causes whatever its size, and says so.
 TEST(StepAccount, ASpreadCostClaimsItsShareOfWhatTheOtherFixesLeave) {
   std::vector<Finding> fs = {claim("page-fault-churn", 0.21), claim("unfused-optimizer", 0.43)};

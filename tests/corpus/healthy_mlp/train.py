@@ -5,8 +5,8 @@ set_to_none zero_grad, the loss read every 50 steps.
 
 Healthy in its code, not free on a CPU: its 16 MiB gradients and AdamW's single-tensor temporaries
 are mapped anew by malloc every step. Measured on an idle 2-core VM (session 53, PyTorch 2.13,
-599 steps): 9.6 ms a step as written, 6.4 ms with MALLOC_MMAP_MAX_=0
-MALLOC_TRIM_THRESHOLD_=2147483647, 3.9 ms with AdamW(fused=True), 3.5 ms with both. So unfused-optimizer and page-fault-churn are true here and
+its 256 batches): 22.7 ms a step as written, 15.1 ms with MALLOC_MMAP_MAX_=0
+MALLOC_TRIM_THRESHOLD_=2147483647, 9.2 ms with AdamW(fused=True), 8.3 ms with both. So unfused-optimizer and page-fault-churn are true here and
 neither is asserted (their size depends on the host); the findings below must stay absent."""
 # expect: absent memory-growth, dataloader-starvation, cpu-bound-transforms, in-loop-io, openblas-on-intel
 import sys
