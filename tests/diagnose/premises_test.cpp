@@ -226,6 +226,13 @@ TEST(Premises, PageFaultChurn) {
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->recoverable_fraction, 78.0 / 165 * 440000 / 540000, 1e-9);
   EXPECT_NEAR(test::ev_value(*f, "growth_faults_per_s"), 100000, 1e-6);
+  EXPECT_NE(f->explanation.find("100000 a second are the memory the job keeps"), std::string::npos) << f->explanation;
+  // A heap's noise (word_language_model: +27 B a step) is not said.
+  leak.agent->mem_slope_bytes_per_step = 27;
+  f = find(d = diagnose(leak), "page-fault-churn");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(test::ev_value(*f, "growth_faults_per_s"), -12345);
+  EXPECT_EQ(f->explanation.find("the memory the job keeps"), std::string::npos) << f->explanation;
   // healthy_mlp on PyTorch 1.13 (corpus, session 53): 22% in the kernel at 145 k faults/s, 1.5 us
   // each (24% at 154 k/s on 2.13, where the malloc tunables measured 1.5x on its steps).
   // Under the 25% first set, above the 10% floor.

@@ -49,7 +49,8 @@ std::optional<Finding> page_fault_churn(const Evidence& ev) {
   Finding f = make("page-fault-churn", Bottleneck::Memory, "samples");
   add(f, "kernel_cpu_pct", 100 * kernel_share, "%");
   add(f, "minor_faults_per_s", faults, "count");
-  if (growth_faults > 0) add(f, "growth_faults_per_s", growth_faults, "count");
+  const bool growth_said = growth_faults >= 0.01 * faults;  // a heap's noise (27 B a step) is not worth a line
+  if (growth_said) add(f, "growth_faults_per_s", growth_faults, "count");
   add(f, "fresh_mib_per_s", fresh_mib_per_s, "MiB/s");
   add(f, "kernel_us_per_fault", us_per_fault, "us");
   add(f, "process_cpu_mean_pct", cpu, "%");
@@ -69,10 +70,10 @@ std::optional<Finding> page_fault_churn(const Evidence& ev) {
       "activation, an attention matrix, a dense gradient, an optimizer's temporaries) comes back as new pages the "
       "kernel zeroes each time.{}",
       100 * kernel_share, faults,
-      growth_faults > 0 ? fmt::format(" Of those faults, {:.0f} a second are the memory the job keeps (its heap rises "
-                                      "{} a step): fresh pages whatever malloc does, left out of the gain.",
-                                      growth_faults, ts::human_bytes(a.mem_slope_bytes_per_step))
-                        : std::string());
+      growth_said ? fmt::format(" Of those faults, {:.0f} a second are the memory the job keeps (its heap rises {} "
+                                "a step): fresh pages whatever malloc does, left out of the gain.",
+                                growth_faults, ts::human_bytes(a.mem_slope_bytes_per_step))
+                  : std::string());
   f.fix = "Let malloc keep and reuse large blocks: run with MALLOC_MMAP_MAX_=0 and a high MALLOC_TRIM_THRESHOLD_ "
           "(glibc's tunables, man mallopt). The heap then holds the peak of what the step frees, and fragments: "
           "measured, the peak memory grew 2.4x. Check the run's memory with the change.";
