@@ -87,8 +87,8 @@ bool HostSampler::read_process(pid_t pid, double t_s, bool thread_names, Process
   procfs::SchedStat ss;
   if (procfs::read_text(base + "/schedstat", buf_)) ss = procfs::parse_schedstat(buf_);
 
-  const uint64_t ticks = st->utime + st->stime;
-  const uint64_t child_ticks = st->cutime + st->cstime;
+  const Usage own{st->utime + st->stime, st->stime, st->minflt};
+  const Usage children{st->cutime + st->cstime, st->cstime, st->cminflt};
   auto it = prev_.find(pid);
   const bool known = it != prev_.end() && it->second.starttime == st->starttime && t_s > it->second.t_s;
   // Born since the previous tree reading (starttime is in whole ticks, so one tick of slack):
@@ -97,18 +97,17 @@ bool HostSampler::read_process(pid_t pid, double t_s, bool thread_names, Process
                     static_cast<double>(st->starttime + 1) / ticks_per_s_ > prev_tree_boot_s_;
   static const Prev kUnborn;  // zeros: a process born since the previous reading
   const Prev& from = known ? it->second : kUnborn;
-  uint64_t reaped_ticks = 0, reaped_sys = 0, reaped_minflt = 0;
+  Usage reaped;
   if (known || born) {
     const double dt = t_s - (known ? from.t_s : prev_tree_t_s_);
     auto rise = [](uint64_t now, uint64_t was) { return static_cast<double>(now - std::min(now, was)); };
-    p.cpu_pct = 100.0 * rise(ticks, from.cpu_ticks) / ticks_per_s_ / dt;
-    p.sys_pct = 100.0 * rise(st->stime, from.sys_ticks) / ticks_per_s_ / dt;
-    p.minflt_per_s = rise(st->minflt, from.minflt) / dt;
+    const Usage used = own.since(from.own);
+    p.cpu_pct = 100.0 * static_cast<double>(used.ticks) / ticks_per_s_ / dt;
+    p.sys_pct = 100.0 * static_cast<double>(used.sys) / ticks_per_s_ / dt;
+    p.minflt_per_s = static_cast<double>(used.minflt) / dt;
     p.nonvoluntary_per_s = rise(p.nonvoluntary_switches, from.nonvol) / dt;
     if (ss.ok) p.run_delay_ms_per_s = rise(ss.wait_ns, from.wait_ns) / 1e6 / dt;
-    reaped_ticks = child_ticks - std::min(child_ticks, from.child_ticks);
-    reaped_sys = st->cstime - std::min(st->cstime, from.child_sys);
-    reaped_minflt = st->cminflt - std::min(st->cminflt, from.child_minflt);
+    reaped = children.since(from.children);
   }
   Prev& pr = prev_[pid];
   const bool same = pr.starttime == st->starttime && pr.names_t_s >= 0;
@@ -116,17 +115,11 @@ bool HostSampler::read_process(pid_t pid, double t_s, bool thread_names, Process
   if (!same) pr.thread_names.clear();
   pr.starttime = st->starttime;
   pr.ppid = st->ppid;
-  pr.cpu_ticks = ticks;
-  pr.sys_ticks = st->stime;
-  pr.minflt = st->minflt;
+  pr.own = own;
   pr.nonvol = p.nonvoluntary_switches;
   pr.wait_ns = ss.wait_ns;
-  pr.child_ticks = child_ticks;
-  pr.child_sys = st->cstime;
-  pr.child_minflt = st->cminflt;
-  pr.reaped_ticks = reaped_ticks;
-  pr.reaped_sys = reaped_sys;
-  pr.reaped_minflt = reaped_minflt;
+  pr.children = children;
+  pr.reaped = reaped;
   pr.t_s = t_s;
 
   if (thread_names && !names_due) {
@@ -158,8 +151,7 @@ std::vector<ProcessReading> HostSampler::read_tree(double t_s, bool thread_names
   if (prev_tree_t_s_ >= 0)
     for (const auto& [pid, pr] : prev_)
       if (pr.t_s == prev_tree_t_s_)
-        before.push_back({pid, pr.ppid, pr.starttime, pr.cpu_ticks + pr.child_ticks, pr.sys_ticks + pr.child_sys,
-                          pr.minflt + pr.child_minflt});
+        before.push_back({pid, pr.ppid, pr.starttime, pr.own + pr.children});
   auto pids = process_tree(root_, proc_root_);
   out.reserve(pids.size());
   for (pid_t pid : pids) {
@@ -183,12 +175,14 @@ std::vector<ProcessReading> HostSampler::read_tree(double t_s, bool thread_names
 void HostSampler::add_reaped(const std::vector<Seen>& before, double dt, std::vector<ProcessReading>& out) {
   std::unordered_map<pid_t, size_t> at;
   for (size_t i = 0; i < out.size(); ++i) at[out[i].pid] = i;
-  std::vector<double> ticks(out.size()), sys(out.size()), minflt(out.size());
+  // Signed: a reaper's rise less its exited children's last-seen totals (clamped when added).
+  struct Left {
+    double ticks = 0, sys = 0, minflt = 0;
+  };
+  std::vector<Left> left(out.size());
   for (size_t i = 0; i < out.size(); ++i) {
-    const Prev& pr = prev_[out[i].pid];
-    ticks[i] = static_cast<double>(pr.reaped_ticks);
-    sys[i] = static_cast<double>(pr.reaped_sys);
-    minflt[i] = static_cast<double>(pr.reaped_minflt);
+    const Usage& r = prev_[out[i].pid].reaped;
+    left[i] = {static_cast<double>(r.ticks), static_cast<double>(r.sys), static_cast<double>(r.minflt)};
   }
   std::unordered_map<pid_t, pid_t> parent_of;
   for (const Seen& was : before) parent_of[was.pid] = was.ppid;
@@ -206,17 +200,17 @@ void HostSampler::add_reaped(const std::vector<Seen>& before, double dt, std::ve
       reaper = at.find(up);
     }
     if (reaper == at.end()) continue;
-    const size_t i = reaper->second;
-    ticks[i] -= static_cast<double>(was.ticks);
-    sys[i] -= static_cast<double>(was.sys);
-    minflt[i] -= static_cast<double>(was.minflt);
+    Left& l = left[reaper->second];
+    l.ticks -= static_cast<double>(was.life.ticks);
+    l.sys -= static_cast<double>(was.life.sys);
+    l.minflt -= static_cast<double>(was.life.minflt);
   }
   for (size_t i = 0; i < out.size(); ++i) {
     ProcessReading& p = out[i];
     if (p.cpu_pct < 0) continue;  // no rate of its own to add to (its first reading)
-    p.cpu_pct += 100.0 * std::max(0.0, ticks[i]) / ticks_per_s_ / dt;
-    p.sys_pct += 100.0 * std::max(0.0, sys[i]) / ticks_per_s_ / dt;
-    p.minflt_per_s += std::max(0.0, minflt[i]) / dt;
+    p.cpu_pct += 100.0 * std::max(0.0, left[i].ticks) / ticks_per_s_ / dt;
+    p.sys_pct += 100.0 * std::max(0.0, left[i].sys) / ticks_per_s_ / dt;
+    p.minflt_per_s += std::max(0.0, left[i].minflt) / dt;
   }
 }
 

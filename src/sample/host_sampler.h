@@ -9,6 +9,8 @@
 // most of their CPU out of the tree's (and in "other processes").
 #include <sys/types.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,13 +36,23 @@ class HostSampler {
   pid_t root() const { return root_; }
 
  private:
+  // The three counters a process's rates and its reaped children's come from: CPU ticks (user +
+  // kernel), kernel ticks, minor page faults.
+  struct Usage {
+    uint64_t ticks = 0, sys = 0, minflt = 0;
+    Usage operator+(const Usage& o) const { return {ticks + o.ticks, sys + o.sys, minflt + o.minflt}; }
+    // The rise since `was`, never below zero (a counter read across a PID's reuse).
+    Usage since(const Usage& was) const {
+      auto rise = [](uint64_t now, uint64_t then) { return now - std::min(now, then); };
+      return {rise(ticks, was.ticks), rise(sys, was.sys), rise(minflt, was.minflt)};
+    }
+  };
   struct Prev {
-    uint64_t starttime = 0, cpu_ticks = 0, sys_ticks = 0, minflt = 0, nonvol = 0, wait_ns = 0;
+    uint64_t starttime = 0, nonvol = 0, wait_ns = 0;
     pid_t ppid = 0;
-    // Its waited-for children's totals (cutime+cstime, cstime, cminflt), and their rise at the
-    // latest reading: what the children that exited since then added.
-    uint64_t child_ticks = 0, child_sys = 0, child_minflt = 0;
-    uint64_t reaped_ticks = 0, reaped_sys = 0, reaped_minflt = 0;
+    Usage own;       // utime + stime, stime, minflt
+    Usage children;  // its waited-for children's totals: cutime + cstime, cstime, cminflt
+    Usage reaped;    // their rise at the latest reading: what the children that exited since then added
     double t_s = 0;
     // Thread names change rarely and cost a directory walk: re-read every 5 s.
     std::vector<std::string> thread_names;
@@ -57,7 +69,8 @@ class HostSampler {
   // its reaped children's), what its reaper's totals rise by beyond them when it exits.
   struct Seen {
     pid_t pid = 0, ppid = 0;
-    uint64_t starttime = 0, ticks = 0, sys = 0, minflt = 0;
+    uint64_t starttime = 0;
+    Usage life;
   };
   void add_reaped(const std::vector<Seen>& before, double dt, std::vector<ProcessReading>& out);
 
