@@ -1,7 +1,7 @@
 """trainscope's in-process agent (see docs/AGENT.md).
 
 `start()` runs from sitecustomize in every Python process `trainscope run` launches. It opens the
-channel and arms a one-shot import hook; nothing touches torch until the user's code imports it,
+channel and watches for torch's import (import_watch.py); nothing touches torch until the user's code imports it,
 so start-up cost and import order stay the user's. All configuration comes from the environment:
   TRAINSCOPE_AGENT_FIFO     channel path (set by trainscope; absent: the agent does nothing)
   TRAINSCOPE_OUT            output directory (the profiler trace goes there)
@@ -59,50 +59,8 @@ def start():
     from . import finish, startup
     atexit.register(finish.at_exit)
     startup.start()  # the profile of the time before the first step (stops at it)
-    if "torch" in sys.modules:
-        on_torch(sys.modules["torch"])
-    else:
-        sys.meta_path.insert(0, _TorchImportHook())
-
-
-class _TorchImportHook:
-    """Meta-path finder that lets the real finders find torch, then runs on_torch() right after
-    torch's own __init__ has finished. Removes itself on first use."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "torch":
-            return None
-        try:
-            sys.meta_path.remove(self)
-        except ValueError:
-            pass
-        import importlib.util
-        spec = importlib.util.find_spec("torch")
-        if spec is None or spec.loader is None:
-            return None
-        spec.loader = _LoaderProxy(spec.loader)
-        return spec
-
-
-class _LoaderProxy:
-    def __init__(self, loader):
-        self._loader = loader
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        spec = module.__spec__
-        try:
-            spec.loader = self._loader
-            module.__loader__ = self._loader
-        except Exception:
-            pass
-        self._loader.exec_module(module)
-        on_torch(module)
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
+    from .import_watch import watch
+    watch({"torch": on_torch})  # now if imported already, else right after its __init__
 
 
 def on_torch(torch):

@@ -37,6 +37,7 @@ def at_exit():
         ("uncaught", _uncaught()),
         ("steps", S.step),
         ("torch_imported", "torch" in sys.modules),
+        ("torch_hooked", S.torch is not None),  # the agent saw torch's import and hooked it
         ("torch_found", torch_found),
         ("executable", sys.executable),
         ("dropped", ch.dropped),

@@ -4,13 +4,14 @@ so their construction site is the user's `trainer.train()` / `trainer.fit()` lin
 changes them (`dataloader_num_workers`, `bf16`, `optim`, `torch_compile`, `precision`) is at the
 configuration line, which this module records as a `config` site with the knobs' values.
 
-The framework's module is patched right after it is imported (a one-shot meta-path finder per
-module, as for torch in __init__.py): nothing is imported on the user's behalf.
+The framework's module is patched right after it is imported (import_watch.py, as torch is):
+nothing is imported on the user's behalf.
 """
-import sys
+import functools
 
 from . import sites, warn_through
 from .guard import G, fail, patch
+from .import_watch import watch
 from .state import S
 
 # module -> (class, method to wrap, framework, knobs read from the instance)
@@ -31,69 +32,7 @@ _WATCH = {
 
 
 def install():
-    for name in _WATCH:
-        mod = sys.modules.get(name)
-        if mod is not None:
-            _patch(name, mod)
-    pending = [n for n in _WATCH if n not in sys.modules]
-    if pending:
-        sys.meta_path.insert(0, _Finder(pending))
-
-
-class _Finder:
-    """Lets the real finders find a watched module, then patches it right after it executed."""
-
-    def __init__(self, names):
-        self.names = set(names)
-
-    def find_spec(self, name, path=None, target=None):
-        if name not in self.names:
-            return None
-        self.names.discard(name)
-        if not self.names:
-            try:
-                sys.meta_path.remove(self)
-            except ValueError:
-                pass
-        # find_spec again without us (we are no longer asked for this name)
-        spec = None
-        for finder in sys.meta_path:
-            if finder is self:
-                continue
-            fs = getattr(finder, "find_spec", None)
-            if fs is None:
-                continue
-            try:
-                spec = fs(name, path, target)
-            except Exception:
-                spec = None
-            if spec is not None:
-                break
-        if spec is None or spec.loader is None:
-            return spec
-        spec.loader = _Loader(spec.loader, name)
-        return spec
-
-
-class _Loader:
-    def __init__(self, loader, name):
-        self._loader = loader
-        self._name = name
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        try:
-            module.__spec__.loader = self._loader
-            module.__loader__ = self._loader
-        except Exception:
-            pass
-        self._loader.exec_module(module)
-        _patch(self._name, module)
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
+    watch({name: functools.partial(_patch, name) for name in _WATCH})
 
 
 def _patch(modname, mod):

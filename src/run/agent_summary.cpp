@@ -156,7 +156,7 @@ AgentSummary summarise(const Records& r) {
 
   // Settings (the main process's; loaders from any process, deduplicated by content).
   std::set<std::string> loader_keys;
-  bool torch_found_anywhere = false, any_end = false;
+  bool torch_found_anywhere = false, any_end = false, hooked = false, unhooked = false;
   struct LoadCpu { double wall = 0, cpu = 0, delay = 0; };  // ns: loading's wall, CPU, run-queue delay
   std::map<pid_t, LoadCpu> load_cpu;
   std::string exe, cwd;
@@ -169,7 +169,7 @@ AgentSummary summarise(const Records& r) {
       if (t.kv.count("rank")) ev.rank = static_cast<int>(t.get_int("rank", 0));
       if (t.kv.count("world_size")) ev.world_size = static_cast<int>(t.get_int("world_size", 1));
     } else if (t.kind == "torch") {
-      out.torch_imported = true;
+      out.torch_imported = hooked = true;
       if (mine || ev.torch_version.empty()) {
         ev.torch_version = t.get("torch_version");
         ev.cuda_version = t.get("cuda_version");
@@ -257,6 +257,10 @@ AgentSummary summarise(const Records& r) {
       any_end = true;
       if (t.get_bool("torch_found") || t.get_bool("torch_imported")) torch_found_anywhere = true;
       if (t.get_bool("torch_imported")) out.torch_imported = true;
+      // An agent switched off by its own error says so in its error record, not here.
+      if (t.get_bool("torch_imported") && t.kv.count("torch_hooked") && !t.get_bool("torch_hooked") &&
+          !t.get_bool("agent_off"))
+        unhooked = true;
       if (mine) out.stop_reason = t.get("reason");
       if (exe.empty()) exe = t.get("executable");
     }
@@ -274,6 +278,11 @@ AgentSummary summarise(const Records& r) {
     ev.notes.push_back(
         "the agent did not load: the command is not Python, or Python ignored PYTHONPATH (-E/-I); "
         "only hardware samples are available");
+  } else if (unhooked && !hooked) {
+    out.torch_unhooked = true;
+    ev.notes.push_back("torch was imported where trainscope's agent did not see the import (a module loaded past "
+                       "Python's import system, or an import hook that bypasses sys.meta_path): the steps went "
+                       "uncounted, so this run has only hardware samples");
   } else if (!out.torch_imported) {
     if (any_end && !torch_found_anywhere)
       ev.notes.push_back("torch is not installed for " + (exe.empty() ? std::string("this Python") : exe) +

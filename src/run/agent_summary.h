@@ -13,6 +13,9 @@ namespace ts::run {
 struct AgentSummary {
   bool agent_loaded = false;   // any record at all
   bool torch_imported = false;
+  // torch was imported but no process's agent saw the import (its end record says so): the steps
+  // went uncounted, and "no training step" would be a false verdict.
+  bool torch_unhooked = false;
   pid_t main_pid = 0;
   std::string executable;      // the main process's sys.executable (its hello or end record)
   std::string cwd;             // the main process's working directory (its hello), "" unknown

@@ -44,6 +44,7 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
   w.key("agent").begin_object();
   w.field("loaded", a.agent_loaded);
   w.field("torch_imported", a.torch_imported);
+  w.field("torch_unhooked", a.torch_unhooked);
   w.field("pid", static_cast<int64_t>(a.main_pid));
   w.field("step_source", e.step_source);
   w.field("steps", e.steps);

@@ -443,7 +443,7 @@ void summarise_evidence(Session& s, const Records& records) {
     job.exit_code = res.exit.code;
     job.signal = res.exit.signal;
     job.stopped_by_steps = res.stopped_by_steps;
-    job.agent_loaded = res.agent.agent_loaded;
+    job.agent_loaded = res.agent.agent_loaded && !res.agent.torch_unhooked;  // it could count the steps
     for (const auto& st : records.steps) job.steps = std::max(job.steps, st.step);
     for (const auto& [key, t] : records.step_totals) job.steps = std::max(job.steps, t.last_step);  // past the sample
     job.stderr_tail = res.stderr_tail;

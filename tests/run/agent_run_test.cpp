@@ -751,6 +751,21 @@ TEST(AgentRun, PythonWithoutTorchStillRuns) {
   EXPECT_NE(rep.find("torch is not installed for"), std::string::npos) << rep;
 }
 
+// torch imported past the agent's watch (hidden_torch.py takes it off sys.meta_path): the run has
+// only samples and says why; it never claims the job ended before its first training step (HF's
+// run_clm.py, 150 Trainer steps, got that verdict when a library's probe ended the watch).
+TEST(AgentRun, TorchImportedPastTheAgentIsNotANoStepRun) {
+  REQUIRE_TORCH();
+  std::string out = fresh_dir("hidden-torch");
+  auto c = run_cli({"-q", "run", "--no-store", "--no-profile", "--out", out, "--", torch_python(),
+                    script("hidden_torch.py")});
+  EXPECT_NE(c.out.find("TRAINED 20"), std::string::npos) << c.out << c.err;
+  std::string rep = slurp(out + "/report.json");
+  EXPECT_NE(rep.find("\"torch_unhooked\": true"), std::string::npos) << rep;
+  EXPECT_NE(rep.find("did not see the import"), std::string::npos) << rep;
+  EXPECT_EQ(rep.find("no-training-step"), std::string::npos) << rep;
+}
+
 // --json FILE: the JSON goes to the file, never into stdout, which the program writes too;
 // only `--json -` puts it on stdout (instead of the text report).
 TEST(AgentRun, JsonGoesToTheFileItIsGiven) {

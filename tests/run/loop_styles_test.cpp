@@ -99,6 +99,17 @@ TEST(LoopStyles, ManualSgdWithoutOptimizer) {
   expect_steps_stop("manual_sgd", {"60"});
 }
 
+// A library that probes for torch (importlib.util.find_spec, as datasets and transformers do)
+// before the script imports it: every step still counted (none were, in HF's run_clm.py).
+TEST(LoopStyles, ATorchProbeBeforeItsImportLosesNoStep) {
+  REQUIRE_TORCH();
+  auto l = run_loop("probed_first", {"30"});
+  EXPECT_EQ(l->cli.status, 0) << l->cli.err;
+  expect_clean(*l, "probed_first");
+  EXPECT_EQ(l->count, 30);
+  EXPECT_EQ(l->str("run", "agent", "step_source"), "optimizer");
+}
+
 // An RL loop (episodes.py, REINFORCE's shape): 12 policy forwards with autograd per optimizer
 // step, the optimizer built before the loop. Until the first optimizer step the forwards count the
 // steps provisionally, one each; the FLOPs count must wait for the optimizer's steps, or it
@@ -222,10 +233,11 @@ TEST(LoopStyles, LightningStyleClosureTrainer) {
   EXPECT_EQ(l->str("run", "agent", "step_source"), "optimizer");
   // forward sleeps 3 ms inside step(closure): that is forward time, not optimizer time.
   EXPECT_GE(l->real("run", "agent", "summary", "forward_ms"), 3.0);
-  // training_step sleeps 4 ms beside its forward, in the closure: not the optimizer's time either
-  // (AdamW's update of 75k parameters takes well under 1 ms; docs/AGENT.md).
-  EXPECT_LT(l->real("run", "agent", "summary", "optimizer_ms"), 3.0);
-  EXPECT_GE(l->real("run", "agent", "summary", "step_ms"), 7.0);
+  // training_step sleeps 30 ms beside its forward, in the closure: not the optimizer's time either.
+  // Counted there, the optimizer's time would be at least the sleep; AdamW's update of 75k
+  // parameters takes well under 1 ms (3 ms seen with both cores taken by other work).
+  EXPECT_LT(l->real("run", "agent", "summary", "optimizer_ms"), 30.0);
+  EXPECT_GE(l->real("run", "agent", "summary", "step_ms"), 33.0);
   expect_parts_within_step(*l, "lightning_style");
   expect_steps_stop("lightning_style", {});
 }
