@@ -8,6 +8,8 @@ The framework's module is patched right after it is imported (import_watch.py, a
 nothing is imported on the user's behalf.
 """
 import functools
+import os
+import sys
 
 from . import sites, warn_through
 from .guard import G, fail, patch
@@ -83,4 +85,35 @@ def _record(obj, framework, cls_name, knobs):
         if v is not None:
             vals.append(("knob_" + k, getattr(v, "value", v)))
     S.channel.send_text("config", [("framework", framework), ("class", cls_name),
-                                   ("site_file", site.file), ("site_line", site.line)] + vals)
+                                   ("site_file", site.file), ("site_line", site.line),
+                                   ("parsed_from", _parsed_from())] + vals)
+
+
+# The argument parsers that build the configuration from outside the code: HfArgumentParser (every
+# Hugging Face example script: `parser.parse_args_into_dataclasses()`) and LightningCLI. Their
+# fields are set on the command line (or in the file the parser reads), not at the line that calls
+# the parser: the fix is a flag there. function name -> where the values come from.
+_PARSERS = {
+    ("transformers", "hf_argparser.py"): {"parse_args_into_dataclasses": "argv", "parse_json_file": "json",
+                                          "parse_yaml_file": "yaml"},
+    ("pytorch", "cli.py"): None,  # lightning/pytorch/cli.py: LightningCLI parses sys.argv (and --config files)
+    ("pytorch_lightning", "cli.py"): None,
+}
+
+
+def _parsed_from():
+    """"argv", "json" or "yaml" when an argument parser built the object the wrapper is in, else ""."""
+    f = sys._getframe(3)
+    for _ in range(sites.MAX_WALK):
+        if f is None or sites.is_user_file(f.f_code.co_filename):
+            break
+        path = f.f_code.co_filename
+        key = (os.path.basename(os.path.dirname(path)), os.path.basename(path))
+        if key in _PARSERS:
+            how = _PARSERS[key]
+            if how is None:
+                return "argv"
+            if f.f_code.co_name in how:
+                return how[f.f_code.co_name]
+        f = f.f_back
+    return ""

@@ -133,6 +133,9 @@ struct CodeSite {
   int64_t starts = 0, restarts = 0, rebuilds = 0;
   double start_ms = 0, restart_ms = 0, rebuild_ms = 0;
   std::vector<std::pair<std::string, std::string>> knobs;  // config: the framework's settings as built
+  // config: "argv" when an argument parser (HfArgumentParser, LightningCLI) built the settings from
+  // the command line, "json"/"yaml" from a file it read; "" when the code sets them at this line.
+  std::string parsed_from;
   // A knob's value as recorded ("" when not), and whether it is set on (a bool arrives as "1"/"0").
   std::string knob(const std::string& name) const {
     for (const auto& [k, v] : knobs)

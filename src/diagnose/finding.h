@@ -47,6 +47,9 @@ struct SiteRef {
   // its caller's arguments); caller_line 0: none recorded.
   std::string caller_path, caller_function, caller_code;
   int64_t caller_line = 0;
+  // config: an argument parser builds the settings from the command line or a file it reads
+  // (CodeSite::parsed_from): the fix is a flag or a key there, no edit of this line.
+  bool outside_code = false;
 };
 
 struct Finding {

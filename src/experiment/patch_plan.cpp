@@ -34,6 +34,15 @@ PatchEdit at(const std::string& fix, const std::string& op, const diagnose::Code
 // persistent_workers go into one DataLoader(...)).
 void keywords_at(PatchPlan& plan, const std::string& fix, const diagnose::CodeSite& s, const std::string& call,
                  const std::string& name, const std::string& value) {
+  if (!s.parsed_from.empty()) {  // HfArgumentParser / LightningCLI build it: a flag or a file's key, no line to edit
+    const std::string from = s.parsed_from == "argv" ? "the command line" : "the " + s.parsed_from + " file it reads";
+    for (const auto& n : plan.notes)
+      if (n.rfind(name + ":", 0) == 0) return;
+    plan.notes.push_back(name + ": an argument parser builds these settings from " + from + " at " +
+                         std::filesystem::path(s.file).filename().string() + ":" + std::to_string(s.line) +
+                         ": set it there (the finding's fix names it); no line of your code to patch");
+    return;
+  }
   for (auto& e : plan.edits)
     if (e.op == "keywords" && e.file == s.file && e.line == s.line && e.call == call) {
       for (const auto& kv : e.keywords)

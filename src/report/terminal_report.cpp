@@ -125,7 +125,8 @@ void findings(Out& o, const ReportInput& in) {
       // Patchable: a line of the user's code the fix is written at (verify --patch, patch_plan.h).
       const diagnose::SiteRef* at = nullptr;
       for (const auto& s : f.sites)
-        if (s.role == "dataloader" || s.role == "optimizer" || s.role == "forward" || s.role == "config" || s.role == "h2d") {
+        if (!s.outside_code && (s.role == "dataloader" || s.role == "optimizer" || s.role == "forward" ||
+                                s.role == "config" || s.role == "h2d")) {
           at = &s;
           break;
         }

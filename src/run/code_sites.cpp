@@ -90,16 +90,21 @@ int role_rank(const std::string& role) {
 
 void summarise_sites(const Records& r, pid_t main_pid, const std::string& cwd, diagnose::AgentEvidence& ev) {
   std::map<Key, const TextRecord*> latest;
-  std::map<std::pair<pid_t, std::string>, std::vector<std::pair<std::string, std::string>>> knobs;  // config knobs by (pid, file:line)
+  struct Config {
+    std::vector<std::pair<std::string, std::string>> knobs;
+    std::string parsed_from;
+  };
+  std::map<std::pair<pid_t, std::string>, Config> configs;  // config records by (pid, file:line)
   for (const auto& t : r.texts) {
     if (t.kind == "site") {
       auto& slot = latest[Key{t.pid, t.get("role"), t.get("file"), t.get_int("line", 0)}];
       if (!slot || t.get_int("count", 0) >= slot->get_int("count", 0)) slot = &t;
     } else if (t.kind == "config") {
-      auto& k = knobs[{t.pid, t.get("site_file") + ":" + t.get("site_line")}];
-      k.clear();
+      auto& c = configs[{t.pid, t.get("site_file") + ":" + t.get("site_line")}];
+      c.knobs.clear();
+      c.parsed_from = t.get("parsed_from");
       for (const auto& [key, v] : t.kv)
-        if (key.rfind("knob_", 0) == 0) k.emplace_back(key.substr(5), v);
+        if (key.rfind("knob_", 0) == 0) c.knobs.emplace_back(key.substr(5), v);
     }
   }
   std::set<std::string> main_roles;
@@ -115,8 +120,8 @@ void summarise_sites(const Records& r, pid_t main_pid, const std::string& cwd, d
       if (!taken.insert({role, file, line}).second) continue;  // the same line in another rank
       auto s = from_site(*t, cwd);
       if (role == "config") {
-        auto it = knobs.find({pid, file + ":" + std::to_string(line)});
-        if (it != knobs.end()) s.knobs = it->second;
+        auto it = configs.find({pid, file + ":" + std::to_string(line)});
+        if (it != configs.end()) s.knobs = it->second.knobs, s.parsed_from = it->second.parsed_from;
       }
       ev.sites.push_back(std::move(s));
     }

@@ -89,6 +89,7 @@ void write_agent(JsonWriter& w, const AgentSummary& a) {
     w.key("knobs").begin_object();
     for (const auto& [k, v] : s.knobs) w.field(k, v);
     w.end_object();
+    w.field("parsed_from", s.parsed_from);
     w.end_object();
   }
   w.end_array();

@@ -119,6 +119,25 @@ TEST(PatchPlan, FrameworksTakeTheirKnobs) {
   EXPECT_EQ(p2.notes[0].rfind("compile: ", 0), 0u);
 }
 
+// TrainingArguments that HfArgumentParser builds from the command line (transformers' example
+// scripts): the line that calls the parser has no keyword to write; each knob is a note that says
+// where it goes, once, and the plan has no edit.
+TEST(PatchPlan, SettingsAnArgumentParserReadsAreNotes) {
+  diagnose::AgentEvidence hf;
+  hf.sites = {site("config", "/p/run_clm.py", 292, "transformers.TrainingArguments"), site("dataloader", "/p/run_clm.py", 37)};
+  hf.sites[0].parsed_from = "argv";
+  PatchPlan plan;
+  plan_fix("dataloader-starvation", {{"dataloader.num_workers", "4"}, {"dataloader.persistent_workers", "true"}}, hf, "", plan);
+  plan_fix("fp32-gemm", {{"autocast", "bf16"}}, hf, "", plan);
+  plan_fix("dataloader-starvation", {{"dataloader.num_workers", "4"}}, hf, "", plan);
+  EXPECT_TRUE(plan.edits.empty());
+  ASSERT_EQ(plan.notes.size(), 3u);
+  EXPECT_EQ(plan.notes[0].rfind("dataloader_num_workers: an argument parser builds these settings from the command "
+                                "line at run_clm.py:292", 0), 0u) << plan.notes[0];
+  EXPECT_EQ(plan.notes[1].rfind("dataloader_persistent_workers: ", 0), 0u) << plan.notes[1];
+  EXPECT_EQ(plan.notes[2].rfind("bf16: ", 0), 0u) << plan.notes[2];
+}
+
 TEST(PatchPlan, AnomalyDetectionIsTurnedOffWhereItWasTurnedOn) {
   diagnose::AgentEvidence ev;
   ev.sites = {site("anomaly", "/p/train.py", 3)};

@@ -51,7 +51,7 @@ std::optional<Finding> batch_too_small(const Evidence& ev) {
       "loader = DataLoader(dataset, batch_size={}, ...)\n"
       "opt = torch.optim.AdamW(model.parameters(), lr=base_lr * {} / {})",
       next, next, bs > 0 ? std::to_string(bs) : "BS");
-  point_at_fix(f, ev, "dataloader", "batch_size here", "set per_device_train_batch_size here");
+  point_at_fix(f, ev, "dataloader", "batch_size here", KnobFix{{{"per_device_train_batch_size", ""}}, ""});
   return f;
 }
 

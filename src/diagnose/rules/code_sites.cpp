@@ -31,6 +31,7 @@ SiteRef site_ref(const CodeSite& s, const std::string& note) {
   r.caller_line = s.caller_line;
   r.caller_function = s.caller_function;
   r.caller_code = s.caller_code;
+  r.outside_code = !s.parsed_from.empty();
   return r;
 }
 
@@ -111,14 +112,15 @@ const CodeSite* config_site(const Evidence& ev, const std::string& framework) {
 }
 
 void point_at_fix(Finding& f, const Evidence& ev, const std::string& role, const std::string& note,
-                  const std::string& hf_knob, const std::string& lightning_knob) {
+                  const KnobFix& hf_fix, const KnobFix& lightning_fix) {
+  auto given = [](const KnobFix& k) { return !k.set.empty() || !k.why.empty(); };
   if (const CodeSite* hf = config_site(ev, "transformers")) {
-    if (!hf_knob.empty() && !has(f, *hf)) f.sites.push_back(site_ref(*hf, hf_knob));
+    if (given(hf_fix) && !has(f, *hf)) f.sites.push_back(site_ref(*hf, knob_note(*hf, hf_fix)));
     return;
   }
   point_at(f, ev, role, note);
-  if (const CodeSite* pl = config_site(ev, "lightning"); pl && !lightning_knob.empty() && !has(f, *pl))
-    f.sites.push_back(site_ref(*pl, lightning_knob));
+  if (const CodeSite* pl = config_site(ev, "lightning"); pl && given(lightning_fix) && !has(f, *pl))
+    f.sites.push_back(site_ref(*pl, knob_note(*pl, lightning_fix)));
 }
 
 }  // namespace ts::diagnose::rules

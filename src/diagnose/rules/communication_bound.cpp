@@ -143,8 +143,8 @@ std::optional<Finding> communication_bound(const Evidence& ev) {
   // The user's lines: the step's model call (where the accumulation goes) or the framework's knob
   // for it, and DDP's construction (its bucket arguments).
   point_at_fix(f, ev, "forward", api.step_note,
-               "gradient_accumulation_steps=K: the Trainer syncs gradients on the K-th micro-batch only",
-               "accumulate_grad_batches=K: Lightning syncs gradients on the K-th micro-batch only");
+               KnobFix{{{"gradient_accumulation_steps", "K"}}, "the Trainer syncs gradients on the K-th micro-batch only"},
+               KnobFix{{{"accumulate_grad_batches", "K"}}, "Lightning syncs gradients on the K-th micro-batch only"});
   point_at(f, ev, "ddp", "DDP(..., bucket_cap_mb=..., gradient_as_bucket_view=True): its bucket arguments");
   return f;
 }

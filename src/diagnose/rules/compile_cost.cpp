@@ -62,7 +62,7 @@ std::optional<Finding> compile_cost(const Evidence& ev) {
       "# keep the caches on a persistent disk:\nexport TORCHINDUCTOR_CACHE_DIR=/persistent/inductor-cache\n"
       "# or, for a short run: model = torch.compile(model) only when args.compile";
   if (const CodeSite* cfg = config_site(ev, "transformers"))
-    f.sites.push_back(site_ref(*cfg, "torch_compile=True: off for short runs, or keep the cache"));
+    f.sites.push_back(site_ref(*cfg, knob_note(*cfg, {{{"torch_compile", "False"}}, "for short runs (or keep the cache)"})));
   return f;
 }
 

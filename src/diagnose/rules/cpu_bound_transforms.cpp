@@ -85,7 +85,7 @@ void workers_cost_more(const Evidence& ev, const LoaderModelInput& in, Finding& 
           "workers).";
   f.fix_code = "loader = DataLoader(dataset, batch_size=BS, shuffle=True, num_workers=0)";
   f.fix_settings = {{"dataloader.num_workers", "0"}};
-  point_at_fix(f, ev, "dataloader", "the loop's DataLoader: num_workers=0 here", "set dataloader_num_workers=0 here");
+  point_at_fix(f, ev, "dataloader", "the loop's DataLoader: num_workers=0 here", KnobFix{{{"dataloader_num_workers", "0"}}, ""});
 }
 
 // The share of the step the loop waits beyond taking over its batch from a worker. With workers,
@@ -217,7 +217,7 @@ std::optional<Finding> cpu_bound_transforms(const Evidence& ev) {
   point_at_fix(f, ev, "dataloader",
                inline_loading ? "the loop's DataLoader: its dataset's __getitem__ and transforms run in the loop's process"
                               : "the loop's DataLoader: its dataset's __getitem__ and transforms run in its workers",
-               "set dataloader_num_workers here");
+               KnobFix{{{"dataloader_num_workers", ""}}, ""});
   return f;
 }
 

@@ -379,6 +379,11 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
                  "    if i % shards == shard:\n"
                  "        yield record\n" +
                  f.fix_code;
+  // Under Hugging Face Trainer the Trainer builds the DataLoader: the fix is its TrainingArguments'
+  // settings, at the user's line or on their command line (HfArgumentParser).
+  Knobs trainer_knobs = {{"dataloader_num_workers", n}, {"dataloader_persistent_workers", "True"}};
+  if (!no_gpu) trainer_knobs.push_back({"dataloader_pin_memory", "True"});
+  if (const CodeSite* hf = config_site(ev, "transformers"); hf && !unsplit) f.fix_code = knob_code(ev, *hf, trainer_knobs);
   if (no_gain) {
     // A note: no code to paste, and the line named as it is. The sized setting stays in
     // fix_settings so that `trainscope verify` can measure the claim that it cannot help.
@@ -397,8 +402,7 @@ std::optional<Finding> dataloader_starvation(const Evidence& ev) {
                no_gain   ? std::string("the loop's DataLoader: no change")
                : unsplit ? fmt::format("the loop's DataLoader: split its stream by worker, then num_workers={} here", n)
                          : fmt::format("the loop's DataLoader: num_workers={} here{}", n, threads_text),
-               no_gain ? std::string("no change to dataloader_num_workers here")
-                       : fmt::format("set dataloader_num_workers={}, dataloader_persistent_workers=True here", n));
+               no_gain ? KnobFix{{}, "no change to dataloader_num_workers"} : KnobFix{trainer_knobs, ""});
   return f;
 }
 

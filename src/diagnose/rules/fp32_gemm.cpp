@@ -115,8 +115,8 @@ std::optional<Finding> fp32_gemm(const Evidence& ev) {
         "scaler.update()",
         new_scaler ? "torch.amp.GradScaler(\"cuda\")" : "torch.cuda.amp.GradScaler()");
   }
-  point_at_fix(f, ev, "forward", "the forward pass to run under torch.autocast", "set bf16=True here",
-               "set precision=\"bf16-mixed\" here");
+  point_at_fix(f, ev, "forward", "the forward pass to run under torch.autocast", KnobFix{{{"bf16", "True"}}, ""},
+               KnobFix{{{"precision", "\"bf16-mixed\""}}, ""});
   return f;
 }
 

@@ -85,7 +85,7 @@ std::optional<Finding> launch_bound(const Evidence& ev) {
                  "# launch overhead gone entirely: torch.compile(model, mode=\"reduce-overhead\")";
   }
   f.fix_settings = {{"compile", compiled ? "reduce-overhead" : "true"}};
-  point_at_fix(f, ev, "forward", "the model called here: torch.compile it where it is built", "set torch_compile=True here");
+  point_at_fix(f, ev, "forward", "the model called here: torch.compile it where it is built", KnobFix{{{"torch_compile", "True"}}, ""});
   return f;
 }
 

@@ -71,7 +71,7 @@ std::optional<Finding> pageable_memcpy(const Evidence& ev) {
       "    yb = yb.cuda(non_blocking=True)";
   f.fix_settings = {{"dataloader.pin_memory", "true"}, {"copy.non_blocking", "true"}};
   point_at_calls(f, ev, {"h2d"});
-  point_at_fix(f, ev, "dataloader", "pin_memory=True here", "set dataloader_pin_memory=True here");
+  point_at_fix(f, ev, "dataloader", "pin_memory=True here", KnobFix{{{"dataloader_pin_memory", "True"}}, ""});
   return f;
 }
 

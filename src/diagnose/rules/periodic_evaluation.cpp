@@ -11,6 +11,7 @@
 // often it runs. Every k >= 2 steps: every 2k steps gives back half of eval_s. Every k < 2 steps:
 // every 10 steps keeps k/10 of it.
 #include <algorithm>
+#include <cstdlib>
 #include <fmt/format.h>
 
 #include "diagnose/diagnose.h"
@@ -277,9 +278,12 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
                            "evaluate(model)"
                          : "if step % (2 * eval_interval) == 0:   # or: fewer eval batches\n    evaluate(model)";
   if (const CodeSite* cfg = config_site(ev, "transformers")) {
-    const std::string every_k = cfg->knob("eval_steps");
-    f.sites.push_back(site_ref(*cfg, every_k.empty() ? "set eval_steps higher (or eval_strategy=\"epoch\")"
-                                                     : "eval_steps=" + every_k + ": raise it"));
+    // eval_steps < 1 is a fraction of the run (Hugging Face TrainingArguments): not doubled here.
+    const long k = std::strtol(cfg->knob("eval_steps").c_str(), nullptr, 10);
+    f.sites.push_back(site_ref(
+        *cfg, k > 0 ? knob_note(*cfg, {{{"eval_steps", std::to_string(2 * k)}},
+                                       fmt::format("half as many evaluations as eval_steps={}", k)})
+                    : knob_note(*cfg, {{{"eval_steps", ""}}, "evaluate less often (or eval_strategy=\"epoch\")"})));
   } else if (const CodeSite* cfg = config_site(ev, "lightning")) {
     f.sites.push_back(site_ref(*cfg, "val_check_interval / limit_val_batches"));
   }

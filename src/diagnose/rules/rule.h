@@ -151,11 +151,24 @@ SiteRef site_ref(const CodeSite& s, const std::string& note);
 // ("train.py(42): main", PyTorch's python_function event name): the bucket's line, where no agent
 // ran (`trainscope analyze`). Returns whether the frame parsed and was added.
 bool point_at_frame(Finding& f, const analysis::IdleEntry& e, const std::string& note);
+// Framework settings a fix changes, each value as Python writes it ("True", "\"bf16-mixed\"", "4"; ""
+// when the finding cannot size it), and why they help ("" to say nothing more). No setting: `why`
+// alone is the note ("no change to dataloader_num_workers").
+using Knobs = std::vector<std::pair<std::string, std::string>>;
+struct KnobFix {
+  Knobs set;
+  std::string why;
+};
+// framework_knobs.cpp: the note at a framework's configuration line ("set k=v here"; for settings
+// an argument parser reads, CodeSite::parsed_from, the flag or the file's key), and the fix as code
+// (`args = TrainingArguments(..., k=v)`, or the user's own command with the flags added).
+std::string knob_note(const CodeSite& cfg, const KnobFix& fix);
+std::string knob_code(const Evidence& ev, const CodeSite& cfg, const Knobs& set);
 // Points the finding at where its fix goes. Under Hugging Face Trainer the objects are built in
-// the framework's code, so the line is the user's TrainingArguments(...) with `hf_knob` (nothing
+// the framework's code, so the line is the user's TrainingArguments(...) with `hf` (nothing
 // when empty); elsewhere the object's own construction line (`role`) with `note`, plus Lightning's
-// Trainer(...) with `lightning_knob` when given (precision lives there, not in the user's module).
+// Trainer(...) with `lightning` when given (precision lives there, not in the user's module).
 void point_at_fix(Finding& f, const Evidence& ev, const std::string& role, const std::string& note,
-                  const std::string& hf_knob = "", const std::string& lightning_knob = "");
+                  const KnobFix& hf = {}, const KnobFix& lightning = {});
 
 }  // namespace ts::diagnose::rules

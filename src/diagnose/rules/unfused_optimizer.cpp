@@ -79,7 +79,7 @@ std::optional<Finding> on_cpu(const AgentEvidence& a, const Evidence& ev) {
   }
   f.fix_code = fmt::format("opt = torch.optim.{}(model.parameters(), lr=lr, {}fused=True)", cls, keep);
   f.fix_settings = {{"optimizer.fused", "true"}};
-  point_at_fix(f, ev, "optimizer", "the optimizer is built here", "set optim=\"adamw_torch_fused\" here");
+  point_at_fix(f, ev, "optimizer", "the optimizer is built here", KnobFix{{{"optim", "\"adamw_torch_fused\""}}, ""});
   return f;
 }
 
@@ -147,7 +147,7 @@ std::optional<Finding> unfused_optimizer(const Evidence& ev) {
                  : fmt::format("torch.optim.{}(..., foreach=True) (the default on CUDA since 2.0; fused=True from 2.4).", cls);
     f.fix_code = fmt::format("opt = torch.optim.{}(model.parameters(), lr=lr, {}=True)", cls, adam ? "fused" : "foreach");
     f.fix_settings = {{adam ? "optimizer.fused" : "optimizer.foreach", "true"}};
-    point_at_fix(f, ev, "optimizer", "the optimizer is built here", "set optim=\"adamw_torch_fused\" here");
+    point_at_fix(f, ev, "optimizer", "the optimizer is built here", KnobFix{{{"optim", "\"adamw_torch_fused\""}}, ""});
     return f;
   }
   if (has_fused) {
@@ -163,7 +163,7 @@ std::optional<Finding> unfused_optimizer(const Evidence& ev) {
     f.fix = "Upgrade PyTorch (>= 2.0) for foreach/fused optimizers.";
     f.fix_code = "pip install -U torch";
   }
-  point_at_fix(f, ev, "optimizer", "the optimizer is built here", "set optim=\"adamw_torch_fused\" here");
+  point_at_fix(f, ev, "optimizer", "the optimizer is built here", KnobFix{{{"optim", "\"adamw_torch_fused\""}}, ""});
   return f;
 }
 

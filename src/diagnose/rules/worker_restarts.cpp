@@ -118,7 +118,7 @@ std::optional<Finding> worker_restarts(const Evidence& ev) {
   } else if (hf) {
     f.fix = "Keep the workers: dataloader_persistent_workers=True in TrainingArguments (the Trainer then keeps its "
             "training loader's workers and reuses its evaluation loaders).";
-    f.fix_code = "args = TrainingArguments(..., dataloader_num_workers=N, dataloader_persistent_workers=True)";
+    f.fix_code = knob_code(ev, *hf, {{"dataloader_num_workers", ""}, {"dataloader_persistent_workers", "True"}});
   } else if (rebuilds > 0) {
     f.fix = std::string("Build the DataLoader once, before the epoch loop, with persistent_workers=True, and iterate ") +
             "the same loader every epoch" + (restarts > 0 ? "; persistent_workers=True on the others." : ".");
@@ -133,7 +133,8 @@ std::optional<Finding> worker_restarts(const Evidence& ev) {
   }
   // A setting applied at run time keeps a loader's workers, never a loader built again.
   if (!per_step && rebuilds == 0) f.fix_settings = {{"dataloader.persistent_workers", "true"}};
-  if (hf && !per_step) f.sites.push_back(site_ref(*hf, "set dataloader_persistent_workers=True here"));
+  if (hf && !per_step)
+    f.sites.push_back(site_ref(*hf, knob_note(*hf, {{{"dataloader_persistent_workers", "True"}}, ""})));
   for (size_t i = 0; i < lines.size() && i < 3; ++i) {
     const CodeSite& s = *lines[i].site;
     const std::string change = per_step || hf                ? ""
