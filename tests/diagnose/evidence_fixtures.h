@@ -68,4 +68,24 @@ inline analysis::TraceAnalysis trace_with_steps(int n, double step_ms, double da
   return t;
 }
 
+// A loop that waits 70 of every 100 ms for a FakeData loader (32 samples x 2 ms = 64 ms per batch,
+// num_workers=0) on an 8-core host at 15% CPU; the consumer's time is set by each test.
+inline diagnose::Evidence starved_loop() {
+  diagnose::Evidence ev;
+  diagnose::AgentEvidence a;
+  a.steps = 50;
+  a.step_ms = 100;
+  a.data_wait_ms = 70;
+  a.data_wait_pct = 70;
+  a.sample_getitem_ms = 2;
+  a.collate_ms = 0;
+  a.loaders.push_back({"FakeData", 32, 0, false, -1, false});
+  ev.agent = a;
+  diagnose::SamplesEvidence s;
+  s.cpu_cores = 8;
+  s.host_cpu_mean_pct = 15;
+  ev.samples = s;
+  return ev;
+}
+
 }  // namespace ts::test

@@ -14,6 +14,7 @@ namespace {
 
 using test::code_site;
 using test::find;
+using test::starved_loop;
 using test::trace_with_steps;
 using rules::KnobFix;
 using rules::knob_code;
@@ -81,24 +82,12 @@ TEST(FrameworkKnobs, InTheFileTheParserReads) {
   EXPECT_EQ(knob_code(ev, yaml, mixed.set), "bf16: true\noptim: adamw_torch_fused\ndataloader_num_workers: 4");
 }
 
-// A rule's fix under HfArgumentParser: a loop that waits 70 of every 100 ms for its loader (32
-// samples x 2 ms, num_workers=0, 8 idle cores) names the flags on the script's command line at the
+// A rule's fix under HfArgumentParser: a loop that waits 70 of every 100 ms for its loader
+// (starved_loop: 32 samples x 2 ms, num_workers=0, 8 idle cores) names the flags on the script's command line at the
 // parser's line, and its code is the user's command with them.
 TEST(FrameworkKnobs, AFindingUnderHfArgumentParserGivesTheCommand) {
-  Evidence ev;
-  AgentEvidence a;
-  a.steps = 50;
-  a.step_ms = 100;
-  a.data_wait_ms = 70;
-  a.data_wait_pct = 70;
-  a.sample_getitem_ms = 2;
-  a.loaders.push_back({"TextDataset", 32, 0, false, -1, false});
-  a.sites = {config("transformers.TrainingArguments", "argv")};
-  ev.agent = a;
-  SamplesEvidence smp;
-  smp.cpu_cores = 8;
-  smp.host_cpu_mean_pct = 15;
-  ev.samples = smp;
+  Evidence ev = starved_loop();
+  ev.agent->sites = {config("transformers.TrainingArguments", "argv")};
   JobEvidence job;
   job.command = {"python", "run_clm.py", "--do_train"};
   ev.job = job;

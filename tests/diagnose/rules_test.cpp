@@ -10,6 +10,7 @@ using ts::test::trace_with_steps;
 using ts::test::ev_value;
 using ts::test::find;
 using ts::test::code_site;
+using ts::test::starved_loop;
 
 TEST(Diagnose, EmptyEvidenceIsSilent) {
   Diagnosis d = diagnose(Evidence{});
@@ -78,26 +79,6 @@ TEST(DataloaderStarvation, SilentBelowFivePercent) {
   ASSERT_NE(find(d, "compute-bound"), nullptr);
   EXPECT_EQ(d.scenario, Scenario::LargeModelSimpleData);
   EXPECT_NE(d.verdict.find("Compute-bound"), std::string::npos);
-}
-
-// A loop that waits 70 of every 100 ms for a FakeData loader (32 samples x 2 ms = 64 ms per batch,
-// num_workers=0) on an 8-core host at 15% CPU; the consumer's time is set by each test.
-static Evidence starved_loop() {
-  Evidence ev;
-  AgentEvidence a;
-  a.steps = 50;
-  a.step_ms = 100;
-  a.data_wait_ms = 70;
-  a.data_wait_pct = 70;
-  a.sample_getitem_ms = 2;
-  a.collate_ms = 0;
-  a.loaders.push_back({"FakeData", 32, 0, false, -1, false});
-  ev.agent = a;
-  SamplesEvidence s;
-  s.cpu_cores = 8;
-  s.host_cpu_mean_pct = 15;
-  ev.samples = s;
-  return ev;
 }
 
 TEST(DataloaderStarvation, FromAgentSizesWorkersFromSampleCost) {
