@@ -3,8 +3,9 @@ of the model's weights (as timm's train.py does since its task refactor, `--mode
 copy to the task; as DDP does with `ddp_model(x)`), evaluating the inner model directly every
 25 steps (`validate(model)`, `validate(ddp_model.module)`). The copy holds as many parameters as the
 model, none of them trained: the model is not most of the task's parameters, only of its trained
-ones. The evaluation is about a quarter of the
-run; the loop times its own phases into own_times.json. Steps and evaluation batches are
+ones. The evaluation (12 batches of 50 ms, 4 times: 2.4 s) is about a quarter of the run (with 20 ms
+batches it was 10% of a run whose start-up a loaded host had doubled, at the rule's bar); the loop
+times its own phases into own_times.json. Steps and evaluation batches are
 sleep-bound (a loaded machine stretches neither much)."""
 # expect: finding periodic-evaluation
 # corpus: own-times
@@ -60,7 +61,7 @@ def validate(net):
     with torch.inference_mode():
         for vx, vy in val:
             correct += int((net(vx).argmax(1) == vy).sum())  # expect-site: periodic-evaluation
-            time.sleep(0.02)
+            time.sleep(0.05)
     net.train()
     return correct
 
