@@ -95,6 +95,26 @@ TEST(Frameworks, LightningFit) {
   EXPECT_GT(e.backward_ms, 0.0);
 }
 
+// LightningCLI builds the Trainer from the command line: the configuration site is the
+// LightningCLI(...) line, its settings read back from the Trainer it built, and recorded as the
+// command line's (parsed_from "argv"): a fix to them is a `--trainer.<name>` flag, not that line's.
+TEST(Frameworks, LightningCliSettingsComeFromTheCommandLine) {
+  REQUIRE_FRAMEWORK("lightning");
+  REQUIRE_FRAMEWORK("jsonargparse");
+  auto r = run_fw({torch_python(), fw("lightning_cli.py"), "fit", "--trainer.max_steps", "40", "--trainer.logger",
+                   "false", "--trainer.enable_checkpointing", "false", "--trainer.enable_progress_bar", "false"},
+                  "lightning-cli", 8);
+  expect_stopped_at(r, 8);
+  const diagnose::CodeSite* cfg = nullptr;
+  for (const auto& s : r.agent.evidence.sites)
+    if (s.role == "config") cfg = &s;
+  ASSERT_NE(cfg, nullptr) << "no configuration site";
+  EXPECT_EQ(cfg->code, "LightningCLI(Model)");
+  EXPECT_EQ(cfg->parsed_from, "argv");
+  EXPECT_EQ(cfg->knob("max_steps"), "40");
+  EXPECT_EQ(cfg->detail.rfind("lightning", 0), 0u) << cfg->detail;
+}
+
 // accelerate wraps the DataLoader (DataLoaderShard) and enters autocast inside forward.
 TEST(Frameworks, AccelerateLoop) {
   REQUIRE_FRAMEWORK("accelerate");
