@@ -1,5 +1,5 @@
 // The frameworks people train with, under `trainscope run --steps N` on PyTorch 2.x (issue 31):
-// Hugging Face Trainer, Lightning's Trainer.fit, an accelerate loop and a torch.compile'd loop
+// Hugging Face Trainer, Lightning's Trainer.fit and LightningCLI, an accelerate loop and a torch.compile'd loop
 // (tests/run/scripts/frameworks/, compile_case.py). Each must have its steps found and be stopped
 // at N, the settings the framework applied read back (precision, DataLoader workers, pin_memory),
 // and `--set` must reach the DataLoader the framework builds or wraps.
