@@ -237,11 +237,14 @@ inline constexpr double kThrottledPct = 5;
 // 2-core VM (session 53) is bimodal: kernel time that is faults costs 1.4-2.3 us per fault
 // (attention_blocks, healthy_mlp, epoch_workers, word_language_model); kernel time that is
 // something else (gloo's sockets in fsdp2_layers, a loader's reads) 175 us to 10 ms per fault.
+// A host busy with other work stretches the first: sgd_embedding_bag's faults cost 6.2 us each under
+// the test suite's own load (session 54) and the 5 us first set lost the finding. The bar sits
+// between the two groups, near their geometric middle (sqrt(2.3 x 175) = 20 us).
 // A CPU-only loop's own kernel time is a few percent; 22-24% in the kernel with 145-154 k faults/s
 // was 1.5x with the fix (healthy_mlp), so the share's floor is 10%, not the 25% first set.
 inline constexpr double kPageFaultSysShare = 0.10;
 inline constexpr double kPageFaultMinPerS = 50000;
-inline constexpr double kPageFaultMaxUsPerFault = 5;
+inline constexpr double kPageFaultMaxUsPerFault = 20;
 inline constexpr double kPageFaultBusyPct = 50;
 
 // thread-oversubscription: more runnable threads than cores (each PyTorch process starts one
