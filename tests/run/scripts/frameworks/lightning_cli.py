@@ -29,4 +29,5 @@ class Model(pl.LightningModule):
 
 
 if __name__ == "__main__":
-    LightningCLI(Model)
+    # No config.yaml written beside the run: a second run would refuse to overwrite the first's.
+    LightningCLI(Model, save_config_callback=None)
