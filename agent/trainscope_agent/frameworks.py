@@ -102,8 +102,9 @@ _PARSERS = {
 
 
 def _parsed_from():
-    """"argv", "json" or "yaml" when an argument parser built the object the wrapper is in, else ""."""
-    f = sys._getframe(3)
+    """"argv", "json" or "yaml" when an argument parser is on the stack between the user's line and
+    the constructor (the agent's own frames match no parser), else ""."""
+    f = sys._getframe(1)
     for _ in range(sites.MAX_WALK):
         if f is None or sites.is_user_file(f.f_code.co_filename):
             break

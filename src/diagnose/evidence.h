@@ -5,6 +5,7 @@
 // when they are missing. Plain data only, so the sources need not know the rules.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -141,6 +142,11 @@ struct CodeSite {
     for (const auto& [k, v] : knobs)
       if (k == name) return v;
     return "";
+  }
+  // A numeric knob's value ("500", "3.0"), -1 when not recorded (0 when not a number).
+  double knob_number(const std::string& name) const {
+    const std::string v = knob(name);
+    return v.empty() ? -1 : std::strtod(v.c_str(), nullptr);
   }
   bool knob_on(const std::string& name) const {
     const std::string v = knob(name);

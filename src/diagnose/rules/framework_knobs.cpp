@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "diagnose/rules/rule.h"
-#include "util/shell_words.h"
 
 namespace ts::diagnose::rules {
 
@@ -72,10 +71,7 @@ std::string knob_note(const CodeSite& cfg, const KnobFix& fix) {
 }
 
 std::string knob_code(const Evidence& ev, const CodeSite& cfg, const Knobs& set) {
-  if (cfg.parsed_from == "argv") {
-    const bool known = ev.job && !ev.job->command.empty();
-    return (known ? shell_join(ev.job->command) : std::string("python train.py ...")) + " " + joined(cfg, set, " ", flag);
-  }
+  if (cfg.parsed_from == "argv") return job_command(ev, "python train.py ...") + " " + joined(cfg, set, " ", flag);
   if (cfg.parsed_from == "json") return "{..., " + joined(cfg, set, ", ", file_key) + "}";
   if (cfg.parsed_from == "yaml") return joined(cfg, set, "\n", file_key);
   return fmt::format("{} = {}(..., {})", lightning(cfg) ? "trainer" : "args",

@@ -24,9 +24,7 @@ namespace {
 // The steps the script will run when its framework says so (max_steps), else 100,000.
 double horizon_steps(const Evidence& ev) {
   if (const CodeSite* c = config_site(ev)) {
-    std::string v = c->knob("max_steps");
-    char* end = nullptr;
-    double n = v.empty() ? -1 : std::strtod(v.c_str(), &end);
+    const double n = c->knob_number("max_steps");
     if (n > 0) return n;
   }
   return th::kGrowthHorizonSteps;

@@ -22,7 +22,6 @@
 #include "diagnose/diagnose.h"
 #include "diagnose/rules/rule.h"
 #include "util/format.h"
-#include "util/shell_words.h"
 
 namespace ts::diagnose::rules {
 
@@ -80,8 +79,7 @@ std::optional<Finding> page_fault_churn(const Evidence& ev) {
   f.fix_settings = {{"malloc.mmap", "false"}};
   f.fix_code =
       "# shell: keep large blocks in malloc's heap instead of returning them to the kernel at each free()\n"
-      "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=2147483647 " +
-      (ev.job && !ev.job->command.empty() ? shell_join(ev.job->command) : std::string("python train.py"));
+      "MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=2147483647 " + job_command(ev, "python train.py");
   point_at(f, ev, "forward", "the training step's model call: its large blocks are allocated anew every step");
   return f;
 }

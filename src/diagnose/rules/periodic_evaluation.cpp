@@ -11,7 +11,6 @@
 // often it runs. Every k >= 2 steps: every 2k steps gives back half of eval_s. Every k < 2 steps:
 // every 10 steps keeps k/10 of it.
 #include <algorithm>
-#include <cstdlib>
 #include <fmt/format.h>
 
 #include "diagnose/diagnose.h"
@@ -279,7 +278,7 @@ std::optional<Finding> periodic_evaluation(const Evidence& ev) {
                          : "if step % (2 * eval_interval) == 0:   # or: fewer eval batches\n    evaluate(model)";
   if (const CodeSite* cfg = config_site(ev, "transformers")) {
     // eval_steps < 1 is a fraction of the run (Hugging Face TrainingArguments): not doubled here.
-    const long k = std::strtol(cfg->knob("eval_steps").c_str(), nullptr, 10);
+    const auto k = static_cast<long>(cfg->knob_number("eval_steps"));
     f.sites.push_back(site_ref(
         *cfg, k > 0 ? knob_note(*cfg, {{{"eval_steps", std::to_string(2 * k)}},
                                        fmt::format("half as many evaluations as eval_steps={}", k)})

@@ -105,6 +105,9 @@ int cores_per_training_process(const Evidence& ev);
 double other_work_cores(const Evidence& ev);
 // The agent saw a process with no CUDA at all: a CPU-only run by necessity, not by mistake.
 bool agent_without_cuda(const Evidence& ev);
+// The job's command as a shell takes it back (quoted, secrets redacted), `unknown` without one: the
+// line a fix that prefixes or extends the command is written on.
+std::string job_command(const Evidence& ev, const std::string& unknown);
 // No GPU to wait: the agent saw no CUDA, or the trace has no GPU events. The loop itself waits,
 // and a fix never moves work to a GPU.
 bool cpu_only_run(const Evidence& ev);

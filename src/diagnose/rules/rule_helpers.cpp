@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "diagnose/rules/rule.h"
+#include "util/shell_words.h"
 
 namespace ts::diagnose::rules {
 
@@ -119,6 +120,10 @@ bool cpu_saturated(const Evidence& ev) {
 }
 
 bool agent_without_cuda(const Evidence& ev) { return ev.agent && !ev.agent->cuda_available; }
+
+std::string job_command(const Evidence& ev, const std::string& unknown) {
+  return ev.job && !ev.job->command.empty() ? shell_join(ev.job->command) : unknown;
+}
 
 bool cpu_only_run(const Evidence& ev) { return agent_without_cuda(ev) || (ev.trace && !ev.trace->gpu.present); }
 
